@@ -1,0 +1,147 @@
+//! The builder (the role rust-cuda's `cuda_builder` plays): compiles the
+//! `kernels-gpu` crate for `nvptx64-nvidia-cuda` with rustc's own NVPTX
+//! backend and leaves the PTX in `$OUT_DIR/kernels.ptx`, where
+//! `host::ptx::PTX` embeds it with `include_str!`.
+//!
+//! It runs the same cargo that runs it (`$CARGO`) as a child, with:
+//! - `RUSTC_BOOTSTRAP=1`, in the child's environment only: the kernel crate
+//!   needs unstable features (`abi_ptx`, `asm_experimental_arch`, ...) and
+//!   `-Zbuild-std=core` (no prebuilt `core` ships for nvptx64). The host
+//!   crates never see it and build on stable Rust.
+//! - `-Ctarget-cpu=$LAB_PTX_ARCH` (default `sm_75`, a T4: PTX ISA 6.3, which
+//!   every GPU from a T4 to an H200 loads; the driver compiles it for the GPU
+//!   at hand). Set `LAB_PTX_ARCH=sm_90` (or any `sm_XX`) to target a newer
+//!   GPU only.
+//! - a target directory of its own (`<target>/<profile>/ptx`): the outer
+//!   build holds the lock on the profile directory's own files.
+//! - the host's flags removed (RUSTFLAGS and the like), which are meant for
+//!   x86-64, not the GPU.
+//!
+//! A kernel that fails to compile fails the host build with rustc's own
+//! message (the child's stderr is passed through).
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The GPU architecture the PTX targets unless `LAB_PTX_ARCH` says otherwise.
+const DEFAULT_PTX_ARCH: &str = "sm_75";
+const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Host-only settings a child cargo must not inherit.
+const HOST_ONLY_ENV: &[&str] = &[
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
+    "CARGO_BUILD_TARGET",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET_DIR",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_MAKEFLAGS",
+    "CARGO_PRIMARY_PACKAGE",
+];
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir.parent().expect("host/ sits in the workspace").to_path_buf();
+    let kernels = workspace.join("kernels-gpu");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    println!("cargo:rerun-if-changed={}", kernels.join("src").display());
+    println!("cargo:rerun-if-changed={}", kernels.join("Cargo.toml").display());
+    println!("cargo:rerun-if-changed={}", workspace.join("rust-toolchain.toml").display());
+    println!("cargo:rerun-if-env-changed=LAB_PTX_ARCH");
+
+    let arch = env::var("LAB_PTX_ARCH").unwrap_or_else(|_| DEFAULT_PTX_ARCH.to_string());
+    if !arch.strip_prefix("sm_").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric())) {
+        fail(&format!("LAB_PTX_ARCH={arch:?} is not a GPU architecture; use one like sm_75 or sm_90"));
+    }
+
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    check_components(&rustc);
+
+    let target_dir = kernel_target_dir(&out_dir);
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut child = Command::new(cargo);
+    for var in HOST_ONLY_ENV {
+        child.env_remove(var);
+    }
+    child
+        .current_dir(&kernels)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env("CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS", format!("-Ctarget-cpu={arch}"))
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .args(["rustc", "--lib", "--crate-type", "cdylib", "--release", "--target", TARGET])
+        .arg("-Zbuild-std=core")
+        .arg("--manifest-path")
+        .arg(kernels.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir)
+        // The child's stdout would be read as build-script directives.
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    let status = child
+        .status()
+        .unwrap_or_else(|e| fail(&format!("could not start cargo to build the kernels: {e}")));
+    if !status.success() {
+        fail("the GPU kernels in kernels-gpu failed to compile for nvptx64 (rustc's errors are above)");
+    }
+
+    let ptx = target_dir.join(TARGET).join("release").join("kernels_gpu.ptx");
+    std::fs::copy(&ptx, out_dir.join("kernels.ptx"))
+        .unwrap_or_else(|e| fail(&format!("the kernel build left no PTX at {}: {e}", ptx.display())));
+
+    let version = Command::new(&rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "rustc (version unknown)".into());
+    println!("cargo:rustc-env=LAB_RUSTC_VERSION={version}");
+    println!("cargo:rustc-env=LAB_PTX_ARCH={arch}");
+}
+
+/// Stops the build with one line that says what to do.
+fn fail(message: &str) -> ! {
+    eprintln!("error: {message}");
+    std::process::exit(1);
+}
+
+/// The kernel build needs two toolchain components that rustup does not add
+/// by itself to a toolchain already installed: `rust-src` (to rebuild `core`)
+/// and `llvm-bitcode-linker` (rustc's linker for nvptx64). Name the command
+/// that adds them rather than let the child fail with a long error.
+fn check_components(rustc: &str) {
+    let sysroot = Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| PathBuf::from(s.trim()));
+    let Some(sysroot) = sysroot else { return };
+    let rustlib = sysroot.join("lib").join("rustlib");
+    let has_src = rustlib.join("src/rust/library/core").is_dir();
+    let has_linker = std::fs::read_dir(&rustlib).ok().is_some_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().join("bin/self-contained/llvm-bitcode-linker").exists() || e.path().join("bin/llvm-bitcode-linker").exists())
+    });
+    if !has_src || !has_linker {
+        fail(
+            "the toolchain lacks rust-src or llvm-bitcode-linker, which the GPU kernels need; \
+             run `rustup toolchain install` in the repository (or use `cargo xtask`, which does)",
+        );
+    }
+}
+
+/// A directory for the kernel build that stays put across host rebuilds:
+/// `<target>/<profile>/ptx`, three levels above `OUT_DIR`
+/// (`<target>/<profile>/build/host-<hash>/out`). Falls back to `OUT_DIR`.
+fn kernel_target_dir(out_dir: &Path) -> PathBuf {
+    match out_dir.ancestors().nth(3) {
+        Some(profile_dir) if out_dir.ancestors().nth(2).is_some_and(|b| b.ends_with("build")) => profile_dir.join("ptx"),
+        _ => out_dir.join("ptx"),
+    }
+}

@@ -1,0 +1,126 @@
+//! The host library's error type: one variant per failure a caller (or a
+//! learner reading the message) needs to tell apart. Every message is one
+//! line that says what went wrong and what to do.
+
+use cudarc::driver::DriverError;
+
+/// A failure while opening the GPU, loading the PTX or running a kernel.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `libcuda.so` could not be loaded: no NVIDIA driver on this machine.
+    #[error(
+        "no NVIDIA driver found (libcuda.so could not be loaded); this needs a machine with an NVIDIA GPU and its driver"
+    )]
+    NoDriver,
+
+    /// The driver loaded but there is no GPU at the requested index.
+    #[error("no CUDA device {ordinal}: the driver reports {count} device(s)")]
+    NoDevice {
+        /// The device index asked for.
+        ordinal: usize,
+        /// Devices the driver reports.
+        count: i32,
+    },
+
+    /// The GPU is older than the architecture the PTX was built for.
+    #[error(
+        "{gpu} has compute capability {}.{}, below the PTX target sm_{}{}; rebuild with LAB_PTX_ARCH=sm_{}{} or lower",
+        .cc.0, .cc.1, .target.0, .target.1, .cc.0, .cc.1
+    )]
+    GpuTooOld {
+        /// The device's name.
+        gpu: String,
+        /// The device's compute capability.
+        cc: (i32, i32),
+        /// The PTX's target architecture.
+        target: (i32, i32),
+    },
+
+    /// A driver call failed outside any kernel.
+    #[error("{call} failed: {}", describe(.source))]
+    Driver {
+        /// The driver call or operation, in CUDA's words.
+        call: &'static str,
+        /// The driver's error code.
+        source: DriverError,
+    },
+
+    /// The driver refused the embedded PTX (too new an ISA for the driver,
+    /// or an architecture the GPU does not have).
+    #[error(
+        "the driver (CUDA {driver}) refused the kernels' PTX (ISA {isa}, target {target}): {}",
+        describe(.source)
+    )]
+    PtxRejected {
+        /// The `.version` line of the PTX.
+        isa: String,
+        /// The `.target` line of the PTX.
+        target: String,
+        /// The CUDA version the driver supports, as `major.minor`.
+        driver: String,
+        /// The driver's error code.
+        source: DriverError,
+    },
+
+    /// A kernel faulted (illegal address, trap, ...): the error surfaced when
+    /// the stream was synchronised after it.
+    #[error(
+        "kernel `{kernel}` failed: {}; run it under compute-sanitizer to find the faulting access",
+        describe(.source)
+    )]
+    KernelFault {
+        /// The kernel's exported symbol.
+        kernel: String,
+        /// The driver's error code.
+        source: DriverError,
+    },
+
+    /// The lesson's buffers do not fit the GPU's free memory.
+    #[error("{what} needs {needed} bytes of device memory ({:.1} MiB) but only {free} bytes ({:.1} MiB) are free", *.needed as f64 / 1048576.0, *.free as f64 / 1048576.0)]
+    OutOfMemory {
+        /// What was being sized.
+        what: String,
+        /// Bytes the allocation needs.
+        needed: usize,
+        /// Bytes the driver reports free.
+        free: usize,
+    },
+
+    /// A size that the lesson cannot run with on this GPU.
+    #[error("{0}")]
+    Size(String),
+
+    /// An event pair measured no time: every rate would divide by zero.
+    #[error("timing of `{kernel}` came back as {ms} ms, which cannot be divided into")]
+    TimingBroken {
+        /// The kernel timed.
+        kernel: String,
+        /// The elapsed time the events reported.
+        ms: f64,
+    },
+}
+
+/// `CUDA_ERROR_NAME (the driver's sentence)`.
+fn describe(e: &DriverError) -> String {
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned());
+    let text = e.error_string().map(|s| s.to_string_lossy().into_owned());
+    match (name, text) {
+        (Ok(name), Ok(text)) => format!("{name} ({text})"),
+        (Ok(name), Err(_)) => name,
+        _ => format!("CUresult {:?}", e.0),
+    }
+}
+
+/// Shorthand for results in this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Attaches the driver call's name to a [`DriverError`].
+pub(crate) trait DriverContext<T> {
+    fn call(self, call: &'static str) -> Result<T>;
+}
+
+impl<T> DriverContext<T> for std::result::Result<T, DriverError> {
+    fn call(self, call: &'static str) -> Result<T> {
+        self.map_err(|source| Error::Driver { call, source })
+    }
+}

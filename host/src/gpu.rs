@@ -1,0 +1,228 @@
+//! The GPU a lesson runs on: the driver, one device, one stream, the
+//! embedded PTX loaded as a module, and what the device reports about itself.
+
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
+use cudarc::nvrtc::Ptx;
+use serde::Serialize;
+
+use crate::error::{DriverContext, Error, Result};
+use crate::ptx;
+
+/// What the driver reports about a device, read once when it is opened.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    /// The device index.
+    pub ordinal: usize,
+    /// The marketing name, for example `NVIDIA H200`.
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sms: u32,
+    /// L2 cache, bytes.
+    pub l2_bytes: usize,
+    /// Device memory, bytes.
+    pub total_memory_bytes: usize,
+    /// Peak SM clock, kHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`).
+    pub sm_clock_khz: u32,
+    /// Peak memory clock, kHz (`CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`).
+    pub memory_clock_khz: u32,
+    /// Global memory bus width, bits.
+    pub memory_bus_bits: u32,
+    /// Resident threads an SM holds at most.
+    pub max_threads_per_sm: u32,
+    /// The CUDA version the driver supports, `major.minor`.
+    pub driver_cuda: String,
+    /// The NVIDIA kernel module's version (for example `580.159.04`), where
+    /// `/proc/driver/nvidia/version` is readable.
+    pub driver_version: Option<String>,
+}
+
+/// FP32 results per clock per SM (the FMA lanes), by compute capability.
+///
+/// Source: the CUDA C++ Programming Guide, "Arithmetic Instructions",
+/// throughput table, row "32-bit floating-point add, multiply, multiply-add".
+/// Returns `None` for an architecture the table here does not list.
+pub fn fp32_lanes_per_sm(cc: (i32, i32)) -> Option<u32> {
+    match cc {
+        (5, _) | (6, 1) | (6, 2) => Some(128),
+        (6, 0) | (7, _) | (8, 0) => Some(64),
+        (8, 6) | (8, 7) | (8, 9) | (9, 0) | (10, _) | (11, _) | (12, _) => Some(128),
+        _ => None,
+    }
+}
+
+impl DeviceInfo {
+    /// The theoretical DRAM bandwidth derived from the driver's attributes,
+    /// bytes/s: memory clock x bus width x 2 (two transfers a clock, double
+    /// data rate) / 8 bits. A derived figure, not a measurement and not the
+    /// datasheet's: the measured copy ceiling is set beside it.
+    pub fn derived_dram_bytes_per_s(&self) -> f64 {
+        self.memory_clock_khz as f64 * 1e3 * self.memory_bus_bits as f64 * 2.0 / 8.0
+    }
+
+    /// The theoretical FP32 rate derived from the driver's attributes,
+    /// FLOP/s: SMs x FP32 lanes per SM x 2 (an FMA is two FLOP) x peak SM
+    /// clock. `None` where [`fp32_lanes_per_sm`] does not know the
+    /// architecture.
+    pub fn derived_fp32_flop_per_s(&self) -> Option<f64> {
+        fp32_lanes_per_sm(self.compute_capability)
+            .map(|lanes| self.sms as f64 * lanes as f64 * 2.0 * self.sm_clock_khz as f64 * 1e3)
+    }
+}
+
+/// An open device: its primary context, a stream, and the lessons' module.
+pub struct Gpu {
+    /// The device's primary context.
+    pub ctx: Arc<CudaContext>,
+    /// The stream every launch, copy and event of a lesson goes on.
+    pub stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    /// What the device reports about itself.
+    pub info: DeviceInfo,
+}
+
+impl Gpu {
+    /// Opens device `ordinal` and loads the embedded PTX.
+    ///
+    /// # Errors
+    /// [`Error::NoDriver`] where libcuda cannot be loaded (checked first,
+    /// because cudarc panics on a missing library); [`Error::NoDevice`] for
+    /// an index past the device count; [`Error::GpuTooOld`] where the PTX
+    /// targets a newer architecture; [`Error::PtxRejected`] where the driver
+    /// refuses the PTX.
+    pub fn open(ordinal: usize) -> Result<Gpu> {
+        // SAFETY: only tries to dlopen the driver library.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoDriver);
+        }
+        match cudarc::driver::result::init() {
+            Ok(()) => {}
+            Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => {
+                return Err(Error::NoDevice { ordinal, count: 0 });
+            }
+            Err(source) => return Err(Error::Driver { call: "cuInit", source }),
+        }
+        let count = CudaContext::device_count().call("cuDeviceGetCount")?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal).call("cuDevicePrimaryCtxRetain")?;
+        // One stream, and every buffer used on it only: cudarc's per-buffer
+        // event tracking would record extra events around each launch.
+        // SAFETY: no buffer of this context is ever used on another stream.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().call("cuStreamCreate")?;
+        let info = query(&ctx, ordinal)?;
+
+        let target = ptx::target_compute_capability();
+        if info.compute_capability < target {
+            return Err(Error::GpuTooOld {
+                gpu: info.name.clone(),
+                cc: info.compute_capability,
+                target,
+            });
+        }
+        let module = ctx.load_module(Ptx::from_src(ptx::PTX)).map_err(|source| Error::PtxRejected {
+            isa: ptx::isa_version().to_string(),
+            target: ptx::target().to_string(),
+            driver: info.driver_cuda.clone(),
+            source,
+        })?;
+        Ok(Gpu { ctx, stream, module, info })
+    }
+
+    /// The kernel exported as `symbol` from the embedded PTX.
+    pub fn function(&self, symbol: &str) -> Result<CudaFunction> {
+        self.module.load_function(symbol).map_err(|source| Error::KernelFault {
+            kernel: symbol.to_string(),
+            source,
+        })
+    }
+
+    /// Fails with [`Error::OutOfMemory`] unless `needed` bytes are free now.
+    /// Called before allocating, so a GPU too small for a lesson's sizes gets
+    /// a sentence instead of an allocation error halfway through.
+    pub fn require_free_memory(&self, needed: usize, what: &str) -> Result<()> {
+        let (free, _total) = self.ctx.mem_get_info().call("cuMemGetInfo")?;
+        if needed > free {
+            return Err(Error::OutOfMemory {
+                what: what.to_string(),
+                needed,
+                free,
+            });
+        }
+        Ok(())
+    }
+
+    /// A device buffer of `len` elements, contents undefined.
+    pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
+        // SAFETY: the contents are undefined until written; every lesson
+        // fills a buffer (or 0xFF-poisons it) before a kernel reads it.
+        unsafe { self.stream.alloc::<T>(len) }.call("cuMemAlloc")
+    }
+
+    /// Sets every byte of `buf` to `byte` (0xFF makes every f32 a NaN, so an
+    /// element a kernel never writes fails its check).
+    pub fn fill_bytes<T, B: DevicePtrMut<T>>(&self, buf: &mut B, byte: u8) -> Result<()> {
+        let bytes = buf.num_bytes();
+        let (ptr, _record) = buf.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr` addresses `bytes` bytes of this context's memory.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }
+            .call("cuMemsetD8Async")
+    }
+
+    /// Copies host data into `dst` (a buffer or a view of the same length).
+    pub fn upload<T: DeviceRepr, D: DevicePtrMut<T>>(&self, src: &[T], dst: &mut D) -> Result<()> {
+        self.stream.memcpy_htod(src, dst).call("cuMemcpyHtoD")
+    }
+
+    /// Copies the first `dst.len()` elements of `src` to the host.
+    pub fn download<T: DeviceRepr>(&self, src: &CudaSlice<T>, dst: &mut [T]) -> Result<()> {
+        let view = src.slice(..dst.len());
+        self.stream.memcpy_dtoh(&view, dst).call("cuMemcpyDtoH")
+    }
+
+    /// Waits for the stream; an error that surfaces here is charged to
+    /// `kernel`, the last kernel launched on it.
+    pub fn sync_after(&self, kernel: &str) -> Result<()> {
+        self.stream.synchronize().map_err(|source| Error::KernelFault {
+            kernel: kernel.to_string(),
+            source,
+        })
+    }
+}
+
+fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
+    let attr = |a: Attr| ctx.attribute(a).call("cuDeviceGetAttribute");
+    let mut version = 0i32;
+    // SAFETY: writes one int.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .call("cuDriverGetVersion")?;
+    Ok(DeviceInfo {
+        ordinal,
+        name: ctx.name().call("cuDeviceGetName")?,
+        compute_capability: ctx.compute_capability().call("cuDeviceGetAttribute")?,
+        sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+        l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+        total_memory_bytes: ctx.total_mem().call("cuDeviceTotalMem")?,
+        sm_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32,
+        memory_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as u32,
+        memory_bus_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
+        max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as u32,
+        driver_cuda: format!("{}.{}", version / 1000, (version % 1000) / 10),
+        driver_version: kernel_module_version(),
+    })
+}
+
+/// The NVIDIA kernel module's version from `/proc/driver/nvidia/version`
+/// ("... Kernel Module  580.159.04  ..."), where that file exists.
+fn kernel_module_version() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+    let after = text.split("Kernel Module").nth(1)?;
+    after.split_whitespace().next().map(str::to_string)
+}

@@ -1,0 +1,17 @@
+//! The host side of the Rust GPU kernel lab: loads the PTX that `build.rs`
+//! compiled from `kernels-gpu`, launches each lesson's kernels through the
+//! CUDA driver API (cudarc, loaded at run time), checks every result against
+//! a CPU reference, times with CUDA events and reports.
+//!
+//! Shared layers: [`gpu`] (device, module, buffers), [`timing`], [`check`],
+//! [`report`], [`error`]. One module per lesson: [`roofline`].
+
+pub mod check;
+pub mod error;
+pub mod gpu;
+pub mod ptx;
+pub mod report;
+pub mod roofline;
+pub mod timing;
+
+pub use error::{Error, Result};

@@ -1,0 +1,102 @@
+//! What every report carries: the run's context (the measuring chapter's
+//! rule: a number means nothing without the GPU, driver, toolchain, sizes
+//! and date it was measured with), and the table style.
+
+use comfy_table::{ContentArrangement, Table, presets};
+use serde::Serialize;
+
+use crate::gpu::DeviceInfo;
+use crate::ptx;
+use crate::timing::Plan;
+
+/// The context of one run, attached to every JSON row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Context {
+    /// The lesson's name.
+    pub lesson: &'static str,
+    /// The GPU's name.
+    pub gpu: String,
+    /// Compute capability, `major.minor`.
+    pub compute_capability: String,
+    /// Streaming multiprocessors.
+    pub sms: u32,
+    /// L2 cache, bytes.
+    pub l2_bytes: usize,
+    /// The NVIDIA kernel module's version, where readable.
+    pub driver_version: Option<String>,
+    /// The CUDA version the driver supports.
+    pub driver_cuda: String,
+    /// The Rust toolchain that built the kernels and the host.
+    pub toolchain: &'static str,
+    /// The PTX target architecture and ISA version.
+    pub ptx: String,
+    /// The lesson's sizes.
+    pub sizes: serde_json::Value,
+    /// The lesson's block shapes.
+    pub block_sizes: serde_json::Value,
+    /// How each kernel was timed.
+    pub timing: Plan,
+    /// Whether L2 was flushed between timed launches.
+    pub l2_flushed: bool,
+    /// When the run started, RFC 3339, UTC.
+    pub date: String,
+}
+
+impl Context {
+    /// The context of a run of `lesson` on `info`'s device now.
+    pub fn new(
+        lesson: &'static str,
+        info: &DeviceInfo,
+        sizes: serde_json::Value,
+        block_sizes: serde_json::Value,
+        timing: Plan,
+    ) -> Context {
+        Context {
+            lesson,
+            gpu: info.name.clone(),
+            compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
+            sms: info.sms,
+            l2_bytes: info.l2_bytes,
+            driver_version: info.driver_version.clone(),
+            driver_cuda: info.driver_cuda.clone(),
+            toolchain: ptx::RUSTC_VERSION,
+            ptx: format!("{} (ISA {})", ptx::target(), ptx::isa_version()),
+            sizes,
+            block_sizes,
+            timing,
+            l2_flushed: false,
+            date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        }
+    }
+
+    /// The device line every table opens with.
+    pub fn device_line(&self) -> String {
+        let driver = match &self.driver_version {
+            Some(v) => format!("driver {v} (CUDA {})", self.driver_cuda),
+            None => format!("driver CUDA {}", self.driver_cuda),
+        };
+        format!(
+            "GPU: {} (compute capability {}), {} SMs, {} KiB L2, {}",
+            self.gpu,
+            self.compute_capability,
+            self.sms,
+            self.l2_bytes / 1024,
+            driver
+        )
+    }
+
+    /// The build line: toolchain and PTX target.
+    pub fn build_line(&self) -> String {
+        format!("Built by {}, PTX {}; run {}", self.toolchain, self.ptx, self.date)
+    }
+}
+
+/// A table in the project's style: Markdown-compatible ASCII, so a report
+/// pastes into a README unchanged.
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::ASCII_MARKDOWN)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.iter().copied());
+    t
+}

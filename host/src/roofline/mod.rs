@@ -1,0 +1,528 @@
+//! The roofline lesson on the host: sizes, one launcher per kernel, the
+//! checks against the CPU references, timing, and the report.
+//!
+//! Every launch is written once, in [`Roofline::launch`], and used by the
+//! check, the timing and `--profile` alike, so a profiled kernel runs the
+//! shape the timed one ran.
+
+pub mod model;
+pub mod reference;
+pub mod report;
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use kernels_gpu::roofline::*;
+use serde::Serialize;
+
+use crate::check::{Failure, first_bit_mismatch, first_mismatch, first_non_finite};
+use crate::error::{Error, Result};
+use crate::gpu::{DeviceInfo, Gpu};
+use crate::timing::{self, Plan, Timing};
+
+/// The twelve kernels, in table order: the copy ceiling, the ten placed
+/// kernels, the FMA ceiling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// The bandwidth ceiling.
+    Copy,
+    /// `out = a + b`.
+    VectorAdd,
+    /// `out = a + b` over the stride-32 permutation.
+    VectorAddPermuted,
+    /// Transpose, straight through global memory.
+    TransposeNaive,
+    /// Transpose through a padded shared tile.
+    TransposeTiled,
+    /// Matmul, one thread per output, straight from global memory.
+    MatmulNaive,
+    /// Matmul through 16 x 16 shared tiles.
+    MatmulTiled,
+    /// Sequential-addressing block reduction.
+    Reduce,
+    /// 5-point heat step from global memory.
+    StencilGlobal,
+    /// 5-point heat step through a shared apron.
+    StencilTiled,
+    /// Horner polynomial of degree 256.
+    Polynomial,
+    /// The FP32 ceiling.
+    FmaPeak,
+}
+
+impl Kernel {
+    /// All twelve, in table order (and `--profile`'s launch order).
+    pub const ALL: [Kernel; 12] = [
+        Kernel::Copy,
+        Kernel::VectorAdd,
+        Kernel::VectorAddPermuted,
+        Kernel::TransposeNaive,
+        Kernel::TransposeTiled,
+        Kernel::MatmulNaive,
+        Kernel::MatmulTiled,
+        Kernel::Reduce,
+        Kernel::StencilGlobal,
+        Kernel::StencilTiled,
+        Kernel::Polynomial,
+        Kernel::FmaPeak,
+    ];
+
+    /// The ten kernels placed on the roofline (all but the two ceilings).
+    pub fn placed() -> impl Iterator<Item = Kernel> {
+        Kernel::ALL.into_iter().filter(|k| !matches!(k, Kernel::Copy | Kernel::FmaPeak))
+    }
+
+    /// The exported PTX symbol (and the CUDA C twin's name).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Kernel::Copy => "copy_coalesced",
+            Kernel::VectorAdd => "vector_add",
+            Kernel::VectorAddPermuted => "vector_add_permuted",
+            Kernel::TransposeNaive => "transpose_naive",
+            Kernel::TransposeTiled => "transpose_tiled",
+            Kernel::MatmulNaive => "matmul_naive",
+            Kernel::MatmulTiled => "matmul_tiled",
+            Kernel::Reduce => "reduce_sequential_addressing",
+            Kernel::StencilGlobal => "heat_step_global",
+            Kernel::StencilTiled => "heat_step_tiled",
+            Kernel::Polynomial => "polynomial_horner",
+            Kernel::FmaPeak => "fma_peak",
+        }
+    }
+
+    /// The row label in the table and the JSON `variant`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kernel::Copy => "copy, coalesced",
+            Kernel::VectorAdd => "vector add",
+            Kernel::VectorAddPermuted => "vector add, stride 32",
+            Kernel::TransposeNaive => "transpose, naive",
+            Kernel::TransposeTiled => "transpose, tiled",
+            Kernel::MatmulNaive => "matmul, naive",
+            Kernel::MatmulTiled => "matmul, tiled 16",
+            Kernel::Reduce => "block reduction",
+            Kernel::StencilGlobal => "stencil, global",
+            Kernel::StencilTiled => "stencil, tiled",
+            Kernel::Polynomial => "polynomial, 256",
+            Kernel::FmaPeak => "fma, 8 chains",
+        }
+    }
+}
+
+/// The problem sizes of one run. The lesson derives them from the device
+/// ([`Sizes::for_device`]); tests choose small ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// Elements of the vector kernels (copy, adds, reduction, polynomial).
+    pub n: usize,
+    /// Side of the square transposes.
+    pub side: usize,
+    /// Side of the square matmuls.
+    pub mat_dim: usize,
+    /// Side of the square stencil grid.
+    pub stencil_side: usize,
+    /// Blocks of the FMA ceiling's launch.
+    pub fma_blocks: u32,
+    /// Iterations of each FMA chain.
+    pub fma_iters: i32,
+}
+
+/// The smallest `seed * 2^k` whose square of floats is at least
+/// `L2_MULTIPLE` times the L2, so a buffer of it is a DRAM measurement.
+pub fn side_for_l2(seed: usize, l2_bytes: usize) -> usize {
+    let mut side = seed;
+    while side * side * 4 < L2_MULTIPLE * l2_bytes {
+        side *= 2;
+    }
+    side
+}
+
+impl Sizes {
+    /// The lesson's sizes on a device: the seed's (4096^2 vectors, 512
+    /// matmul, 2048^2 stencil) where its L2 is small enough, grown by powers
+    /// of two where it is not (see [`side_for_l2`]); the FMA ceiling launches
+    /// FMA_BLOCKS_PER_SM blocks per SM.
+    pub fn for_device(info: &DeviceInfo) -> Sizes {
+        let side = side_for_l2(SEED_SIDE, info.l2_bytes);
+        Sizes {
+            n: side * side,
+            side,
+            mat_dim: MAT_DIM,
+            stencil_side: side_for_l2(SEED_STENCIL_SIDE, info.l2_bytes),
+            fma_blocks: FMA_BLOCKS_PER_SM * info.sms,
+            fma_iters: FMA_ITERS,
+        }
+    }
+
+    /// Floats in each of the three shared buffers: enough for every kernel.
+    pub fn buffer_len(&self) -> usize {
+        self.n
+            .max(self.side * self.side)
+            .max(self.mat_dim * self.mat_dim)
+            .max(self.stencil_side * self.stencil_side)
+    }
+
+    /// Blocks of a one-thread-one-element launch over `n` elements.
+    pub fn vector_blocks(&self) -> usize {
+        self.n.div_ceil(THREADS_PER_BLOCK as usize)
+    }
+
+    /// Threads of the FMA ceiling's launch (one output float each).
+    pub fn fma_threads(&self) -> usize {
+        self.fma_blocks as usize * THREADS_PER_BLOCK as usize
+    }
+
+    /// Interior cells of the stencil grid, (S - 2)^2.
+    pub fn stencil_interior(&self) -> usize {
+        let inner = self.stencil_side.saturating_sub(2);
+        inner * inner
+    }
+
+    /// The stencil grid in blocks (x, y), covering the interior. It does not
+    /// divide evenly, which is why both stencils guard their stores.
+    pub fn stencil_grid(&self) -> (u32, u32) {
+        let inner = self.stencil_side.saturating_sub(2);
+        (
+            inner.div_ceil(STENCIL_BLOCK_X as usize) as u32,
+            inner.div_ceil(STENCIL_BLOCK_Y as usize) as u32,
+        )
+    }
+
+    /// Device bytes the lesson allocates: three buffers and the partials.
+    pub fn device_bytes(&self) -> usize {
+        (3 * self.buffer_len() + self.vector_blocks()) * 4
+    }
+
+    /// Checks the relations the kernels' launch assumptions need.
+    ///
+    /// # Errors
+    /// [`Error::Size`] naming the relation that fails.
+    pub fn validate(&self) -> Result<()> {
+        let fail = |msg: String| Err(Error::Size(msg));
+        if self.side % TRANSPOSE_TILE as usize != 0 {
+            return fail(format!("transpose side {} is not a multiple of {TRANSPOSE_TILE}: the transposes have no edge guard", self.side));
+        }
+        if self.mat_dim % MAT_TILE as usize != 0 {
+            return fail(format!("matmul side {} is not a multiple of {MAT_TILE}: the matmuls have no edge guard", self.mat_dim));
+        }
+        if self.n % STRIDE as usize != 0 {
+            return fail(format!("n = {} is not a multiple of the stride {STRIDE}: the strided add's grid would not be a permutation", self.n));
+        }
+        if self.stencil_side < 3 {
+            return fail(format!("stencil side {} has no interior", self.stencil_side));
+        }
+        if self.n > u32::MAX as usize || self.vector_blocks() > i32::MAX as usize {
+            return fail(format!("n = {} is past what one launch's grid and the index fill cover", self.n));
+        }
+        if self.fma_threads() > self.buffer_len() {
+            return fail(format!(
+                "{} FMA threads ({} blocks of {THREADS_PER_BLOCK}) write more floats than the {}-float output buffer holds",
+                self.fma_threads(),
+                self.fma_blocks,
+                self.buffer_len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The launch shape of `kernel` at `sizes`: the one every path uses.
+pub fn launch_config(kernel: Kernel, sizes: &Sizes) -> LaunchConfig {
+    let cfg = |grid_dim: (u32, u32, u32), block_dim: (u32, u32, u32)| LaunchConfig {
+        grid_dim,
+        block_dim,
+        shared_mem_bytes: 0,
+    };
+    let vector = (sizes.vector_blocks() as u32, 1, 1);
+    let block = (THREADS_PER_BLOCK, 1, 1);
+    match kernel {
+        Kernel::Copy | Kernel::VectorAdd | Kernel::Reduce | Kernel::Polynomial => cfg(vector, block),
+        Kernel::VectorAddPermuted => {
+            let cols = sizes.n / STRIDE as usize;
+            cfg((cols.div_ceil(THREADS_PER_BLOCK as usize) as u32, STRIDE, 1), block)
+        }
+        Kernel::TransposeNaive | Kernel::TransposeTiled => {
+            let tiles = (sizes.side / TRANSPOSE_TILE as usize) as u32;
+            cfg((tiles, tiles, 1), (TRANSPOSE_TILE, TRANSPOSE_TILE, 1))
+        }
+        Kernel::MatmulNaive | Kernel::MatmulTiled => {
+            let tiles = (sizes.mat_dim / MAT_TILE as usize) as u32;
+            cfg((tiles, tiles, 1), (MAT_TILE, MAT_TILE, 1))
+        }
+        Kernel::StencilGlobal | Kernel::StencilTiled => {
+            let (x, y) = sizes.stencil_grid();
+            cfg((x, y, 1), (STENCIL_BLOCK_X, STENCIL_BLOCK_Y, 1))
+        }
+        Kernel::FmaPeak => cfg((sizes.fma_blocks, 1, 1), block),
+    }
+}
+
+/// The lesson's buffers on one GPU, at one set of sizes.
+pub struct Roofline<'g> {
+    gpu: &'g Gpu,
+    /// The sizes every launch uses.
+    pub sizes: Sizes,
+    functions: Vec<CudaFunction>,
+    a: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    out: CudaSlice<f32>,
+    partials: CudaSlice<f32>,
+    host_a: Vec<f32>,
+    host_b: Vec<f32>,
+}
+
+impl<'g> Roofline<'g> {
+    /// Checks the sizes and the free memory, allocates the buffers and fills
+    /// the inputs (`a` with period 7, `b` with period 5).
+    ///
+    /// # Errors
+    /// [`Error::Size`] for sizes the kernels cannot run; [`Error::OutOfMemory`]
+    /// before any allocation where the GPU is too small; driver errors.
+    pub fn new(gpu: &'g Gpu, sizes: Sizes) -> Result<Self> {
+        sizes.validate()?;
+        gpu.require_free_memory(sizes.device_bytes(), "the roofline lesson's buffers")?;
+        let functions = Kernel::ALL.iter().map(|k| gpu.function(k.symbol())).collect::<Result<_>>()?;
+        let len = sizes.buffer_len();
+        let host_a: Vec<f32> = (0..len).map(reference::fill_a).collect();
+        let host_b: Vec<f32> = (0..len).map(reference::fill_b).collect();
+        let mut a = gpu.alloc(len)?;
+        let mut b = gpu.alloc(len)?;
+        gpu.upload(&host_a, &mut a)?;
+        gpu.upload(&host_b, &mut b)?;
+        Ok(Roofline {
+            gpu,
+            sizes,
+            functions,
+            a,
+            b,
+            out: gpu.alloc(len)?,
+            partials: gpu.alloc(sizes.vector_blocks())?,
+            host_a,
+            host_b,
+        })
+    }
+
+    /// Launches `kernel` once on the lesson's buffers (asynchronously).
+    ///
+    /// # Errors
+    /// A launch the driver refuses, charged to the kernel.
+    pub fn launch(&mut self, kernel: Kernel) -> Result<()> {
+        let s = self.sizes;
+        let cfg = launch_config(kernel, &s);
+        let Roofline {
+            gpu, functions, a, b, out, partials, ..
+        } = self;
+        let mut builder = gpu.stream.launch_builder(&functions[kernel as usize]);
+        let n = s.n as u64;
+        let cols = (s.n / STRIDE as usize) as u64;
+        let side = s.side as u64;
+        let d = s.mat_dim as u64;
+        let grid = s.stencil_side as i32;
+        let r = STENCIL_R;
+        let iters = s.fma_iters;
+        let stride = STRIDE;
+        match kernel {
+            Kernel::Copy => builder.arg(&*a).arg(&mut *out).arg(&n),
+            Kernel::VectorAdd => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&n),
+            Kernel::VectorAddPermuted => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&cols).arg(&stride),
+            Kernel::TransposeNaive | Kernel::TransposeTiled => builder.arg(&*a).arg(&mut *out).arg(&side),
+            Kernel::MatmulNaive | Kernel::MatmulTiled => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&d),
+            Kernel::Reduce => builder.arg(&*a).arg(&mut *partials).arg(&n),
+            Kernel::StencilGlobal | Kernel::StencilTiled => builder.arg(&*a).arg(&mut *out).arg(&grid).arg(&r),
+            Kernel::Polynomial => builder.arg(&*a).arg(&mut *out).arg(&n),
+            Kernel::FmaPeak => builder.arg(&mut *out).arg(&iters),
+        };
+        // SAFETY: the arguments match the kernel's signature in kernels-gpu
+        // (pointer, pointer, ..., scalar types as declared), and
+        // `Sizes::validate` plus `launch_config` give each kernel the shape
+        // its launch assumption names, within buffers of `buffer_len()`.
+        unsafe { builder.launch(cfg) }.map_err(|source| Error::KernelFault {
+            kernel: kernel.symbol().to_string(),
+            source,
+        })?;
+        Ok(())
+    }
+
+    /// Runs `kernel` once on poisoned (or, for the stencils, zeroed) output
+    /// and compares the result with its CPU reference. Returns every failed
+    /// check (empty when the kernel is right).
+    ///
+    /// Tolerances: exact wherever the arithmetic is (the fills keep every
+    /// sum and dot product an exact f32; copy and transpose compare bits;
+    /// the Horner chain runs the same correctly rounded FMAs in the same
+    /// order on both sides); relative 1e-5 for the stencil (r = 0.2 is not
+    /// exact in binary, and the reference is f64); 1% for the FMA ceiling,
+    /// a liveness check on its loop, as the seed has it.
+    ///
+    /// # Errors
+    /// A kernel fault or driver error (a wrong answer is a [`Failure`]).
+    pub fn check(&mut self, kernel: Kernel) -> Result<Vec<Failure>> {
+        let s = self.sizes;
+        let sym = kernel.symbol();
+        let fail = |detail: String| Failure { kernel: sym, detail };
+        let mut failures = Vec::new();
+        match kernel {
+            Kernel::Copy | Kernel::VectorAdd | Kernel::VectorAddPermuted => {
+                let got = self.run_poisoned(kernel, s.n)?;
+                let want = match kernel {
+                    Kernel::Copy => self.host_a[..s.n].to_vec(),
+                    _ => reference::vector_add(&self.host_a[..s.n], &self.host_b[..s.n]),
+                };
+                let bad = if kernel == Kernel::Copy {
+                    first_bit_mismatch(&got, &want)
+                } else {
+                    first_mismatch(&got, &want, 0.0)
+                };
+                if let Some(m) = bad {
+                    let hint = if kernel == Kernel::VectorAddPermuted {
+                        "; the 2D grid did not visit every index once"
+                    } else {
+                        ""
+                    };
+                    failures.push(fail(format!("{m}{hint}")));
+                }
+            }
+            Kernel::TransposeNaive | Kernel::TransposeTiled => {
+                let len = s.side * s.side;
+                let input: Vec<f32> = (0..len).map(reference::fill_index_bits).collect();
+                self.gpu.upload(&input, &mut self.a.slice_mut(..len))?;
+                let got = self.run_poisoned(kernel, len);
+                // Restore the small-integer fill whatever happened.
+                self.gpu.upload(&self.host_a[..len], &mut self.a.slice_mut(..len))?;
+                let want = reference::transpose(&input, s.side);
+                if let Some(m) = first_bit_mismatch(&got?, &want) {
+                    failures.push(fail(m.in_2d(s.side).to_string()));
+                }
+            }
+            Kernel::MatmulNaive | Kernel::MatmulTiled => {
+                let len = s.mat_dim * s.mat_dim;
+                let got = self.run_poisoned(kernel, len)?;
+                let want = reference::matmul(&self.host_a[..len], &self.host_b[..len], s.mat_dim);
+                if let Some(m) = first_mismatch(&got, &want, 0.0) {
+                    failures.push(fail(m.in_2d(s.mat_dim).to_string()));
+                }
+            }
+            Kernel::Reduce => {
+                let blocks = s.vector_blocks();
+                self.gpu.fill_bytes(&mut self.partials, 0xFF)?;
+                self.launch(kernel)?;
+                self.gpu.sync_after(sym)?;
+                let mut got = vec![0.0f32; blocks];
+                self.gpu.download(&self.partials, &mut got)?;
+                let want: Vec<f32> = reference::block_sums(&self.host_a[..s.n], THREADS_PER_BLOCK as usize)
+                    .into_iter()
+                    .map(|x| x as f32)
+                    .collect();
+                if let Some(m) = first_mismatch(&got, &want, 0.0) {
+                    failures.push(fail(format!("block sum {m}")));
+                }
+                let total: f64 = got.iter().map(|&x| x as f64).sum();
+                let want_total: f64 = self.host_a[..s.n].iter().map(|&x| x as f64).sum();
+                if total != want_total {
+                    failures.push(fail(format!("total got {total}, want {want_total}")));
+                }
+            }
+            Kernel::StencilGlobal | Kernel::StencilTiled => {
+                let len = s.stencil_side * s.stencil_side;
+                let mut out = self.out.slice_mut(..len);
+                self.gpu.fill_bytes(&mut out, 0)?;
+                self.launch(kernel)?;
+                self.gpu.sync_after(sym)?;
+                let mut got = vec![0.0f32; len];
+                self.gpu.download(&self.out, &mut got)?;
+                let want = reference::heat_step(&self.host_a[..len], s.stencil_side, STENCIL_R);
+                if let Some(m) = first_mismatch(&got, &want, 1e-5) {
+                    failures.push(fail(m.in_2d(s.stencil_side).to_string()));
+                }
+            }
+            Kernel::Polynomial => {
+                let got = self.run_poisoned(kernel, s.n)?;
+                let prefix = POLY_CHECK.min(s.n);
+                let want = reference::polynomial(&self.host_a[..prefix]);
+                if let Some(m) = first_mismatch(&got[..prefix], &want, 0.0) {
+                    failures.push(fail(format!("{m}; the chain did not run the {POLY_DEGREE} steps the FLOP count assumes")));
+                }
+                if let Some(i) = first_non_finite(&got) {
+                    failures.push(fail(format!("element {i} is unwritten or not finite: {:e}", got[i])));
+                }
+            }
+            Kernel::FmaPeak => {
+                let threads = s.fma_threads();
+                let got = self.run_poisoned(kernel, threads)?;
+                let want = vec![reference::fma_sum(s.fma_iters); threads];
+                if let Some(m) = first_mismatch(&got, &want, 0.01) {
+                    failures.push(fail(format!(
+                        "{m}; the loop did not run the {} iterations the FLOP count assumes",
+                        s.fma_iters
+                    )));
+                }
+            }
+        }
+        Ok(failures)
+    }
+
+    /// Poisons the first `len` floats of the output, runs `kernel` once and
+    /// returns those floats.
+    fn run_poisoned(&mut self, kernel: Kernel, len: usize) -> Result<Vec<f32>> {
+        self.gpu.fill_bytes(&mut self.out.slice_mut(..len), 0xFF)?;
+        self.launch(kernel)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        let mut got = vec![0.0f32; len];
+        self.gpu.download(&self.out, &mut got)?;
+        Ok(got)
+    }
+
+    /// Times `kernel` with `plan` (see [`timing::time_kernel`]).
+    pub fn time(&mut self, kernel: Kernel, plan: Plan) -> Result<Timing> {
+        let gpu = self.gpu;
+        timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel))
+    }
+
+    /// `--profile`: one launch of each kernel in table order, then a sync;
+    /// no checks, no timing. What a profiler pass needs and nothing else.
+    pub fn profile(&mut self) -> Result<()> {
+        for kernel in Kernel::ALL {
+            self.launch(kernel)?;
+            self.gpu.sync_after(kernel.symbol())?;
+        }
+        Ok(())
+    }
+}
+
+/// One kernel's timing.
+pub struct Measured {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Its per-launch timing.
+    pub timing: Timing,
+}
+
+/// The outcome of the lesson: every kernel checked, and timed only when all
+/// checks pass.
+pub enum Outcome {
+    /// Every check passed; the timings, in table order.
+    Passed(Vec<Measured>),
+    /// At least one check failed: every failure, and no figure.
+    Failed(Vec<Failure>),
+}
+
+/// Checks every kernel, then, only if all are right, times every kernel.
+/// A failure does not stop the checks: every failure is collected.
+///
+/// # Errors
+/// Driver errors and kernel faults.
+pub fn run(lesson: &mut Roofline<'_>, plan: Plan) -> Result<Outcome> {
+    let mut failures = Vec::new();
+    for kernel in Kernel::ALL {
+        failures.extend(lesson.check(kernel)?);
+    }
+    if !failures.is_empty() {
+        return Ok(Outcome::Failed(failures));
+    }
+    let mut measured = Vec::with_capacity(Kernel::ALL.len());
+    for kernel in Kernel::ALL {
+        measured.push(Measured {
+            kernel,
+            timing: lesson.time(kernel, plan)?,
+        });
+    }
+    Ok(Outcome::Passed(measured))
+}

@@ -1,0 +1,119 @@
+//! CPU references for the roofline kernels, written for obvious correctness:
+//! plain loops, f64 accumulation, nothing shared with the kernels' code, so
+//! a reference can disagree with a kernel. Where the operation order is
+//! deliberate (the Horner chain and the FMA chains run in f32, in the
+//! kernels' order) the function says so.
+
+use kernels_gpu::roofline::{FMA_ADD, FMA_CHAINS, FMA_MUL, POLY_ADD, POLY_DEGREE, POLY_SCALE};
+
+/// The first input: small integers 1..=7 with period 7. With the second
+/// input's values every sum, partial sum and dot product in the lesson is an
+/// exact f32, so a mismatch can only be an index bug. Periods 7 and 5, not
+/// divisors of the 512 matmul side, so no two rows of a matrix are equal and
+/// a matmul that reads the wrong row fails.
+pub fn fill_a(i: usize) -> f32 {
+    (i % 7) as f32 + 1.0
+}
+
+/// The second input: small integers -2..=2 with period 5.
+pub fn fill_b(i: usize) -> f32 {
+    (i % 5) as f32 - 2.0
+}
+
+/// The transpose's input: element `i` holds `i` itself, as the bit pattern
+/// of the f32 (`f32::from_bits(i)`). A swapped index can never land on an
+/// equal element, and unlike `i as f32` (exact only below 2^24) it stays
+/// exact at any size this lesson uses: a transpose moves bits and never does
+/// arithmetic on them.
+pub fn fill_index_bits(i: usize) -> f32 {
+    f32::from_bits(u32::try_from(i).expect("buffers hold fewer than 2^32 elements"))
+}
+
+/// `out[i] = a[i] + b[i]`.
+pub fn vector_add(a: &[f32], b: &[f32]) -> Vec<f32> {
+    a.iter().zip(b).map(|(x, y)| x + y).collect()
+}
+
+/// The transpose of a `side` x `side` row-major matrix:
+/// `out[col * side + row] = input[row * side + col]`.
+pub fn transpose(input: &[f32], side: usize) -> Vec<f32> {
+    let mut out = vec![0.0; side * side];
+    for row in 0..side {
+        for col in 0..side {
+            out[col * side + row] = input[row * side + col];
+        }
+    }
+    out
+}
+
+/// `c = a * b` for `d` x `d` row-major matrices, accumulated in f64.
+pub fn matmul(a: &[f32], b: &[f32], d: usize) -> Vec<f32> {
+    let mut c = vec![0.0; d * d];
+    for row in 0..d {
+        for col in 0..d {
+            let mut acc = 0.0f64;
+            for p in 0..d {
+                acc += a[row * d + p] as f64 * b[p * d + col] as f64;
+            }
+            c[row * d + col] = acc as f32;
+        }
+    }
+    c
+}
+
+/// The sum of each consecutive `block`-element slice of `x` (the last slice
+/// may be short), in f64.
+pub fn block_sums(x: &[f32], block: usize) -> Vec<f64> {
+    x.chunks(block).map(|chunk| chunk.iter().map(|&v| v as f64).sum()).collect()
+}
+
+/// One explicit heat step on an `n` x `n` grid, in f64:
+/// `out = c + r * (w + e + n + s - 4c)` on interior cells. The boundary ring
+/// is 0, which is what the lesson leaves there (it zeroes the output before
+/// each stencil kernel, and neither kernel writes the ring).
+pub fn heat_step(input: &[f32], n: usize, r: f32) -> Vec<f32> {
+    let mut out = vec![0.0; n * n];
+    for row in 1..n.saturating_sub(1) {
+        for col in 1..n - 1 {
+            let c = row * n + col;
+            let centre = input[c] as f64;
+            let neighbours = input[c - 1] as f64 + input[c + 1] as f64 + input[c - n] as f64 + input[c + n] as f64;
+            out[c] = (centre + r as f64 * (neighbours - 4.0 * centre)) as f32;
+        }
+    }
+    out
+}
+
+/// The Horner chain, in f32 and in the kernel's order (`x = v * 0.0625`,
+/// `acc = x`, then 256 times `acc = fma(acc, x, 1)`), each step one
+/// correctly rounded fused multiply-add as on the GPU, so the two agree bit
+/// for bit rather than within an argument about association.
+pub fn polynomial(input: &[f32]) -> Vec<f32> {
+    input
+        .iter()
+        .map(|&v| {
+            let x = v * POLY_SCALE;
+            let mut acc = x;
+            for _ in 0..POLY_DEGREE {
+                acc = acc.mul_add(x, POLY_ADD);
+            }
+            acc
+        })
+        .collect()
+}
+
+/// One thread's result of the FMA ceiling kernel: FMA_CHAINS chains, chain q
+/// starting at q / 8, each stepped `iters` times by `acc = fma(acc, MUL,
+/// ADD)`, then summed in chain order, all in f32 as the kernel does. This is
+/// what shows the loop ran every step the FLOP count assumes.
+pub fn fma_sum(iters: i32) -> f32 {
+    let mut sum = 0.0f32;
+    for q in 0..FMA_CHAINS {
+        let mut acc = q as f32 * 0.125;
+        for _ in 0..iters {
+            acc = acc.mul_add(FMA_MUL, FMA_ADD);
+        }
+        sum += acc;
+    }
+    sum
+}

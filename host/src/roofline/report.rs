@@ -1,0 +1,318 @@
+//! The roofline report: the two ceilings with their share of the derived
+//! limits, the ridge point, and each placed kernel's intensity, time,
+//! compulsory bytes and share of the ceiling that binds it. A table for
+//! people, JSON lines for scripts.
+
+use std::fmt::Write as _;
+
+use comfy_table::{Cell, CellAlignment};
+use kernels_gpu::roofline::*;
+use serde_json::json;
+
+use super::model::{Ceilings, Cost, cost, per_second_e9};
+use super::{Kernel, Measured, Sizes};
+use crate::gpu::{DeviceInfo, fp32_lanes_per_sm};
+use crate::report::{Context, table};
+use crate::timing::{Plan, Timing};
+
+/// One placed kernel's row.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Its FLOP and compulsory bytes.
+    pub cost: Cost,
+    /// Its timing.
+    pub timing: Timing,
+    /// Compulsory bytes over the median time, GB/s.
+    pub gb_per_s: f64,
+    /// FLOP over the median time, GFLOP/s.
+    pub gflop_per_s: f64,
+    /// Left of the ridge point: the bandwidth ceiling binds.
+    pub memory_bound: bool,
+    /// The measured rate as a percentage of the ceiling that binds it.
+    pub percent_of_ceiling: f64,
+}
+
+/// The whole report of one run.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The run's context.
+    pub context: Context,
+    /// The device.
+    pub info: DeviceInfo,
+    /// The sizes used.
+    pub sizes: Sizes,
+    /// The two measured ceilings.
+    pub ceilings: Ceilings,
+    /// The copy kernel's timing.
+    pub copy: Timing,
+    /// The FMA kernel's timing.
+    pub fma: Timing,
+    /// The ten placed kernels, in table order.
+    pub rows: Vec<Row>,
+}
+
+/// The sizes as the JSON context records them.
+pub fn sizes_json(sizes: &Sizes) -> serde_json::Value {
+    json!({
+        "n": sizes.n,
+        "buffer_bytes": sizes.n * 4,
+        "transpose_side": sizes.side,
+        "matmul_side": sizes.mat_dim,
+        "stencil_side": sizes.stencil_side,
+        "fma_blocks": sizes.fma_blocks,
+        "fma_iters": sizes.fma_iters,
+        "fma_chains": FMA_CHAINS,
+        "poly_degree": POLY_DEGREE,
+    })
+}
+
+/// The block shapes as the JSON context records them.
+pub fn block_sizes_json() -> serde_json::Value {
+    json!({
+        "vector": THREADS_PER_BLOCK,
+        "transpose": [TRANSPOSE_TILE, TRANSPOSE_TILE],
+        "matmul": [MAT_TILE, MAT_TILE],
+        "stencil": [STENCIL_BLOCK_X, STENCIL_BLOCK_Y],
+        "fma": THREADS_PER_BLOCK,
+    })
+}
+
+/// Builds the report from a passed run's timings (in [`Kernel::ALL`] order).
+pub fn build(info: &DeviceInfo, sizes: Sizes, plan: Plan, measured: &[Measured]) -> Report {
+    let timing_of = |k: Kernel| {
+        measured
+            .iter()
+            .find(|m| m.kernel == k)
+            .map(|m| m.timing.clone())
+            .expect("every kernel was timed")
+    };
+    let copy = timing_of(Kernel::Copy);
+    let fma = timing_of(Kernel::FmaPeak);
+    let ceilings = Ceilings {
+        copy_gb_per_s: per_second_e9(cost(Kernel::Copy, &sizes).bytes, copy.median_ms()),
+        fma_gflop_per_s: per_second_e9(cost(Kernel::FmaPeak, &sizes).flop, fma.median_ms()),
+    };
+    let rows = Kernel::placed()
+        .map(|kernel| {
+            let c = cost(kernel, &sizes);
+            let timing = timing_of(kernel);
+            let ms = timing.median_ms();
+            let gb_per_s = per_second_e9(c.bytes, ms);
+            let gflop_per_s = per_second_e9(c.flop, ms);
+            let memory_bound = c.intensity() < ceilings.ridge();
+            let percent_of_ceiling = if memory_bound {
+                100.0 * gb_per_s / ceilings.copy_gb_per_s
+            } else {
+                100.0 * gflop_per_s / ceilings.fma_gflop_per_s
+            };
+            Row {
+                kernel,
+                cost: c,
+                timing,
+                gb_per_s,
+                gflop_per_s,
+                memory_bound,
+                percent_of_ceiling,
+            }
+        })
+        .collect();
+    Report {
+        context: Context::new("roofline", info, sizes_json(&sizes), block_sizes_json(), plan),
+        info: info.clone(),
+        sizes,
+        ceilings,
+        copy,
+        fma,
+        rows,
+    }
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+impl Report {
+    /// The human-readable report.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let c = &self.context;
+        let z = &self.sizes;
+        let plan = c.timing;
+        let l2 = self.info.l2_bytes;
+        let _ = writeln!(s, "{}", c.device_line());
+        let _ = writeln!(s, "{}", c.build_line());
+        let _ = writeln!(
+            s,
+            "Sizes: vectors {} floats ({:.0} MiB a buffer, {:.1}x the {:.0} MiB L2{}), transpose {}^2, \
+             matmul {}^3 (tile {MAT_TILE}), stencil {}^2, FMA {} blocks x {THREADS_PER_BLOCK} threads x {} iterations",
+            z.n,
+            mib(z.n * 4),
+            (z.n * 4) as f64 / l2 as f64,
+            mib(l2),
+            if z.side != SEED_SIDE {
+                format!("; the seed's {:.0} MiB would be {:.1}x", mib(SEED_SIDE * SEED_SIDE * 4), (SEED_SIDE * SEED_SIDE * 4) as f64 / l2 as f64)
+            } else {
+                String::new()
+            },
+            z.side,
+            z.mat_dim,
+            z.stencil_side,
+            z.fma_blocks,
+            z.fma_iters,
+        );
+        let _ = writeln!(
+            s,
+            "Timing: per kernel {} warm-up launches, then the median of {} batches of {} launches, \
+             each batch timed by CUDA events; L2 not flushed between launches.",
+            plan.warmups, plan.batches, plan.launches_per_batch
+        );
+        let _ = writeln!(s, "All {} kernels match their CPU references.\n", Kernel::ALL.len());
+
+        let _ = writeln!(s, "The two ends of this GPU's roofline, both measured");
+        let mut t = table(&["ceiling", "ms", "spread %", "measured", "derived limit", "% of derived"]);
+        let dram = self.info.derived_dram_bytes_per_s() / 1e9;
+        t.add_row(vec![
+            Cell::new("copy, coalesced (read + write)"),
+            num(self.copy.median_ms(), 3),
+            num(self.copy.spread_pct(), 1),
+            Cell::new(format!("{:.1} GB/s", self.ceilings.copy_gb_per_s)),
+            Cell::new(format!("{dram:.1} GB/s")),
+            num(100.0 * self.ceilings.copy_gb_per_s / dram, 1),
+        ]);
+        let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
+        t.add_row(vec![
+            Cell::new(format!("fma, {FMA_CHAINS} chains")),
+            num(self.fma.median_ms(), 3),
+            num(self.fma.spread_pct(), 1),
+            Cell::new(format!("{:.1} GFLOP/s", self.ceilings.fma_gflop_per_s)),
+            Cell::new(peak.map_or("unknown".into(), |p| format!("{p:.1} GFLOP/s"))),
+            peak.map_or(Cell::new("-"), |p| num(100.0 * self.ceilings.fma_gflop_per_s / p, 1)),
+        ]);
+        let _ = writeln!(s, "{t}");
+        let _ = writeln!(
+            s,
+            "ridge point: {:.2} FLOP/byte. Below that intensity nothing on this GPU can be compute bound.",
+            self.ceilings.ridge()
+        );
+        let _ = writeln!(
+            s,
+            "Derived limits come from the driver's attributes, not a measurement: DRAM = {:.0} MHz memory clock x \
+             {}-bit bus x 2 / 8; FP32 = {} SMs x {} FMA lanes x 2 FLOP x {:.0} MHz peak SM clock.\n",
+            self.info.memory_clock_khz as f64 / 1e3,
+            self.info.memory_bus_bits,
+            self.info.sms,
+            fp32_lanes_per_sm(self.info.compute_capability).map_or("?".into(), |l| l.to_string()),
+            self.info.sm_clock_khz as f64 / 1e3,
+        );
+
+        let _ = writeln!(s, "Ten kernels, with the bytes the algorithm asks for (compulsory bytes)");
+        let mut t = table(&[
+            "kernel",
+            "FLOP/byte",
+            "ms",
+            "spread %",
+            "compulsory MB",
+            "compulsory GB/s",
+            "GFLOP/s",
+            "bound by",
+            "% of that ceiling",
+        ]);
+        for r in &self.rows {
+            t.add_row(vec![
+                Cell::new(r.kernel.label()),
+                num(r.cost.intensity(), 3),
+                num(r.timing.median_ms(), 4),
+                num(r.timing.spread_pct(), 1),
+                num(r.cost.bytes / 1e6, 1),
+                num(r.gb_per_s, 1),
+                num(r.gflop_per_s, 1),
+                Cell::new(if r.memory_bound { "memory" } else { "compute" }),
+                num(r.percent_of_ceiling, 1),
+            ]);
+        }
+        let _ = writeln!(s, "{t}");
+        let left = self.rows.iter().filter(|r| r.memory_bound).count();
+        let _ = writeln!(
+            s,
+            "{left} of the {} sit left of the ridge point, so for those the sloped (bandwidth) ceiling binds.",
+            self.rows.len()
+        );
+        let _ = writeln!(
+            s,
+            "The compulsory columns are the bytes the algorithm asks global memory for, over measured time: \
+             not what DRAM moved. A row over 100% of the copy ceiling is served by caches (the 512^3 matmuls fit \
+             in L2); a profiler's DRAM byte count is the other column."
+        );
+        s
+    }
+
+    /// One JSON object per row: the two ceilings, the ridge point, then the
+    /// ten kernels; each carries the run's context.
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        let ctx = serde_json::to_value(&self.context).expect("the context serialises");
+        let timing = |t: &Timing| {
+            json!({
+                "ms": t.median_ms(),
+                "ms_min": t.min_ms(),
+                "ms_max": t.max_ms(),
+                "samples_ms": t.samples_ms,
+            })
+        };
+        let merge = |mut row: serde_json::Value, t: &Timing| {
+            if let (Some(obj), serde_json::Value::Object(extra)) = (row.as_object_mut(), timing(t)) {
+                obj.extend(extra);
+                obj.insert("context".into(), ctx.clone());
+            }
+            row
+        };
+        let dram = self.info.derived_dram_bytes_per_s() / 1e9;
+        let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
+        let mut lines = vec![
+            merge(
+                json!({
+                    "variant": "ceiling-copy", "symbol": Kernel::Copy.symbol(),
+                    "bytes": cost(Kernel::Copy, &self.sizes).bytes,
+                    "metric": "bandwidth", "value": self.ceilings.copy_gb_per_s, "unit": "GB/s",
+                    "derived_limit": dram, "share_of_derived": self.ceilings.copy_gb_per_s / dram,
+                }),
+                &self.copy,
+            ),
+            merge(
+                json!({
+                    "variant": "ceiling-fma", "symbol": Kernel::FmaPeak.symbol(),
+                    "flop": cost(Kernel::FmaPeak, &self.sizes).flop,
+                    "metric": "throughput", "value": self.ceilings.fma_gflop_per_s, "unit": "GFLOP/s",
+                    "derived_limit": peak, "share_of_derived": peak.map(|p| self.ceilings.fma_gflop_per_s / p),
+                }),
+                &self.fma,
+            ),
+        ];
+        let mut ridge = json!({
+            "variant": "ridge-point", "metric": "ridge", "value": self.ceilings.ridge(), "unit": "FLOP/byte",
+        });
+        if let Some(obj) = ridge.as_object_mut() {
+            obj.insert("context".into(), ctx.clone());
+        }
+        lines.push(ridge);
+        for r in &self.rows {
+            lines.push(merge(
+                json!({
+                    "variant": r.kernel.label(), "symbol": r.kernel.symbol(),
+                    "flop": r.cost.flop, "bytes": r.cost.bytes, "intensity": r.cost.intensity(),
+                    "gb_per_s": r.gb_per_s, "gflop_per_s": r.gflop_per_s,
+                    "bound": if r.memory_bound { "memory" } else { "compute" },
+                    "percent_of_ceiling": r.percent_of_ceiling,
+                    "metric": "time", "value": r.timing.median_ms(), "unit": "ms",
+                }),
+                &r.timing,
+            ));
+        }
+        lines
+    }
+}
+
+fn num(x: f64, decimals: usize) -> Cell {
+    Cell::new(format!("{x:.decimals$}")).set_alignment(CellAlignment::Right)
+}

@@ -1,0 +1,126 @@
+//! Timing a kernel honestly, as the measuring chapter and the seeds ask:
+//! compile and load outside the timed region, warm up each kernel, time with
+//! CUDA events on the stream (a host clock around an asynchronous launch
+//! times the launch, not the kernel), and report a distribution.
+
+use cudarc::driver::sys::CUevent_flags;
+use serde::Serialize;
+use statrs::statistics::{Data, Max, Min, OrderStatistics};
+
+use crate::error::{DriverContext, Error, Result};
+use crate::gpu::Gpu;
+
+/// How many launches are timed, and how.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Plan {
+    /// Untimed launches first: lazy module loading makes each kernel's first
+    /// launch pay its own load, and clocks need a moment to rise.
+    pub warmups: u32,
+    /// Timed batches, each bracketed by one pair of events.
+    pub batches: u32,
+    /// Back-to-back launches in one batch; a batch's time is divided by this.
+    pub launches_per_batch: u32,
+}
+
+impl Plan {
+    /// What every lesson uses unless it says otherwise: 3 warm-ups, then 7
+    /// batches of 10 launches (the seed's 3 + 10, repeated for a spread).
+    pub const DEFAULT: Plan = Plan {
+        warmups: 3,
+        batches: 7,
+        launches_per_batch: 10,
+    };
+
+    /// One warm-up and one batch of one launch: for quick and sanitizer runs.
+    pub const QUICK: Plan = Plan {
+        warmups: 1,
+        batches: 1,
+        launches_per_batch: 1,
+    };
+}
+
+/// Per-launch times of one kernel, one sample per batch, ms.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timing {
+    /// Per-launch ms of each batch, in the order measured.
+    pub samples_ms: Vec<f64>,
+}
+
+impl Timing {
+    fn data(&self) -> Data<Vec<f64>> {
+        Data::new(self.samples_ms.clone())
+    }
+
+    /// The median per-launch time, ms.
+    pub fn median_ms(&self) -> f64 {
+        self.data().median()
+    }
+
+    /// The fastest batch's per-launch time, ms.
+    pub fn min_ms(&self) -> f64 {
+        self.data().min()
+    }
+
+    /// The slowest batch's per-launch time, ms.
+    pub fn max_ms(&self) -> f64 {
+        self.data().max()
+    }
+
+    /// (max - min) / median, as a percentage: how far apart the batches were.
+    pub fn spread_pct(&self) -> f64 {
+        100.0 * (self.max_ms() - self.min_ms()) / self.median_ms()
+    }
+}
+
+/// Runs `launch` `plan.warmups` times, then times `plan.batches` batches of
+/// `plan.launches_per_batch` launches with events on the GPU's stream.
+///
+/// # Errors
+/// Any launch or driver error; a kernel fault is charged to `kernel`;
+/// [`Error::TimingBroken`] if a batch measures no time.
+pub fn time_kernel(gpu: &Gpu, kernel: &str, plan: Plan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    for _ in 0..plan.warmups {
+        launch()?;
+    }
+    gpu.sync_after(kernel)?;
+
+    let event = || gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).call("cuEventCreate");
+    let (start, stop) = (event()?, event()?);
+    let mut samples_ms = Vec::with_capacity(plan.batches as usize);
+    for _ in 0..plan.batches {
+        start.record(&gpu.stream).call("cuEventRecord")?;
+        for _ in 0..plan.launches_per_batch {
+            launch()?;
+        }
+        stop.record(&gpu.stream).call("cuEventRecord")?;
+        stop.synchronize().map_err(|source| Error::KernelFault {
+            kernel: kernel.to_string(),
+            source,
+        })?;
+        let ms = start.elapsed_ms(&stop).call("cuEventElapsedTime")? as f64;
+        if !(ms > 0.0) {
+            return Err(Error::TimingBroken {
+                kernel: kernel.to_string(),
+                ms,
+            });
+        }
+        samples_ms.push(ms / plan.launches_per_batch as f64);
+    }
+    Ok(Timing { samples_ms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timing;
+
+    #[test]
+    fn statistics_of_a_known_sample() {
+        let t = Timing {
+            samples_ms: vec![2.0, 1.0, 4.0, 3.0, 10.0],
+        };
+        assert_eq!(t.median_ms(), 3.0);
+        assert_eq!(t.min_ms(), 1.0);
+        assert_eq!(t.max_ms(), 10.0);
+        assert_eq!(t.spread_pct(), 300.0);
+    }
+}

@@ -1,0 +1,20 @@
+//! The device layer: the few pieces of CUDA's programming model the kernels
+//! need, each a thin, inlined wrapper over a PTX instruction or an NVVM
+//! intrinsic. Named after CUDA's own terms, as Rust-CUDA's `cuda_std` does.
+//!
+//! - [`thread`]: thread, block and grid indices; the block barrier.
+//! - [`shared`]: statically sized shared-memory arrays reached through the
+//!   shared state space (`ld.shared`/`st.shared`, SASS `LDS`/`STS`).
+//! - [`memory`]: loads through the read-only (non-coherent) data path,
+//!   `ld.global.nc` (SASS `LDG.E.CONSTANT`), what nvcc emits for
+//!   `const __restrict__` inputs.
+//! - [`math`]: fused multiply-add. rustc never contracts `a * b + c` on its
+//!   own, while nvcc does by default.
+//!
+//! Several properties here depend on this exact LLVM (the toolchain is
+//! pinned); the PTX tests in `tests/cpu_roofline.rs` guard each one.
+
+pub mod math;
+pub mod memory;
+pub mod shared;
+pub mod thread;

@@ -1,0 +1,75 @@
+//! The thread hierarchy: a grid of blocks, a block of threads, warps of 32.
+//!
+//! Each index is a special register read (`%tid`, `%ntid`, `%ctaid`,
+//! `%nctaid`). The values are `u32`, as CUDA's `dim3` is unsigned; kernels
+//! that index buffers of more than 2^32 bytes widen to `u64` before they
+//! multiply, as the seeds' `static_cast<size_t>` does.
+
+use core::arch::nvptx;
+
+/// `threadIdx.x`.
+#[inline(always)]
+pub fn thread_idx_x() -> u32 {
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { nvptx::_thread_idx_x() as u32 }
+}
+
+/// `threadIdx.y`.
+#[inline(always)]
+pub fn thread_idx_y() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_thread_idx_y() as u32 }
+}
+
+/// `blockDim.x`.
+#[inline(always)]
+pub fn block_dim_x() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_dim_x() as u32 }
+}
+
+/// `blockDim.y`.
+#[inline(always)]
+pub fn block_dim_y() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_dim_y() as u32 }
+}
+
+/// `blockIdx.x`.
+#[inline(always)]
+pub fn block_idx_x() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_idx_x() as u32 }
+}
+
+/// `blockIdx.y`.
+#[inline(always)]
+pub fn block_idx_y() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_idx_y() as u32 }
+}
+
+/// `blockIdx.x * blockDim.x + threadIdx.x`, widened to 64 bits before the
+/// multiply: the global x index of a one-thread-one-element launch.
+#[inline(always)]
+pub fn global_index_x() -> u64 {
+    block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
+}
+
+/// `blockIdx.y * blockDim.y + threadIdx.y`, in 64 bits.
+#[inline(always)]
+pub fn global_index_y() -> u64 {
+    block_idx_y() as u64 * block_dim_y() as u64 + thread_idx_y() as u64
+}
+
+/// `__syncthreads()`: a barrier for every thread of the block (`bar.sync 0`).
+/// Shared-memory writes before it are visible to the whole block after it.
+///
+/// Every thread of the block must reach it, or the block hangs: kernels put
+/// their bounds guards around loads and stores, never around the barrier.
+#[inline(always)]
+pub fn sync_threads() {
+    // SAFETY: a block barrier; the caller's launch shape makes every thread
+    // of the block reach it (each kernel's launch assumption says so).
+    unsafe { nvptx::_syncthreads() }
+}

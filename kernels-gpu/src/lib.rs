@@ -1,0 +1,39 @@
+//! The lessons' kernels, written in Rust and compiled by rustc's own NVPTX
+//! backend (`nvptx64-nvidia-cuda`) into the PTX that `host` embeds.
+//!
+//! The crate builds twice:
+//! - for the GPU (`target_arch = "nvptx64"`, `no_std`), where the device
+//!   layer in [`device`] and every `extern "ptx-kernel"` entry point exist;
+//! - for the host, as an ordinary rlib that holds only the constants both
+//!   sides need (tile sizes, block sizes, the polynomial degree), so a
+//!   constant lives once.
+//!
+//! One module per lesson: [`roofline`].
+
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        stdarch_nvptx,
+        asm_experimental_arch,
+        link_llvm_intrinsics,
+        core_intrinsics
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+#[cfg(target_arch = "nvptx64")]
+pub mod device;
+
+pub mod roofline;
+
+/// A kernel that panics has a bug; on the GPU the only thing to do is stop
+/// the launch. `trap` aborts the kernel and the host sees
+/// `CUDA_ERROR_ILLEGAL_INSTRUCTION` at its next synchronisation.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: trap has no preconditions; it ends this thread's kernel.
+    unsafe { core::arch::nvptx::trap() }
+}

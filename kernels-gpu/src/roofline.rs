@@ -1,0 +1,581 @@
+//! The roofline lesson: two measured ceilings (a coalesced copy for memory
+//! bandwidth, independent FMA chains for FP32 throughput) and ten kernels
+//! placed between them by arithmetic intensity.
+//!
+//! Port of the seed `roofline.cu`. The constants open the module, grouped,
+//! each with its reason; the compile-time checks below them bind them the
+//! way the seed's `static_assert`s do. The kernels follow, each with what it
+//! computes, how it touches memory and the launch shape it assumes.
+
+// ---------------------------------------------------------------------------
+// Sizes.
+//
+// The seed's vector buffers are SEED_SIDE^2 = 2^24 floats (64 MiB). That is
+// a DRAM measurement on a GPU with a 4 MiB L2, but an H200's L2 is about
+// 60 MB: a 64 MiB copy is partly served from L2 and the "ceiling" comes out
+// far too low. The host therefore grows the square side by powers of two
+// until one buffer is at least L2_MULTIPLE times the device's L2 (see
+// `host::roofline::Sizes::for_l2`), and prints both sizes.
+
+/// The seed's square side: every vector kernel shares side^2-float buffers.
+pub const SEED_SIDE: usize = 4096;
+/// The seed's stencil grid side (2048^2 cells, 16 MiB a buffer), grown
+/// like SEED_SIDE where the L2 is large.
+pub const SEED_STENCIL_SIDE: usize = 2048;
+/// A streaming buffer must be at least this many times the L2, so that what
+/// is timed is DRAM, not cache.
+pub const L2_MULTIPLE: usize = 4;
+
+/// Threads per block for every one-thread-one-element launch: 8 warps.
+pub const THREADS_PER_BLOCK: u32 = 256;
+/// The transpose tile is TRANSPOSE_TILE^2 threads: one warp per tile row.
+pub const TRANSPOSE_TILE: u32 = 32;
+/// Columns of the padded shared tile: one more than the tile, so a column
+/// read lands in 32 different banks.
+pub const TRANSPOSE_TILE_PITCH: u32 = TRANSPOSE_TILE + 1;
+
+/// The strided add visits the same index set as the plain add, in a 2D grid
+/// of n / STRIDE columns by STRIDE rows. `(i * stride) % n` is not a
+/// permutation for a power-of-two n; the 2D grid is.
+pub const STRIDE: u32 = 32;
+
+/// The matmul side. Square, a multiple of the tile, so neither matmul needs
+/// an edge guard. 512^2 floats is 1 MiB a matrix: the whole working set sits
+/// in L2 on every GPU this project targets, which is why the naive matmul's
+/// compulsory-byte rate reads far over the copy ceiling.
+pub const MAT_DIM: usize = 512;
+/// The tiled matmul's square tile (and block) side.
+pub const MAT_TILE: u32 = 16;
+
+/// Heat-equation stencil: a STENCIL_BLOCK_X by STENCIL_BLOCK_Y block updates
+/// that many cells, reading a tile with a HALO-cell apron on every side.
+/// One warp covers one row of the tile.
+pub const STENCIL_BLOCK_X: u32 = 32;
+/// Rows of cells a stencil block updates.
+pub const STENCIL_BLOCK_Y: u32 = 8;
+/// Cells of apron around the stencil tile.
+pub const HALO: u32 = 1;
+/// Columns of the stencil's shared tile (34).
+pub const STENCIL_SHARED_X: u32 = STENCIL_BLOCK_X + 2 * HALO;
+/// Rows of the stencil's shared tile (10).
+pub const STENCIL_SHARED_Y: u32 = STENCIL_BLOCK_Y + 2 * HALO;
+/// Cells of the stencil's shared tile (340).
+pub const STENCIL_SHARED_CELLS: u32 = STENCIL_SHARED_X * STENCIL_SHARED_Y;
+/// The diffusion number r = alpha * dt / dx^2, under the explicit scheme's
+/// stability bound of 1/4.
+pub const STENCIL_R: f32 = 0.2;
+/// The value of cells outside the grid (a cold boundary).
+pub const STENCIL_COLD: f32 = 0.0;
+
+/// The one kernel right of the ridge point: a Horner chain of POLY_DEGREE
+/// FMAs on one loaded float is 2 * POLY_DEGREE + 1 FLOP for 8 bytes.
+pub const POLY_DEGREE: u32 = 256;
+/// Scales the inputs (small integers in [1, 7]) below 1 in magnitude, so the
+/// chain converges instead of overflowing: 7 * 0.0625 = 0.4375.
+pub const POLY_SCALE: f32 = 0.0625;
+/// The constant term added at each Horner step.
+pub const POLY_ADD: f32 = 1.0;
+/// The CPU checks the polynomial on this prefix (the full reference is
+/// billions of host FMAs); a finite scan covers the rest.
+pub const POLY_CHECK: usize = 65_536;
+
+/// The FP32 ceiling: independent FMA chains per thread, so an FMA never
+/// waits on the one before it.
+pub const FMA_CHAINS: usize = 8;
+/// FMA steps per chain. Passed to the kernel at run time so the compiler
+/// cannot unroll it into straight-line code that measures the instruction
+/// cache instead of the FP32 pipes.
+pub const FMA_ITERS: i32 = 2048;
+/// Blocks launched per SM: a launch multiplier, not a residency figure.
+/// Several waves queue behind the resident blocks, so the last wave's tail is
+/// a small share of the run.
+pub const FMA_BLOCKS_PER_SM: u32 = 32;
+/// The FMA chain's multiplier: a hair over 1, so the value grows slowly.
+pub const FMA_MUL: f32 = 1.000_000_1;
+/// The FMA chain's addend.
+pub const FMA_ADD: f32 = 1.0;
+
+// Compile-time relations, each with the reason it must hold.
+const _: () = assert!(THREADS_PER_BLOCK % 32 == 0, "a block is a whole number of warps");
+const _: () = assert!(
+    THREADS_PER_BLOCK.is_power_of_two(),
+    "the reduction halves its stride, so the block size is a power of two"
+);
+const _: () = assert!(
+    SEED_SIDE % TRANSPOSE_TILE as usize == 0,
+    "both transposes tile the matrix exactly, so neither has a bounds check"
+);
+const _: () = assert!(
+    (SEED_SIDE * SEED_SIDE) % THREADS_PER_BLOCK as usize == 0,
+    "the reduction's add count is exact only when every block is full"
+);
+const _: () = assert!(
+    (SEED_SIDE * SEED_SIDE) % STRIDE as usize == 0,
+    "the strided add's 2D grid is a permutation only when the stride divides n"
+);
+const _: () = assert!(TRANSPOSE_TILE * TRANSPOSE_TILE <= 1024, "a block is at most 1024 threads");
+const _: () = assert!(
+    TRANSPOSE_TILE * TRANSPOSE_TILE_PITCH * 4 <= 49_152,
+    "the padded transpose tile fits the 48 KiB a block gets without opting in"
+);
+const _: () = assert!(MAT_DIM % MAT_TILE as usize == 0, "the tiled matmul has no edge guard");
+const _: () = assert!(
+    MAT_DIM * MAT_DIM <= SEED_SIDE * SEED_SIDE,
+    "the matmul borrows the vector buffers"
+);
+const _: () = assert!(
+    MAT_DIM * 7 * 2 < (1 << 24),
+    "the largest dot product is exact in f32, so a mismatch is an index bug, not rounding"
+);
+const _: () = assert!(
+    STENCIL_BLOCK_X * STENCIL_BLOCK_Y == THREADS_PER_BLOCK,
+    "the stencil's fill loop strides by the block size; one output cell per thread"
+);
+const _: () = assert!(
+    STENCIL_SHARED_CELLS * 4 <= 49_152,
+    "the stencil apron fits the default 48 KiB of shared memory"
+);
+const _: () = assert!(POLY_CHECK <= SEED_SIDE * SEED_SIDE, "the check reads a prefix");
+
+/// The kernels, compiled only for the GPU.
+#[cfg(target_arch = "nvptx64")]
+mod kernels {
+    use super::*;
+    use crate::device::math::fma;
+    use crate::device::memory::load_readonly;
+    use crate::device::thread::{
+        block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_y,
+        sync_threads, thread_idx_x, thread_idx_y,
+    };
+    use crate::shared_array;
+
+    shared_array!(ROOFLINE_TRANSPOSE_TILE: [f32; (TRANSPOSE_TILE * TRANSPOSE_TILE_PITCH) as usize]);
+    shared_array!(ROOFLINE_REDUCE_TILE: [f32; THREADS_PER_BLOCK as usize]);
+    shared_array!(ROOFLINE_MATMUL_A: [f32; (MAT_TILE * MAT_TILE) as usize]);
+    shared_array!(ROOFLINE_MATMUL_B: [f32; (MAT_TILE * MAT_TILE) as usize]);
+    shared_array!(ROOFLINE_STENCIL_TILE: [f32; STENCIL_SHARED_CELLS as usize]);
+
+    /// `out[i] = input[i]`. One thread owns one element. The bandwidth ceiling.
+    ///
+    /// # Memory
+    /// Consecutive threads take consecutive elements: a warp reads 128
+    /// contiguous bytes and writes 128, the best pattern the GPU has. 8 bytes
+    /// per element. The read goes through the read-only path.
+    ///
+    /// # Launch assumption
+    /// `grid_dim.x * block_dim.x >= n`; the guard stays even where the block
+    /// size divides n.
+    ///
+    /// # Safety
+    /// `input` and `out` hold `n` floats and do not overlap.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn copy_coalesced(input: *const f32, out: *mut f32, n: u64) {
+        let i = global_index_x();
+        if i < n {
+            // SAFETY: i < n and the buffers hold n floats.
+            unsafe { *out.add(i as usize) = load_readonly(input.add(i as usize)) };
+        }
+    }
+
+    /// `out[i] = a[i] + b[i]`. One thread owns one element.
+    ///
+    /// # Memory
+    /// Three coalesced streams, two in and one out: 12 bytes for one add,
+    /// 1/12 FLOP per byte.
+    ///
+    /// # Launch assumption
+    /// `grid_dim.x * block_dim.x >= n`.
+    ///
+    /// # Safety
+    /// `a`, `b`, `out` hold `n` floats; `out` overlaps neither input.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn vector_add(a: *const f32, b: *const f32, out: *mut f32, n: u64) {
+        let i = global_index_x();
+        if i < n {
+            let i = i as usize;
+            // SAFETY: i < n and every buffer holds n floats.
+            unsafe { *out.add(i) = load_readonly(a.add(i)) + load_readonly(b.add(i)) };
+        }
+    }
+
+    /// The same add over the same index set, reached in stride order:
+    /// `j = col * stride + blockIdx.y`, `out[j] = a[j] + b[j]`.
+    ///
+    /// # Memory
+    /// A warp's 32 lanes sit `stride` floats apart: at stride 32 each lane
+    /// owns its own 32-byte sector, 32 sectors a warp access instead of 4.
+    /// The compulsory bytes are the plain add's, to the byte: only the
+    /// address pattern differs.
+    ///
+    /// # Launch assumption
+    /// A 2D grid: x covers `m = n / stride` columns (guarded), y is exactly
+    /// `stride` rows, so every index in [0, n) is visited once.
+    ///
+    /// # Safety
+    /// `a`, `b`, `out` hold `m * stride` floats; `out` overlaps neither input.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn vector_add_permuted(
+        a: *const f32,
+        b: *const f32,
+        out: *mut f32,
+        m: u64,
+        stride: u32,
+    ) {
+        let col = global_index_x();
+        if col < m {
+            let j = (col * stride as u64 + block_idx_y() as u64) as usize;
+            // SAFETY: col < m and block_idx_y < stride, so j < m * stride.
+            unsafe { *out.add(j) = load_readonly(a.add(j)) + load_readonly(b.add(j)) };
+        }
+    }
+
+    /// `out[col * side + row] = input[row * side + col]`, one element a thread,
+    /// no arithmetic.
+    ///
+    /// # Memory
+    /// The read coalesces (a warp reads 128 contiguous bytes). The write does
+    /// not: consecutive lanes write `side` floats apart, 32 sectors a warp.
+    /// 8 bytes per element, 0 FLOP.
+    ///
+    /// # Launch assumption
+    /// TRANSPOSE_TILE x TRANSPOSE_TILE blocks over a grid that tiles the
+    /// `side` x `side` matrix exactly: there is no bounds check.
+    ///
+    /// # Safety
+    /// `input` and `out` hold `side * side` floats and do not overlap.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn transpose_naive(input: *const f32, out: *mut f32, side: u64) {
+        let row = global_index_y();
+        let col = global_index_x();
+        // SAFETY: the exact tiling keeps row and col below side.
+        unsafe {
+            *out.add((col * side + row) as usize) = load_readonly(input.add((row * side + col) as usize))
+        };
+    }
+
+    /// The same transpose through a shared tile padded to 33 columns.
+    ///
+    /// # Memory
+    /// Both the read and the write coalesce: the transposing step happens in
+    /// shared memory. The pad puts a column's 32 elements in 32 different
+    /// banks, so the column read has no bank conflict.
+    ///
+    /// # Launch assumption
+    /// As `transpose_naive`: exact tiling, blocks of exactly TRANSPOSE_TILE^2
+    /// threads. Every thread reaches the barrier.
+    ///
+    /// # Safety
+    /// As `transpose_naive`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn transpose_tiled(input: *const f32, out: *mut f32, side: u64) {
+        let tile = ROOFLINE_TRANSPOSE_TILE::as_mut_ptr();
+        let (tx, ty) = (thread_idx_x(), thread_idx_y());
+        let tile_dim = TRANSPOSE_TILE as u64;
+
+        let in_col = block_idx_x() as u64 * tile_dim + tx as u64;
+        let in_row = block_idx_y() as u64 * tile_dim + ty as u64;
+        // SAFETY: exact tiling keeps the global index in range; tx, ty < 32,
+        // so the tile index is below 32 * 33.
+        unsafe {
+            *tile.add((ty * TRANSPOSE_TILE_PITCH + tx) as usize) =
+                load_readonly(input.add((in_row * side + in_col) as usize))
+        };
+        sync_threads();
+
+        let out_col = block_idx_y() as u64 * tile_dim + tx as u64;
+        let out_row = block_idx_x() as u64 * tile_dim + ty as u64;
+        // SAFETY: as above, with the tile read along a column.
+        unsafe {
+            *out.add((out_row * side + out_col) as usize) =
+                *tile.add((tx * TRANSPOSE_TILE_PITCH + ty) as usize)
+        };
+    }
+
+    /// Sums each block's slice of `input` into `out[blockIdx.x]`: the
+    /// sequential-addressing tree (stride halves from 128 to 1).
+    ///
+    /// # Memory
+    /// One coalesced read per thread, the tree in shared memory, one float
+    /// written per block: 4 bytes read per add.
+    ///
+    /// # Launch assumption
+    /// Exactly THREADS_PER_BLOCK threads per block (the shared array and the
+    /// halving loop are sized from it); `grid_dim.x * 256 >= n`. The guard
+    /// covers the load, never a barrier: every thread reaches every barrier.
+    ///
+    /// # Safety
+    /// `input` holds `n` floats; `out` holds `grid_dim.x` floats.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn reduce_sequential_addressing(
+        input: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
+        let tile = ROOFLINE_REDUCE_TILE::as_mut_ptr();
+        let tid = thread_idx_x();
+        let i = global_index_x();
+        // SAFETY: tid < 256 = the tile's length; i < n is checked.
+        unsafe {
+            *tile.add(tid as usize) = if i < n { load_readonly(input.add(i as usize)) } else { 0.0 }
+        };
+        sync_threads();
+
+        let mut s = THREADS_PER_BLOCK / 2;
+        while s > 0 {
+            if tid < s {
+                // SAFETY: tid + s < 256.
+                unsafe { *tile.add(tid as usize) += *tile.add((tid + s) as usize) };
+            }
+            sync_threads();
+            s >>= 1;
+        }
+
+        if tid == 0 {
+            // SAFETY: out holds one float per block.
+            unsafe { *out.add(block_idx_x() as usize) = *tile };
+        }
+    }
+
+    /// `c = a * b` for square `d` x `d` row-major matrices, one thread per
+    /// output element, `acc = fma(a[row][p], b[p][col], acc)` over p.
+    ///
+    /// # Memory
+    /// Each thread walks a row of `a` and a column of `b`: 2d loads for 2d
+    /// FLOP. The lanes of a warp share one `a` element and read consecutive
+    /// `b` elements, so the patterns are fine; the count is the problem, and
+    /// at this size the re-reads are L2 (and L1) hits.
+    ///
+    /// # Launch assumption
+    /// MAT_TILE x MAT_TILE blocks over a grid that tiles the matrix exactly:
+    /// no edge guard.
+    ///
+    /// # Safety
+    /// `a`, `b`, `c` hold `d * d` floats; `c` overlaps neither input.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, d: u64) {
+        let row = global_index_y();
+        let col = global_index_x();
+        let mut acc = 0.0f32;
+        for p in 0..d {
+            // SAFETY: row, col, p < d by the exact tiling.
+            acc = unsafe {
+                fma(
+                    load_readonly(a.add((row * d + p) as usize)),
+                    load_readonly(b.add((p * d + col) as usize)),
+                    acc,
+                )
+            };
+        }
+        // SAFETY: row, col < d.
+        unsafe { *c.add((row * d + col) as usize) = acc };
+    }
+
+    /// The same product one MAT_TILE x MAT_TILE tile at a time, through two
+    /// shared tiles.
+    ///
+    /// # Memory
+    /// Each thread loads two floats per tile step instead of two per k step:
+    /// the compulsory loads fall by MAT_TILE while the FLOP count stays.
+    ///
+    /// # Launch assumption
+    /// Blocks of exactly MAT_TILE x MAT_TILE threads, a grid that tiles the
+    /// matrix exactly. Every thread reaches both barriers.
+    ///
+    /// # Safety
+    /// As `matmul_naive`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn matmul_tiled(a: *const f32, b: *const f32, c: *mut f32, d: u64) {
+        let tile_a = ROOFLINE_MATMUL_A::as_mut_ptr();
+        let tile_b = ROOFLINE_MATMUL_B::as_mut_ptr();
+        let (tx, ty) = (thread_idx_x(), thread_idx_y());
+        let t = MAT_TILE as u64;
+        let row = block_idx_y() as u64 * t + ty as u64;
+        let col = block_idx_x() as u64 * t + tx as u64;
+        let own = (ty * MAT_TILE + tx) as usize;
+
+        let mut acc = 0.0f32;
+        for step in 0..d / t {
+            let a_col = step * t + tx as u64;
+            let b_row = step * t + ty as u64;
+            // SAFETY: exact tiling keeps every index below d; own < 256.
+            unsafe {
+                *tile_a.add(own) = load_readonly(a.add((row * d + a_col) as usize));
+                *tile_b.add(own) = load_readonly(b.add((b_row * d + col) as usize));
+            }
+            sync_threads();
+            for p in 0..MAT_TILE {
+                // SAFETY: ty, tx, p < MAT_TILE.
+                acc = unsafe {
+                    fma(
+                        *tile_a.add((ty * MAT_TILE + p) as usize),
+                        *tile_b.add((p * MAT_TILE + tx) as usize),
+                        acc,
+                    )
+                };
+            }
+            sync_threads();
+        }
+        // SAFETY: row, col < d.
+        unsafe { *c.add((row * d + col) as usize) = acc };
+    }
+
+    /// One explicit step of the 2D heat equation, read straight from global
+    /// memory: `out = c + r * (w + e + n + s - 4c)` on interior cells.
+    ///
+    /// Written as two FMAs, `fma(r, fma(-4, c, w + e + n + s), c)`, which is
+    /// what nvcc's default contraction makes of the same expression.
+    ///
+    /// # Memory
+    /// Five reads and one write per interior cell, each a contiguous 128-byte
+    /// span across a warp. Four of the five are cells a neighbour also reads:
+    /// the reuse the tiled kernel tries to capture.
+    ///
+    /// # Launch assumption
+    /// STENCIL_BLOCK_X x STENCIL_BLOCK_Y blocks over a grid that covers the
+    /// `n - 2` square interior; the guard covers the store (the grid does not
+    /// divide evenly). No barrier.
+    ///
+    /// # Safety
+    /// `input` and `out` hold `n * n` floats and do not overlap.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn heat_step_global(input: *const f32, out: *mut f32, n: i32, r: f32) {
+        let col = (block_idx_x() * block_dim_x() + thread_idx_x()) as i32 + 1;
+        let row = (block_idx_y() * block_dim_y() + thread_idx_y()) as i32 + 1;
+        if col < n - 1 && row < n - 1 {
+            let stride = n as usize;
+            let c = row as usize * stride + col as usize;
+            // SAFETY: 1 <= row, col < n - 1, so all five cells are inside.
+            unsafe {
+                let centre = load_readonly(input.add(c));
+                let sum = load_readonly(input.add(c - 1))
+                    + load_readonly(input.add(c + 1))
+                    + load_readonly(input.add(c - stride))
+                    + load_readonly(input.add(c + stride));
+                *out.add(c) = fma(r, fma(-4.0, centre, sum), centre);
+            }
+        }
+    }
+
+    /// The same step through a shared tile with a one-cell apron.
+    ///
+    /// # Memory
+    /// A block reads a 34 x 10 patch to update 32 x 8 cells: 1.33 global
+    /// reads per updated cell instead of 5. The fill loop strides by the
+    /// block size, as 256 threads fetch 340 cells (84 threads go twice).
+    /// Cells outside the grid read as STENCIL_COLD.
+    ///
+    /// # Launch assumption
+    /// The grid of `heat_step_global`, blocks of exactly 32 x 8 threads.
+    /// Guards cover loads and stores, never the barrier.
+    ///
+    /// # Safety
+    /// As `heat_step_global`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn heat_step_tiled(input: *const f32, out: *mut f32, n: i32, r: f32) {
+        let tile = ROOFLINE_STENCIL_TILE::as_mut_ptr();
+        let tile_col = (block_idx_x() * STENCIL_BLOCK_X) as i32 + 1;
+        let tile_row = (block_idx_y() * STENCIL_BLOCK_Y) as i32 + 1;
+        let halo = HALO as i32;
+        let shared_x = STENCIL_SHARED_X as i32;
+
+        let threads = (block_dim_x() * block_dim_y()) as i32;
+        let mut s = (thread_idx_y() * block_dim_x() + thread_idx_x()) as i32;
+        while s < STENCIL_SHARED_CELLS as i32 {
+            let sy = s / shared_x;
+            let sx = s - sy * shared_x;
+            let gy = tile_row - halo + sy;
+            let gx = tile_col - halo + sx;
+            let inside = gx >= 0 && gx < n && gy >= 0 && gy < n;
+            // SAFETY: s < 340 = the tile's length; the global read happens
+            // only inside the grid.
+            unsafe {
+                *tile.add(s as usize) = if inside {
+                    load_readonly(input.add(gy as usize * n as usize + gx as usize))
+                } else {
+                    STENCIL_COLD
+                }
+            };
+            s += threads;
+        }
+        sync_threads();
+
+        let sx = thread_idx_x() as i32 + halo;
+        let sy = thread_idx_y() as i32 + halo;
+        let col = tile_col + thread_idx_x() as i32;
+        let row = tile_row + thread_idx_y() as i32;
+        if col < n - 1 && row < n - 1 {
+            let at = |y: i32, x: i32| (y * shared_x + x) as usize;
+            // SAFETY: 1 <= sx <= 32 and 1 <= sy <= 8, so every neighbour is
+            // inside the 34 x 10 tile; row, col are interior cells.
+            unsafe {
+                let centre = *tile.add(at(sy, sx));
+                let sum = *tile.add(at(sy, sx - 1))
+                    + *tile.add(at(sy, sx + 1))
+                    + *tile.add(at(sy - 1, sx))
+                    + *tile.add(at(sy + 1, sx));
+                *out.add(row as usize * n as usize + col as usize) = fma(r, fma(-4.0, centre, sum), centre);
+            }
+        }
+    }
+
+    /// A Horner chain over one loaded float: `x = in[i] * POLY_SCALE`,
+    /// `acc = x`, then POLY_DEGREE times `acc = fma(acc, x, POLY_ADD)`.
+    ///
+    /// # Memory
+    /// Two coalesced streams (8 bytes per element) for 2 * 256 + 1 FLOP: the
+    /// only intensity here right of the ridge point. The chain is dependent;
+    /// the parallelism comes from the number of elements.
+    ///
+    /// # Launch assumption
+    /// `grid_dim.x * block_dim.x >= n`.
+    ///
+    /// # Safety
+    /// `input` and `out` hold `n` floats and do not overlap.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn polynomial_horner(input: *const f32, out: *mut f32, n: u64) {
+        let i = global_index_x();
+        if i < n {
+            // SAFETY: i < n.
+            let x = unsafe { load_readonly(input.add(i as usize)) } * POLY_SCALE;
+            let mut acc = x;
+            for _ in 0..POLY_DEGREE {
+                acc = fma(acc, x, POLY_ADD);
+            }
+            // SAFETY: i < n.
+            unsafe { *out.add(i as usize) = acc };
+        }
+    }
+
+    /// The FP32 ceiling: FMA_CHAINS independent chains of `iters` FMAs each,
+    /// summed and stored once.
+    ///
+    /// # Memory
+    /// One coalesced store per thread after the loop; the loop touches
+    /// registers only.
+    ///
+    /// # Launch assumption
+    /// `out` holds one float per launched thread. `iters` is a run-time
+    /// argument so the loop cannot be unrolled into straight-line code.
+    ///
+    /// # Safety
+    /// `out` holds `grid_dim.x * block_dim.x` floats.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn fma_peak(out: *mut f32, iters: i32) {
+        let i = global_index_x();
+        let mut acc = [0.0f32; FMA_CHAINS];
+        for (q, a) in acc.iter_mut().enumerate() {
+            *a = q as f32 * 0.125;
+        }
+        for _ in 0..iters {
+            for a in acc.iter_mut() {
+                *a = fma(*a, FMA_MUL, FMA_ADD);
+            }
+        }
+        let mut sum = 0.0f32;
+        for a in acc {
+            sum += a;
+        }
+        // SAFETY: one float per launched thread.
+        unsafe { *out.add(i as usize) = sum };
+    }
+}

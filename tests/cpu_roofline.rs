@@ -1,0 +1,330 @@
+//! CPU-only tests of the roofline lesson (they run in CI): the references on
+//! hand-checked values, the FLOP and byte model, the sizes, and the PTX the
+//! builder produced (entry points, state spaces, read-only loads, FMAs, no
+//! local-memory spills).
+
+use host::ptx::{self, PTX, entry_body, entries};
+use host::roofline::model::{Ceilings, cost};
+use host::roofline::{Kernel, Sizes, launch_config, reference, side_for_l2};
+use kernels_gpu::roofline::*;
+
+fn lesson_sizes(l2_bytes: usize, sms: u32) -> Sizes {
+    let side = side_for_l2(SEED_SIDE, l2_bytes);
+    Sizes {
+        n: side * side,
+        side,
+        mat_dim: MAT_DIM,
+        stencil_side: side_for_l2(SEED_STENCIL_SIDE, l2_bytes),
+        fma_blocks: FMA_BLOCKS_PER_SM * sms,
+        fma_iters: FMA_ITERS,
+    }
+}
+
+// ---- references on hand-checked values -----------------------------------
+
+#[test]
+fn fills_have_the_seed_periods() {
+    let a: Vec<f32> = (0..8).map(reference::fill_a).collect();
+    let b: Vec<f32> = (0..6).map(reference::fill_b).collect();
+    assert_eq!(a, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 1.0]);
+    assert_eq!(b, [-2.0, -1.0, 0.0, 1.0, 2.0, -2.0]);
+    assert_eq!(reference::fill_index_bits(5).to_bits(), 5);
+    assert_eq!(reference::fill_index_bits(67_108_863).to_bits(), 67_108_863);
+}
+
+#[test]
+fn vector_add_reference() {
+    assert_eq!(reference::vector_add(&[1.0, 2.0, 7.0], &[-2.0, 0.5, 2.0]), [-1.0, 2.5, 9.0]);
+}
+
+#[test]
+fn transpose_reference() {
+    // [[0, 1, 2], [3, 4, 5], [6, 7, 8]] -> [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    let m: Vec<f32> = (0..9).map(|i| i as f32).collect();
+    assert_eq!(reference::transpose(&m, 3), [0.0, 3.0, 6.0, 1.0, 4.0, 7.0, 2.0, 5.0, 8.0]);
+}
+
+#[test]
+fn matmul_reference() {
+    // [[1, 2], [3, 4]] x [[5, 6], [7, 8]] = [[19, 22], [43, 50]]
+    assert_eq!(reference::matmul(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], 2), [19.0, 22.0, 43.0, 50.0]);
+}
+
+#[test]
+fn block_sums_reference() {
+    assert_eq!(reference::block_sums(&[1.0, 2.0, 3.0, 4.0, 5.0], 2), [3.0, 7.0, 5.0]);
+}
+
+#[test]
+fn heat_step_reference() {
+    // A 4x4 grid; interior cell (1,1) = 6 with neighbours 5, 7, 2, 10:
+    // 6 + 0.2 * (5 + 7 + 2 + 10 - 24) = 6. Cell (1,2) = 7 with 6, 8, 3, 11:
+    // 7 + 0.2 * (28 - 28) = 7. A linear ramp is a steady state, so every
+    // interior cell keeps its value; the ring is 0.
+    let grid: Vec<f32> = (0..16).map(|i| i as f32 + 1.0).collect();
+    let out = reference::heat_step(&grid, 4, 0.2);
+    let want = [0.0, 0.0, 0.0, 0.0, 0.0, 6.0, 7.0, 0.0, 0.0, 10.0, 11.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    assert_eq!(out, want);
+    // A single hot cell spreads: centre 10 with cold neighbours -> 10 - 0.2 * 40 = 2.
+    let mut spike = vec![0.0f32; 9];
+    spike[4] = 10.0;
+    let out = reference::heat_step(&spike, 3, 0.2);
+    assert!((out[4] - 2.0).abs() < 1e-6, "{}", out[4]);
+}
+
+#[test]
+fn polynomial_reference() {
+    // x = 0: acc = 0, then fma(0, 0, 1) = 1 and fma(1, 0, 1) = 1 for good.
+    // x = 16 * 0.0625 = 1: acc = 1, then 2, 3, ..., 257 after 256 steps.
+    assert_eq!(reference::polynomial(&[0.0, 16.0]), [1.0, 257.0]);
+}
+
+#[test]
+fn fma_sum_reference() {
+    // Zero steps: 0 + 0.125 + ... + 0.875 = 3.5. One step: each chain becomes
+    // q/8 * 1.0000001 + 1, and the eight sum to 11.5 within f32 rounding.
+    assert_eq!(reference::fma_sum(0), 3.5);
+    assert!((reference::fma_sum(1) - 11.5).abs() < 1e-5);
+    // The sum grows with the iteration count: half the steps is far off.
+    assert!(reference::fma_sum(FMA_ITERS) > 1.9 * reference::fma_sum(FMA_ITERS / 2));
+}
+
+// ---- the FLOP and byte model ------------------------------------------------
+
+#[test]
+fn vector_add_is_one_twelfth_flop_per_byte() {
+    let s = lesson_sizes(4 << 20, 40);
+    assert_eq!(cost(Kernel::VectorAdd, &s).intensity(), 1.0 / 12.0);
+    assert_eq!(cost(Kernel::VectorAddPermuted, &s), cost(Kernel::VectorAdd, &s));
+    assert_eq!(cost(Kernel::Copy, &s).bytes, 8.0 * s.n as f64);
+    assert_eq!(cost(Kernel::Copy, &s).flop, 0.0);
+}
+
+#[test]
+fn matmul_bytes_follow_the_seed() {
+    let s = lesson_sizes(4 << 20, 40);
+    let d = MAT_DIM as f64;
+    assert_eq!(cost(Kernel::MatmulNaive, &s).bytes, (2.0 * d * d * d + d * d) * 4.0);
+    assert_eq!(cost(Kernel::MatmulTiled, &s).bytes, (2.0 * d * d * d / 16.0 + d * d) * 4.0);
+    assert_eq!(cost(Kernel::MatmulTiled, &s).flop, 2.0 * d * d * d);
+}
+
+#[test]
+fn reduction_stencil_polynomial_and_fma_counts() {
+    let s = lesson_sizes(4 << 20, 40);
+    let n = (4096 * 4096) as f64;
+    let blocks = n / 256.0;
+    assert_eq!(cost(Kernel::Reduce, &s).flop, n - blocks);
+    assert_eq!(cost(Kernel::Reduce, &s).bytes, (n + blocks) * 4.0);
+    let interior = 2046.0 * 2046.0;
+    assert_eq!(cost(Kernel::StencilGlobal, &s).flop, 7.0 * interior);
+    assert_eq!(cost(Kernel::StencilGlobal, &s).bytes, 6.0 * interior * 4.0);
+    // 2046 / 32 -> 64 blocks across, 2046 / 8 -> 256 down, 340 cells each.
+    assert_eq!(cost(Kernel::StencilTiled, &s).bytes, (340.0 * 64.0 * 256.0 + interior) * 4.0);
+    assert_eq!(cost(Kernel::Polynomial, &s).flop, 513.0 * n);
+    assert_eq!(cost(Kernel::FmaPeak, &s).flop, (32 * 40 * 256) as f64 * 2048.0 * 8.0 * 2.0);
+}
+
+#[test]
+fn ridge_point_and_attainable_rate() {
+    let c = Ceilings {
+        copy_gb_per_s: 4000.0,
+        fma_gflop_per_s: 60000.0,
+    };
+    assert_eq!(c.ridge(), 15.0);
+    assert_eq!(c.attainable_gflop_per_s(1.0 / 12.0), 4000.0 / 12.0);
+    assert_eq!(c.attainable_gflop_per_s(64.0), 60000.0);
+}
+
+// ---- sizes and launch shapes ------------------------------------------------
+
+#[test]
+fn buffers_grow_to_four_times_the_l2() {
+    // A T4's 4 MiB L2: the seed's sizes stand.
+    assert_eq!(side_for_l2(SEED_SIDE, 4 << 20), 4096);
+    assert_eq!(side_for_l2(SEED_STENCIL_SIDE, 4 << 20), 2048);
+    // An H200's 60 MiB: 64 MiB buffers are 1.07x the L2; 256 MiB are 4.3x.
+    assert_eq!(side_for_l2(SEED_SIDE, 60 << 20), 8192);
+    assert_eq!(side_for_l2(SEED_STENCIL_SIDE, 60 << 20), 8192);
+    for l2 in [4 << 20, 40 << 20, 50_000_000, 60 << 20, 126 << 20] {
+        let s = lesson_sizes(l2, 132);
+        assert!(s.n * 4 >= 4 * l2, "{l2}");
+        assert!(s.stencil_side * s.stencil_side * 4 >= 4 * l2, "{l2}");
+        s.validate().unwrap();
+    }
+}
+
+#[test]
+fn invalid_sizes_are_errors_that_say_why() {
+    let good = lesson_sizes(4 << 20, 40);
+    let msg = |s: Sizes| s.validate().unwrap_err().to_string();
+    assert!(msg(Sizes { side: 100, ..good }).contains("not a multiple of 32"));
+    assert!(msg(Sizes { mat_dim: 40, ..good }).contains("not a multiple of 16"));
+    assert!(msg(Sizes { n: 1001, ..good }).contains("stride"));
+    assert!(msg(Sizes { fma_blocks: 1 << 20, ..good }).contains("FMA threads"));
+}
+
+#[test]
+fn launch_shapes_cover_each_problem() {
+    let s = lesson_sizes(60 << 20, 132);
+    let c = launch_config(Kernel::VectorAdd, &s);
+    assert_eq!((c.grid_dim, c.block_dim), ((262_144, 1, 1), (256, 1, 1)));
+    let c = launch_config(Kernel::VectorAddPermuted, &s);
+    assert_eq!(c.grid_dim.0 as usize * 256 * c.grid_dim.1 as usize, s.n);
+    let c = launch_config(Kernel::TransposeTiled, &s);
+    assert_eq!((c.grid_dim, c.block_dim), ((256, 256, 1), (32, 32, 1)));
+    let c = launch_config(Kernel::StencilTiled, &s);
+    assert_eq!((c.grid_dim, c.block_dim), ((256, 1024, 1), (32, 8, 1)));
+    assert!(c.grid_dim.0 as usize * 32 >= 8190 && c.grid_dim.1 as usize * 8 >= 8190);
+    let c = launch_config(Kernel::FmaPeak, &s);
+    assert_eq!(c.grid_dim.0, 32 * 132);
+}
+
+// ---- the PTX ---------------------------------------------------------------
+
+fn body(kernel: Kernel) -> &'static str {
+    entry_body(PTX, kernel.symbol()).unwrap_or_else(|| panic!("no .entry {} in the PTX", kernel.symbol()))
+}
+
+#[test]
+fn ptx_has_all_twelve_entry_points() {
+    let found = entries(PTX);
+    for k in Kernel::ALL {
+        assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
+    }
+    assert_eq!(found.len(), 12, "{found:?}");
+}
+
+#[test]
+fn ptx_targets_sm_75_by_default() {
+    if std::env::var("LAB_PTX_ARCH").is_err() {
+        assert_eq!(ptx::target(), "sm_75");
+        assert_eq!(ptx::isa_version(), "6.3");
+    }
+    assert_eq!(ptx::parse_sm("sm_90a"), Some((9, 0)));
+    assert_eq!(ptx::parse_sm("sm_100"), Some((10, 0)));
+    assert_eq!(ptx::parse_sm("compute_75"), None);
+}
+
+/// A generic load or store (`ld.b32`, `st.f32`, ...) has no state space
+/// between the opcode and its type.
+fn generic_accesses(body: &str) -> Vec<&str> {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| {
+            let op = l.split_whitespace().next().unwrap_or("");
+            (op.starts_with("ld.") || op.starts_with("st."))
+                && !op.contains(".global")
+                && !op.contains(".shared")
+                && !op.contains(".param")
+                && !op.contains(".local")
+                && !op.contains(".const")
+        })
+        .collect()
+}
+
+#[test]
+fn tiled_kernels_use_the_shared_state_space() {
+    for k in [Kernel::TransposeTiled, Kernel::MatmulTiled, Kernel::Reduce, Kernel::StencilTiled] {
+        let b = body(k);
+        assert!(b.contains("ld.shared."), "{}: no ld.shared", k.symbol());
+        assert!(b.contains("st.shared."), "{}: no st.shared", k.symbol());
+    }
+    for k in Kernel::ALL {
+        let generic = generic_accesses(body(k));
+        assert!(generic.is_empty(), "{}: generic accesses {generic:?}", k.symbol());
+    }
+}
+
+#[test]
+fn no_kernel_spills_to_local_memory() {
+    for k in Kernel::ALL {
+        let b = body(k);
+        assert!(!b.contains(".local"), "{} uses local memory", k.symbol());
+    }
+}
+
+#[test]
+fn inputs_use_the_read_only_path() {
+    for k in Kernel::ALL.into_iter().filter(|&k| k != Kernel::FmaPeak) {
+        let b = body(k);
+        assert!(b.contains("ld.global.nc."), "{}: inputs not loaded with ld.global.nc", k.symbol());
+        assert!(!b.contains("ld.global.b") && !b.contains("ld.global.f"), "{}: a plain ld.global", k.symbol());
+    }
+}
+
+#[test]
+fn multiply_adds_are_fused() {
+    for k in [
+        Kernel::MatmulNaive,
+        Kernel::MatmulTiled,
+        Kernel::StencilGlobal,
+        Kernel::StencilTiled,
+        Kernel::Polynomial,
+        Kernel::FmaPeak,
+    ] {
+        let b = body(k);
+        assert!(b.contains("fma.rn.f32"), "{}: no fma.rn.f32", k.symbol());
+    }
+    // The only multiply left in the polynomial is the input scale.
+    assert_eq!(body(Kernel::Polynomial).matches("mul.rn.f32").count(), 1);
+    assert_eq!(body(Kernel::Polynomial).matches("fma.rn.f32").count(), POLY_DEGREE as usize);
+    for k in [Kernel::MatmulNaive, Kernel::MatmulTiled, Kernel::FmaPeak] {
+        assert!(!body(k).contains("mul.rn.f32"), "{}: an unfused multiply", k.symbol());
+    }
+}
+
+#[test]
+fn shared_tiles_are_declared_once_at_module_scope() {
+    let decls: Vec<&str> = PTX.lines().filter(|l| l.trim_start().starts_with(".shared")).collect();
+    assert_eq!(decls.len(), 5, "{decls:?}");
+    assert!(decls.iter().any(|d| d.contains("ROOFLINE_TRANSPOSE_TILE[4224]")), "32 x 33 floats");
+}
+
+// ---- the PTX through ptxas ---------------------------------------------------
+
+/// ptxas, from `$PTXAS` or the PATH (`cargo xtask test` provides one from
+/// PyPI's nvidia-cuda-nvcc-cu12 where neither has it).
+fn ptxas() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return Some(p.into());
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths).map(|d| d.join("ptxas")).find(|p| p.is_file())
+    })
+}
+
+/// The driver JIT-compiles this PTX when a lesson starts; ptxas is the same
+/// assembler, so a PTX it rejects would fail on every GPU. Assembled for the
+/// oldest target (sm_75) and Hopper (sm_90): no kernel may spill.
+#[test]
+fn ptx_assembles_without_spills() {
+    let Some(ptxas) = ptxas() else {
+        assert!(std::env::var_os("CI").is_none(), "CI must run this test: install ptxas or set PTXAS");
+        eprintln!("skipped: no ptxas on PATH and PTXAS unset");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("lab-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("kernels.ptx");
+    std::fs::write(&src, PTX).unwrap();
+    for arch in ["sm_75", "sm_90"] {
+        let out = std::process::Command::new(&ptxas)
+            .args(["-v", &format!("-arch={arch}"), "-o"])
+            .arg(dir.join(format!("{arch}.cubin")))
+            .arg(&src)
+            .output()
+            .expect("ptxas runs");
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ptxas rejected the PTX for {arch}:\n{log}");
+        let compiled = log.matches("Compiling entry function").count();
+        assert_eq!(compiled, 12, "{arch}: {log}");
+        for line in log.lines().filter(|l| l.contains("spill") || l.contains("stack frame")) {
+            assert!(
+                line.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+                "{arch}: {line}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,84 @@
+//! GPU tests of the roofline kernels: each kernel against its CPU reference
+//! at small sizes. Sizes that no block size divides for the kernels with
+//! bounds checks (copy, adds, reduction, stencils, polynomial); exact tiles
+//! for the transposes and matmuls, which the seed writes without an edge
+//! guard (their launch assumption says so).
+//!
+//! Where no NVIDIA driver is present, every test is reported as ignored.
+
+use host::gpu::Gpu;
+use host::roofline::{Kernel, Roofline, Sizes};
+use kernels_gpu::roofline::{FMA_ITERS, STRIDE};
+use lab_tests::run_gpu_trials;
+
+/// Small sizes that exercise the guards: 4099 strided columns (not a
+/// multiple of 256), n = 131,168 (not a multiple of 256, so the last block
+/// is partial), a 77^2 stencil grid (75 interior cells: 32 and 8 divide
+/// neither way), 96^2 transposes (3 tiles) and a 48^3 matmul (3 tiles).
+fn small(gpu: &Gpu) -> Sizes {
+    Sizes {
+        n: STRIDE as usize * 4099,
+        side: 96,
+        mat_dim: 48,
+        stencil_side: 77,
+        fma_blocks: gpu.info.sms,
+        fma_iters: FMA_ITERS,
+    }
+}
+
+fn check(gpu: &Gpu, kernel: Kernel) -> Result<(), String> {
+    let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
+    let failures = lesson.check(kernel).map_err(|e| e.to_string())?;
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+    }
+}
+
+macro_rules! kernel_trials {
+    ($($name:ident => $kernel:expr),* $(,)?) => {{
+        $(fn $name(gpu: &Gpu) -> Result<(), String> { check(gpu, $kernel) })*
+        vec![$((stringify!($name), $name as fn(&Gpu) -> Result<(), String>)),*]
+    }};
+}
+
+/// The lesson's own sizes pass their checks on this GPU's memory and grid
+/// limits (no launch: a size the GPU cannot hold is an error before any
+/// allocation).
+fn lesson_sizes_are_valid(gpu: &Gpu) -> Result<(), String> {
+    let sizes = Sizes::for_device(&gpu.info);
+    sizes.validate().map_err(|e| e.to_string())?;
+    gpu.require_free_memory(sizes.device_bytes(), "the roofline lesson").map_err(|e| e.to_string())
+}
+
+/// A kernel whose result is checked can also be timed: every sample > 0.
+fn timing_is_positive(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
+    let t = lesson.time(Kernel::VectorAdd, host::timing::Plan::DEFAULT).map_err(|e| e.to_string())?;
+    if t.samples_ms.len() == 7 && t.samples_ms.iter().all(|&ms| ms > 0.0) {
+        Ok(())
+    } else {
+        Err(format!("bad samples {:?}", t.samples_ms))
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let mut trials = kernel_trials![
+        copy_coalesced => Kernel::Copy,
+        vector_add => Kernel::VectorAdd,
+        vector_add_permuted => Kernel::VectorAddPermuted,
+        transpose_naive => Kernel::TransposeNaive,
+        transpose_tiled => Kernel::TransposeTiled,
+        matmul_naive => Kernel::MatmulNaive,
+        matmul_tiled => Kernel::MatmulTiled,
+        reduce_sequential_addressing => Kernel::Reduce,
+        heat_step_global => Kernel::StencilGlobal,
+        heat_step_tiled => Kernel::StencilTiled,
+        polynomial_horner => Kernel::Polynomial,
+        fma_peak => Kernel::FmaPeak,
+    ];
+    trials.push(("lesson_sizes_are_valid", lesson_sizes_are_valid));
+    trials.push(("timing_is_positive", timing_is_positive));
+    run_gpu_trials(trials)
+}

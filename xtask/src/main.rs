@@ -1,0 +1,234 @@
+//! `cargo xtask <task>`: the project's commands. Thin: each task calls
+//! cargo or the `lab` binary and holds no lesson logic.
+//!
+//! Every task first runs `rustup toolchain install` in the repository, which
+//! adds the components `rust-toolchain.toml` names (rust-src, llvm-tools,
+//! llvm-bitcode-linker) where the toolchain lacks them: rustup does not add
+//! them by itself when cargo runs, and the kernels cannot build without them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+const TASKS: &str = "\
+cargo xtask <task>
+
+Tasks:
+  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline)
+  test                                run every test (GPU tests report themselves skipped without a GPU)
+  ptx [FILE]                          write the kernels' PTX to FILE (default target/kernels.ptx)
+  bundle                              put the release binary, the GPU tests and run.sh in target/bundle,
+                                      for a GPU machine without Rust
+
+Set LAB_PTX_ARCH=sm_90 (or another sm_XX) to build the PTX for a newer GPU than the default sm_75.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("run") => run(&args[1..]),
+        Some("test") => test(&args[1..]),
+        Some("ptx") => ptx(&args[1..]),
+        Some("bundle") => bundle(),
+        None | Some("help" | "-h" | "--help") => {
+            println!("{TASKS}");
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => {
+            eprintln!("error: unknown task `{other}`\n\n{TASKS}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (xtask/ sits in it).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ has a parent").to_path_buf()
+}
+
+/// `$CARGO` (the cargo that runs xtask), in the workspace root.
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Runs `cmd`, failing with its description if it does not succeed.
+fn status(mut cmd: Command, what: &str) -> Result<()> {
+    let st = cmd.status().with_context(|| format!("could not start {what}"))?;
+    if !st.success() {
+        bail!("{what} failed ({st})");
+    }
+    Ok(())
+}
+
+/// Adds the toolchain components the kernels need, where missing.
+fn ensure_toolchain() -> Result<()> {
+    let mut cmd = Command::new("rustup");
+    cmd.args(["toolchain", "install"]).current_dir(root());
+    match cmd.output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => bail!(
+            "`rustup toolchain install` failed; the kernels need the components in rust-toolchain.toml:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        // No rustup: the toolchain came another way; build.rs names what is missing.
+        Err(_) => Ok(()),
+    }
+}
+
+/// `run <lesson> [flags]`: build `lab` in release mode and run it.
+fn run(args: &[String]) -> Result<ExitCode> {
+    if args.is_empty() {
+        bail!("which lesson? `cargo xtask run roofline`");
+    }
+    ensure_toolchain()?;
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "--release", "--package", "host", "--bin", "lab", "--"]).args(args);
+    let st = cmd.status().context("could not start cargo")?;
+    // Pass the lesson's own exit status through (3 means a check failed).
+    Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
+}
+
+/// `test [args]`: every test in the workspace.
+fn test(args: &[String]) -> Result<ExitCode> {
+    ensure_toolchain()?;
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace"]).args(args);
+    if let Some(ptxas) = provide_ptxas() {
+        cmd.env("PTXAS", ptxas);
+    }
+    status(cmd, "cargo test")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A ptxas for the test that assembles the PTX: `$PTXAS`, the PATH's, or
+/// one installed from PyPI (nvidia-cuda-nvcc-cu12) into target/tools. No
+/// GPU is needed; without one the test says it was skipped (and fails in CI).
+fn provide_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return Some(p.into());
+    }
+    let on_path = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("ptxas")).find(|p| p.is_file()));
+    if on_path.is_some() {
+        return on_path;
+    }
+    let tools = root().join("target/tools/cuda-nvcc");
+    let ptxas = tools.join("nvidia/cuda_nvcc/bin/ptxas");
+    if !ptxas.is_file() {
+        eprintln!("installing ptxas from PyPI (nvidia-cuda-nvcc-cu12) into {}", tools.display());
+        let installed = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"])
+            .arg(&tools)
+            .arg("nvidia-cuda-nvcc-cu12")
+            .status()
+            .is_ok_and(|s| s.success());
+        if !installed {
+            eprintln!("warning: could not install ptxas; the PTX assembly test will be skipped");
+            return None;
+        }
+    }
+    ptxas.is_file().then_some(ptxas)
+}
+
+/// The PTX host/build.rs leaves in its own target directory, for a release
+/// build of the host.
+fn built_ptx() -> PathBuf {
+    root().join("target/release/ptx/nvptx64-nvidia-cuda/release/kernels_gpu.ptx")
+}
+
+/// `ptx [FILE]`: build the kernels and copy their PTX somewhere readable.
+fn ptx(args: &[String]) -> Result<ExitCode> {
+    ensure_toolchain()?;
+    let mut cmd = cargo();
+    cmd.args(["build", "--quiet", "--release", "--package", "host"]);
+    status(cmd, "building the kernels")?;
+    let dest = args.first().map(PathBuf::from).unwrap_or_else(|| root().join("target/kernels.ptx"));
+    std::fs::copy(built_ptx(), &dest).with_context(|| format!("could not write {}", dest.display()))?;
+    println!("{}", dest.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bundle`: everything a GPU machine without Rust needs, in target/bundle:
+/// the release `lab`, each GPU test executable, the PTX, and run.sh.
+fn bundle() -> Result<ExitCode> {
+    ensure_toolchain()?;
+    let dir = root().join("target/bundle");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("could not clear {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir)?;
+
+    let mut cmd = cargo();
+    cmd.args(["build", "--quiet", "--release", "--package", "host", "--bin", "lab"]);
+    status(cmd, "building lab")?;
+    std::fs::copy(root().join("target/release/lab"), dir.join("lab"))?;
+    std::fs::copy(built_ptx(), dir.join("kernels.ptx"))?;
+
+    // Build the GPU tests and learn their executables' paths from cargo.
+    let out = cargo()
+        .args(["test", "--release", "--package", "lab-tests", "--no-run", "--message-format=json"])
+        .output()
+        .context("could not start cargo test --no-run")?;
+    if !out.status.success() {
+        bail!("building the GPU tests failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut tests = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let name = msg["target"]["name"].as_str().unwrap_or("");
+        if let (true, Some(exe)) = (name.starts_with("gpu_"), msg["executable"].as_str()) {
+            std::fs::copy(exe, dir.join(name))?;
+            tests.push(name.to_string());
+        }
+    }
+    if tests.is_empty() {
+        bail!("cargo built no gpu_* test executables");
+    }
+    std::fs::write(dir.join("run.sh"), RUN_SH)?;
+    set_executable(&dir.join("run.sh"))?;
+    println!("{} (lab, {}, run.sh)", dir.display(), tests.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The bundle's script: the lesson as a table and as JSON, then every GPU
+/// test. Outputs go to the folder given as its argument (default: here).
+const RUN_SH: &str = r#"#!/usr/bin/env bash
+# Runs the roofline lesson (table and JSON) and the GPU tests on a GPU
+# machine without Rust. Usage: run.sh [output-folder]
+set -u -o pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here}
+mkdir -p "$out"
+status=0
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+fi
+"$here/lab" roofline | tee "$out/roofline.txt" || status=1
+"$here/lab" roofline --json > "$out/roofline.jsonl" || status=1
+echo "JSON rows: $(wc -l < "$out/roofline.jsonl")"
+for t in "$here"/gpu_*; do
+  "$t" 2>&1 | tee "$out/$(basename "$t").txt" || status=1
+done
+exit $status
+"#;
+
+#[cfg(unix)]
+fn set_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn set_executable(_: &Path) -> Result<()> {
+    Ok(())
+}
