@@ -275,6 +275,27 @@ fn multiply_adds_are_fused() {
 }
 
 #[test]
+fn the_copy_ceiling_moves_16_bytes_per_thread() {
+    let b = body(Kernel::Copy);
+    assert!(b.contains("ld.global.nc.v4.f32"), "{b}");
+    assert!(b.contains("st.global.v4"), "{b}");
+    let s = lesson_sizes(60 << 20, 132);
+    let c = launch_config(Kernel::Copy, &s);
+    assert_eq!(c.grid_dim.0 as usize * 256, s.n / 4);
+}
+
+#[test]
+fn the_fma_loop_is_unrolled_but_not_flattened() {
+    // One trip of the run-time loop holds FMA_UNROLL steps of 8 chains; the
+    // loop itself stays (a branch back), so the count is not compiled in.
+    let b = body(Kernel::FmaPeak);
+    let fmas = b.matches("fma.rn.f32").count();
+    assert!(fmas >= (FMA_UNROLL as usize) * FMA_CHAINS, "{fmas} FMAs");
+    assert!(fmas < FMA_ITERS as usize, "{fmas} FMAs: the loop was flattened");
+    assert!(b.contains("bra"), "no loop branch");
+}
+
+#[test]
 fn shared_tiles_are_declared_once_at_module_scope() {
     let decls: Vec<&str> = PTX.lines().filter(|l| l.trim_start().starts_with(".shared")).collect();
     assert_eq!(decls.len(), 5, "{decls:?}");

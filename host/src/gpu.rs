@@ -219,10 +219,42 @@ fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
     })
 }
 
-/// The NVIDIA kernel module's version from `/proc/driver/nvidia/version`
-/// ("... Kernel Module  580.159.04  ..."), where that file exists.
+/// The NVIDIA kernel module's version from `/proc/driver/nvidia/version`,
+/// where that file exists.
 fn kernel_module_version() -> Option<String> {
     let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+    parse_kernel_module_version(&text)
+}
+
+/// The first `N.N...` token after "Kernel Module" (the open module's line
+/// reads "... Open Kernel Module for x86_64  580.159.04  Release Build ...").
+pub fn parse_kernel_module_version(text: &str) -> Option<String> {
     let after = text.split("Kernel Module").nth(1)?;
-    after.split_whitespace().next().map(str::to_string)
+    after
+        .split_whitespace()
+        .find(|t| t.contains('.') && t.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_module_version_from_both_module_flavours() {
+        let open = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16)";
+        let closed = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023";
+        assert_eq!(parse_kernel_module_version(open).as_deref(), Some("580.159.04"));
+        assert_eq!(parse_kernel_module_version(closed).as_deref(), Some("535.104.05"));
+        assert_eq!(parse_kernel_module_version("nothing here"), None);
+    }
+
+    #[test]
+    fn fp32_lanes_by_architecture() {
+        assert_eq!(fp32_lanes_per_sm((7, 5)), Some(64));
+        assert_eq!(fp32_lanes_per_sm((8, 0)), Some(64));
+        assert_eq!(fp32_lanes_per_sm((8, 6)), Some(128));
+        assert_eq!(fp32_lanes_per_sm((9, 0)), Some(128));
+        assert_eq!(fp32_lanes_per_sm((3, 5)), None);
+    }
 }

@@ -86,6 +86,10 @@ pub const FMA_CHAINS: usize = 8;
 /// cannot unroll it into straight-line code that measures the instruction
 /// cache instead of the FP32 pipes.
 pub const FMA_ITERS: i32 = 2048;
+/// Steps of every chain per trip of the FMA kernel's run-time loop: 16 x 8
+/// = 128 FMAs per loop branch (2 KiB of code, far from the instruction
+/// cache's size).
+pub const FMA_UNROLL: i32 = 16;
 /// Blocks launched per SM: a launch multiplier, not a residency figure.
 /// Several waves queue behind the resident blocks, so the last wave's tail is
 /// a small share of the run.
@@ -142,7 +146,7 @@ const _: () = assert!(POLY_CHECK <= SEED_SIDE * SEED_SIDE, "the check reads a pr
 mod kernels {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::load_readonly;
+    use crate::device::memory::{Float4, load_readonly, load_readonly_v4};
     use crate::device::thread::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_y,
         sync_threads, thread_idx_x, thread_idx_y,
@@ -155,25 +159,35 @@ mod kernels {
     shared_array!(ROOFLINE_MATMUL_B: [f32; (MAT_TILE * MAT_TILE) as usize]);
     shared_array!(ROOFLINE_STENCIL_TILE: [f32; STENCIL_SHARED_CELLS as usize]);
 
-    /// `out[i] = input[i]`. One thread owns one element. The bandwidth ceiling.
+    /// `out[i] = input[i]` over `n4` float4 elements: one thread owns one
+    /// 16-byte element. The bandwidth ceiling.
     ///
     /// # Memory
-    /// Consecutive threads take consecutive elements: a warp reads 128
-    /// contiguous bytes and writes 128, the best pattern the GPU has. 8 bytes
-    /// per element. The read goes through the read-only path.
+    /// Consecutive threads take consecutive 16-byte elements: a warp reads
+    /// 512 contiguous bytes with one 128-bit load per thread (read-only
+    /// path) and writes 512 with one 128-bit store, the best pattern the GPU
+    /// has. 8 bytes per float. Why 16 bytes a thread and not the seed's 4:
+    /// a copy keeps only one load per thread in flight, and on an H200 4
+    /// bytes a thread is too little data in flight to cover DRAM latency
+    /// (measured: 56% of the derived bandwidth, below the vector add, which
+    /// has two loads in flight).
     ///
     /// # Launch assumption
-    /// `grid_dim.x * block_dim.x >= n`; the guard stays even where the block
-    /// size divides n.
+    /// `grid_dim.x * block_dim.x >= n4`; the guard stays even where the block
+    /// size divides n4.
     ///
     /// # Safety
-    /// `input` and `out` hold `n` floats and do not overlap.
+    /// `input` and `out` hold `n4` float4s (16-byte aligned) and do not
+    /// overlap.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn copy_coalesced(input: *const f32, out: *mut f32, n: u64) {
+    pub unsafe extern "ptx-kernel" fn copy_coalesced(input: *const Float4, out: *mut Float4, n4: u64) {
         let i = global_index_x();
-        if i < n {
-            // SAFETY: i < n and the buffers hold n floats.
-            unsafe { *out.add(i as usize) = load_readonly(input.add(i as usize)) };
+        if i < n4 {
+            // SAFETY: i < n4 and the buffers hold n4 aligned float4s.
+            unsafe {
+                let v = load_readonly_v4(input.add(i as usize));
+                *out.add(i as usize) = v;
+            }
         }
     }
 
@@ -561,15 +575,29 @@ mod kernels {
     /// `out` holds `grid_dim.x * block_dim.x` floats.
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn fma_peak(out: *mut f32, iters: i32) {
+        /// One step of every chain.
+        #[inline(always)]
+        fn step(acc: &mut [f32; FMA_CHAINS]) {
+            for a in acc.iter_mut() {
+                *a = fma(*a, FMA_MUL, FMA_ADD);
+            }
+        }
+
         let i = global_index_x();
         let mut acc = [0.0f32; FMA_CHAINS];
         for (q, a) in acc.iter_mut().enumerate() {
             *a = q as f32 * 0.125;
         }
-        for _ in 0..iters {
-            for a in acc.iter_mut() {
-                *a = fma(*a, FMA_MUL, FMA_ADD);
+        // FMA_UNROLL steps per trip of the run-time loop, then the rest: the
+        // loop's own counter, compare and branch take issue slots from the
+        // FMAs, so fewer trips leave more of the SM's issue rate to them.
+        for _ in 0..iters / FMA_UNROLL {
+            for _ in 0..FMA_UNROLL {
+                step(&mut acc);
             }
+        }
+        for _ in 0..iters % FMA_UNROLL {
+            step(&mut acc);
         }
         let mut sum = 0.0f32;
         for a in acc {

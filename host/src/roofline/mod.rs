@@ -206,6 +206,9 @@ impl Sizes {
         if self.n % STRIDE as usize != 0 {
             return fail(format!("n = {} is not a multiple of the stride {STRIDE}: the strided add's grid would not be a permutation", self.n));
         }
+        if self.n % 4 != 0 {
+            return fail(format!("n = {} is not a multiple of 4: the copy ceiling moves float4s", self.n));
+        }
         if self.stencil_side < 3 {
             return fail(format!("stencil side {} has no interior", self.stencil_side));
         }
@@ -234,7 +237,8 @@ pub fn launch_config(kernel: Kernel, sizes: &Sizes) -> LaunchConfig {
     let vector = (sizes.vector_blocks() as u32, 1, 1);
     let block = (THREADS_PER_BLOCK, 1, 1);
     match kernel {
-        Kernel::Copy | Kernel::VectorAdd | Kernel::Reduce | Kernel::Polynomial => cfg(vector, block),
+        Kernel::Copy => cfg(((sizes.n / 4).div_ceil(THREADS_PER_BLOCK as usize) as u32, 1, 1), block),
+        Kernel::VectorAdd | Kernel::Reduce | Kernel::Polynomial => cfg(vector, block),
         Kernel::VectorAddPermuted => {
             let cols = sizes.n / STRIDE as usize;
             cfg((cols.div_ceil(THREADS_PER_BLOCK as usize) as u32, STRIDE, 1), block)
@@ -312,6 +316,7 @@ impl<'g> Roofline<'g> {
         } = self;
         let mut builder = gpu.stream.launch_builder(&functions[kernel as usize]);
         let n = s.n as u64;
+        let n4 = (s.n / 4) as u64;
         let cols = (s.n / STRIDE as usize) as u64;
         let side = s.side as u64;
         let d = s.mat_dim as u64;
@@ -320,7 +325,7 @@ impl<'g> Roofline<'g> {
         let iters = s.fma_iters;
         let stride = STRIDE;
         match kernel {
-            Kernel::Copy => builder.arg(&*a).arg(&mut *out).arg(&n),
+            Kernel::Copy => builder.arg(&*a).arg(&mut *out).arg(&n4),
             Kernel::VectorAdd => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&n),
             Kernel::VectorAddPermuted => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&cols).arg(&stride),
             Kernel::TransposeNaive | Kernel::TransposeTiled => builder.arg(&*a).arg(&mut *out).arg(&side),

@@ -9,6 +9,10 @@
 //!
 //! The intrinsic's name is one LLVM keeps for compatibility and upgrades on
 //! load; `tests/cpu_roofline.rs` checks the PTX still shows `ld.global.nc`.
+//!
+//! [`Float4`] is CUDA's `float4`: 16 bytes, 16-byte aligned, moved by one
+//! 128-bit load or store (`ld.global.nc.v4.f32` / `st.global.v4`, SASS
+//! `LDG.E.128.CONSTANT` / `STG.E.128`).
 
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.ldg.global.f.f32.p0"]
@@ -25,4 +29,44 @@ unsafe extern "C" {
 pub unsafe fn load_readonly(p: *const f32) -> f32 {
     // SAFETY: the caller upholds the contract above.
     unsafe { ldg_f32(p, 4) }
+}
+
+/// Four floats moved as one 16-byte access, like CUDA's `float4`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct Float4 {
+    /// Element 0.
+    pub x: f32,
+    /// Element 1.
+    pub y: f32,
+    /// Element 2.
+    pub z: f32,
+    /// Element 3.
+    pub w: f32,
+}
+
+/// Reads `*p` with one 128-bit load through the read-only path
+/// (`ld.global.nc.v4.f32`), as CUDA's `__ldg(const float4*)` does: inline
+/// PTX with the generic address, which on every supported GPU is the global
+/// address itself.
+///
+/// # Safety
+/// As [`load_readonly`], with `p` 16-byte aligned.
+#[inline(always)]
+pub unsafe fn load_readonly_v4(p: *const Float4) -> Float4 {
+    let (x, y, z, w): (f32, f32, f32, f32);
+    // SAFETY: the caller guarantees `p` is a valid, aligned global address
+    // that nothing writes during the kernel; the asm only reads 16 bytes.
+    unsafe {
+        core::arch::asm!(
+            "ld.global.nc.v4.f32 {{{x}, {y}, {z}, {w}}}, [{p}];",
+            p = in(reg64) p,
+            x = out(reg32) x,
+            y = out(reg32) y,
+            z = out(reg32) z,
+            w = out(reg32) w,
+            options(pure, readonly, nostack, preserves_flags),
+        )
+    };
+    Float4 { x, y, z, w }
 }
