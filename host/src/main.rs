@@ -77,8 +77,8 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::from(EXIT_CHECK_FAILED))
         }
-        Outcome::Passed(measured) => {
-            let report = roofline::report::build(&gpu.info, sizes, plan, &measured);
+        Outcome::Passed { measured, driver_copy } => {
+            let report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy);
             if args.json {
                 for line in report.json_lines() {
                     println!("{line}");

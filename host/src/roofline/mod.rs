@@ -481,6 +481,22 @@ impl<'g> Roofline<'g> {
         timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel))
     }
 
+    /// Times the driver's own device-to-device copy (`cuMemcpyDtoDAsync`)
+    /// of the copy kernel's n floats: a cross-check on the copy ceiling that
+    /// no kernel of ours wrote.
+    pub fn time_driver_copy(&mut self, plan: Plan) -> Result<Timing> {
+        let n = self.sizes.n;
+        let Roofline { gpu, a, out, .. } = self;
+        timing::time_kernel(gpu, "cuMemcpyDtoDAsync", plan, || {
+            gpu.stream
+                .memcpy_dtod(&a.slice(..n), &mut out.slice_mut(..n))
+                .map_err(|source| Error::Driver {
+                    call: "cuMemcpyDtoDAsync",
+                    source,
+                })
+        })
+    }
+
     /// `--profile`: one launch of each kernel in table order, then a sync;
     /// no checks, no timing. What a profiler pass needs and nothing else.
     pub fn profile(&mut self) -> Result<()> {
@@ -503,8 +519,14 @@ pub struct Measured {
 /// The outcome of the lesson: every kernel checked, and timed only when all
 /// checks pass.
 pub enum Outcome {
-    /// Every check passed; the timings, in table order.
-    Passed(Vec<Measured>),
+    /// Every check passed.
+    Passed {
+        /// Every kernel's timing, in table order.
+        measured: Vec<Measured>,
+        /// The driver's device-to-device copy of the same bytes as the copy
+        /// ceiling.
+        driver_copy: Timing,
+    },
     /// At least one check failed: every failure, and no figure.
     Failed(Vec<Failure>),
 }
@@ -529,5 +551,6 @@ pub fn run(lesson: &mut Roofline<'_>, plan: Plan) -> Result<Outcome> {
             timing: lesson.time(kernel, plan)?,
         });
     }
-    Ok(Outcome::Passed(measured))
+    let driver_copy = lesson.time_driver_copy(plan)?;
+    Ok(Outcome::Passed { measured, driver_copy })
 }

@@ -49,6 +49,9 @@ pub struct Report {
     pub copy: Timing,
     /// The FMA kernel's timing.
     pub fma: Timing,
+    /// The driver's device-to-device copy of the same bytes as the copy
+    /// kernel (a cross-check on the copy ceiling).
+    pub driver_copy: Timing,
     /// The ten placed kernels, in table order.
     pub rows: Vec<Row>,
 }
@@ -80,7 +83,7 @@ pub fn block_sizes_json() -> serde_json::Value {
 }
 
 /// Builds the report from a passed run's timings (in [`Kernel::ALL`] order).
-pub fn build(info: &DeviceInfo, sizes: Sizes, plan: Plan, measured: &[Measured]) -> Report {
+pub fn build(info: &DeviceInfo, sizes: Sizes, plan: Plan, measured: &[Measured], driver_copy: Timing) -> Report {
     let timing_of = |k: Kernel| {
         measured
             .iter()
@@ -125,6 +128,7 @@ pub fn build(info: &DeviceInfo, sizes: Sizes, plan: Plan, measured: &[Measured])
         ceilings,
         copy,
         fma,
+        driver_copy,
         rows,
     }
 }
@@ -180,6 +184,15 @@ impl Report {
             Cell::new(format!("{:.1} GB/s", self.ceilings.copy_gb_per_s)),
             Cell::new(format!("{dram:.1} GB/s")),
             num(100.0 * self.ceilings.copy_gb_per_s / dram, 1),
+        ]);
+        let driver_gb_per_s = self.driver_copy_gb_per_s();
+        t.add_row(vec![
+            Cell::new("for comparison: the driver's cuMemcpyDtoD"),
+            num(self.driver_copy.median_ms(), 3),
+            num(self.driver_copy.spread_pct(), 1),
+            Cell::new(format!("{driver_gb_per_s:.1} GB/s")),
+            Cell::new(format!("{dram:.1} GB/s")),
+            num(100.0 * driver_gb_per_s / dram, 1),
         ]);
         let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
         t.add_row(vec![
@@ -248,8 +261,13 @@ impl Report {
         s
     }
 
-    /// One JSON object per row: the two ceilings, the ridge point, then the
-    /// ten kernels; each carries the run's context.
+    /// The driver copy's rate over the copy kernel's compulsory bytes, GB/s.
+    pub fn driver_copy_gb_per_s(&self) -> f64 {
+        per_second_e9(cost(Kernel::Copy, &self.sizes).bytes, self.driver_copy.median_ms())
+    }
+
+    /// One JSON object per row: the two ceilings, the driver copy, the ridge
+    /// point, then the ten kernels; each carries the run's context.
     pub fn json_lines(&self) -> Vec<serde_json::Value> {
         let ctx = serde_json::to_value(&self.context).expect("the context serialises");
         let timing = |t: &Timing| {
@@ -289,6 +307,15 @@ impl Report {
                 &self.fma,
             ),
         ];
+        lines.push(merge(
+            json!({
+                "variant": "driver-copy", "symbol": "cuMemcpyDtoDAsync",
+                "bytes": cost(Kernel::Copy, &self.sizes).bytes,
+                "metric": "bandwidth", "value": self.driver_copy_gb_per_s(), "unit": "GB/s",
+                "derived_limit": dram, "share_of_derived": self.driver_copy_gb_per_s() / dram,
+            }),
+            &self.driver_copy,
+        ));
         let mut ridge = json!({
             "variant": "ridge-point", "metric": "ridge", "value": self.ceilings.ridge(), "unit": "FLOP/byte",
         });

@@ -1,0 +1,44 @@
+//! The `lab` binary's answers to bad input: one clear line on stderr and a
+//! non-zero exit, never a panic or a backtrace.
+
+use std::process::Command;
+
+fn lab(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_lab")).args(args).output().expect("lab runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_unknown_lesson_lists_the_valid_ones() {
+    let (code, stdout, stderr) = lab(&["no-such-lesson"]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("invalid value 'no-such-lesson'"), "{stderr}");
+    assert!(stderr.contains("possible values: roofline"), "{stderr}");
+}
+
+#[test]
+fn json_and_profile_are_exclusive() {
+    let (code, _, stderr) = lab(&["roofline", "--json", "--profile"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+}
+
+#[test]
+fn without_a_driver_the_lesson_says_so_in_one_line() {
+    // SAFETY: only tries to dlopen the driver library.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    let (code, stdout, stderr) = lab(&["roofline"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: no NVIDIA driver found"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
