@@ -202,7 +202,7 @@ fn bundle() -> Result<ExitCode> {
 /// The bundle's script: the lesson as a table and as JSON, then every GPU
 /// test. Outputs go to the folder given as its argument (default: here).
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# Runs the roofline lesson (table and JSON) and the GPU tests on a GPU
+# Runs the roofline lesson (table, JSON, profile mode) and the GPU tests on a GPU
 # machine without Rust. Usage: run.sh [output-folder]
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -215,6 +215,7 @@ fi
 "$here/lab" roofline | tee "$out/roofline.txt" || status=1
 "$here/lab" roofline --json > "$out/roofline.jsonl" || status=1
 echo "JSON rows: $(wc -l < "$out/roofline.jsonl")"
+"$here/lab" roofline --profile || status=1
 for t in "$here"/gpu_*; do
   "$t" 2>&1 | tee "$out/$(basename "$t").txt" || status=1
 done
