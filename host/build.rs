@@ -131,7 +131,8 @@ fn check_components(rustc: &str) {
     if !has_src || !has_linker {
         fail(
             "the toolchain lacks rust-src or llvm-bitcode-linker, which the GPU kernels need; \
-             run `rustup toolchain install` in the repository (or use `cargo xtask`, which does)",
+             run `rustup component add rust-src llvm-tools llvm-bitcode-linker` in the repository \
+             (`cargo xtask test` and `cargo xtask run` do this first)",
         );
     }
 }

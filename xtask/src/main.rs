@@ -1,10 +1,10 @@
 //! `cargo xtask <task>`: the project's commands. Thin: each task calls
 //! cargo or the `lab` binary and holds no lesson logic.
 //!
-//! Every task first runs `rustup toolchain install` in the repository, which
-//! adds the components `rust-toolchain.toml` names (rust-src, llvm-tools,
-//! llvm-bitcode-linker) where the toolchain lacks them: rustup does not add
-//! them by itself when cargo runs, and the kernels cannot build without them.
+//! Every task first adds the components `rust-toolchain.toml` names
+//! (rust-src, llvm-tools, llvm-bitcode-linker) where the toolchain lacks
+//! them: rustup does not add them by itself when cargo runs, and the kernels
+//! cannot build without them (see `ensure_toolchain`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -69,14 +69,28 @@ fn status(mut cmd: Command, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The components the kernels need (rust-toolchain.toml names the same).
+const COMPONENTS: [&str; 3] = ["rust-src", "llvm-tools", "llvm-bitcode-linker"];
+
 /// Adds the toolchain components the kernels need, where missing.
+///
+/// rustup's cargo proxy sets `RUSTUP_TOOLCHAIN` for everything cargo starts,
+/// xtask included; with it set, `rustup toolchain install` ignores
+/// rust-toolchain.toml and adds nothing. So the components are added to the
+/// toolchain that variable names (the pinned one, or whatever `cargo +x`
+/// chose); without it, `rustup toolchain install` reads the file.
 fn ensure_toolchain() -> Result<()> {
     let mut cmd = Command::new("rustup");
-    cmd.args(["toolchain", "install"]).current_dir(root());
+    cmd.current_dir(root());
+    match std::env::var("RUSTUP_TOOLCHAIN") {
+        Ok(toolchain) => cmd.args(["component", "add", "--toolchain", &toolchain]).args(COMPONENTS),
+        Err(_) => cmd.args(["toolchain", "install"]),
+    };
     match cmd.output() {
         Ok(out) if out.status.success() => Ok(()),
         Ok(out) => bail!(
-            "`rustup toolchain install` failed; the kernels need the components in rust-toolchain.toml:\n{}",
+            "rustup could not add the components the kernels need ({}):\n{}",
+            COMPONENTS.join(", "),
             String::from_utf8_lossy(&out.stderr)
         ),
         // No rustup: the toolchain came another way; build.rs names what is missing.
