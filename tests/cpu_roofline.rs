@@ -349,3 +349,121 @@ fn ptx_assembles_without_spills() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+// ---- the PTX instruction-mix counter -----------------------------------------
+
+#[test]
+fn ptx_mix_counts_a_hand_written_kernel() {
+    let body = "\
+.visible .entry k(
+\t.param .u64 .ptr .align 1 k_param_0
+)
+{
+\tld.param.b64 \t%rd1, [k_param_0];
+\tld.global.nc.b32 \t%r1, [%rd2];
+\tld.global.nc.v4.f32 {%r2, %r3, %r4, %r5}, [%rd3];
+\tld.global.b32 \t%r6, [%rd4];
+\tld.shared.b32 \t%r7, [%rd5];
+\tld.shared.b32 \t%r8, [%rd5+4];
+\tst.shared.v2.b64 \t[%rd6], {%rd7, %rd8};
+\tld.b32 \t%r9, [%rd9];
+\tfma.rn.f32 \t%r10, %r1, %r6, %r7;
+\tfma.rn.f32 \t%r11, %r10, %r6, %r7;
+\tmul.rn.f32 \t%r12, %r11, %r11;
+\t@%p1 bra \t$L__BB0_2;
+\tbra.uni \t$L__BB0_1;
+\tst.global.v4.b32 \t[%rd10], {%r1, %r2, %r3, %r4};
+\tret;
+}";
+    let mix = host::ptx::PtxMix::of(body);
+    let want: Vec<(&str, usize)> = vec![
+        ("ld.generic 32b", 1),
+        ("ld.global 32b", 1),
+        ("ld.global.nc 128b", 1),
+        ("ld.global.nc 32b", 1),
+        ("ld.shared 32b", 2),
+        ("st.global 128b", 1),
+        ("st.shared 128b", 1),
+    ];
+    let got: Vec<(&str, usize)> = mix.accesses.iter().map(|(k, &n)| (k.as_str(), n)).collect();
+    assert_eq!(got, want);
+    assert_eq!(mix.fma_f32, 2);
+    assert_eq!(mix.branches, 2);
+    assert_eq!(
+        mix.summary(),
+        "ld.generic 32b x1, ld.global 32b x1, ld.global.nc 128b x1, ld.global.nc 32b x1, ld.shared 32b x2, \
+         st.global 128b x1, st.shared 128b x1; fma 2; bra 2"
+    );
+}
+
+// ---- the CUDA C twins ----------------------------------------------------------
+
+/// The kernel names `__global__ void name(` declares in a CUDA C source.
+fn cuda_c_kernels(source: &str) -> Vec<&str> {
+    source
+        .split("__global__ void ")
+        .skip(1)
+        .filter_map(|rest| rest.split('(').next())
+        .map(str::trim)
+        .collect()
+}
+
+#[test]
+fn every_rust_kernel_has_a_cuda_c_twin() {
+    let mut rust: Vec<&str> = entries(PTX);
+    let mut c = cuda_c_kernels(host::roofline::CUDA_C_SOURCE);
+    rust.sort();
+    c.sort();
+    assert_eq!(rust, c, "the Rust PTX's entries and roofline.cu's kernels differ");
+    assert_eq!(c.len(), Kernel::ALL.len());
+}
+
+#[test]
+fn cuda_c_defines_carry_the_rust_constants_exactly() {
+    let defines = host::roofline::cuda_c_defines();
+    let value = |name: &str| -> String {
+        let line = defines
+            .lines()
+            .find(|l| l.starts_with(&format!("#define {name} ")))
+            .unwrap_or_else(|| panic!("no #define {name}"));
+        line.rsplit(' ').next().unwrap().to_string()
+    };
+    let float = |name: &str| value(name).trim_end_matches('f').parse::<f32>().unwrap();
+    assert_eq!(float("FMA_MUL").to_bits(), FMA_MUL.to_bits());
+    assert_eq!(float("POLY_SCALE"), POLY_SCALE);
+    assert_eq!(float("POLY_ADD"), POLY_ADD);
+    assert_eq!(float("FMA_ADD"), FMA_ADD);
+    assert_eq!(float("STENCIL_COLD"), STENCIL_COLD);
+    assert_eq!(value("TRANSPOSE_TILE"), TRANSPOSE_TILE.to_string());
+    assert_eq!(value("FMA_UNROLL"), FMA_UNROLL.to_string());
+    assert_eq!(value("POLY_DEGREE"), POLY_DEGREE.to_string());
+}
+
+/// NVRTC compiles the twins without a GPU. `cargo xtask test` provides
+/// NVRTC from PyPI where the machine has none; in CI the test must run.
+#[test]
+fn cuda_c_twins_compile_with_nvrtc() {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI must run this test: NVRTC is missing");
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return;
+    }
+    let source = format!("{}{}", host::roofline::cuda_c_defines(), host::roofline::CUDA_C_SOURCE);
+    for cc in [(7, 5), (9, 0)] {
+        let ptx = host::nvrtc::compile(&source, "roofline.cu", cc).unwrap();
+        let mut c = entries(&ptx);
+        let mut rust = entries(PTX);
+        c.sort();
+        rust.sort();
+        assert_eq!(c, rust, "sm_{}{}", cc.0, cc.1);
+        // nvcc's default contraction turns the multiply-adds into FMAs.
+        for k in [Kernel::MatmulNaive, Kernel::MatmulTiled, Kernel::StencilGlobal, Kernel::Polynomial] {
+            let body = entry_body(&ptx, k.symbol()).unwrap();
+            assert!(body.contains("fma.rn.f32"), "{}: no fma in the twin", k.symbol());
+        }
+        assert!(!ptx.contains(".local"), "a twin uses local memory");
+    }
+    // A source that does not compile is an error carrying NVRTC's log.
+    let err = host::nvrtc::compile("__global__ void broken( {", "broken.cu", (7, 5)).unwrap_err();
+    assert!(err.to_string().contains("broken.cu did not compile"), "{err}");
+}

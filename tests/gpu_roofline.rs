@@ -1,13 +1,16 @@
-//! GPU tests of the roofline kernels: each kernel against its CPU reference
-//! at small sizes. Sizes that no block size divides for the kernels with
+//! GPU tests of the roofline kernels and their CUDA C twins (compiled by
+//! NVRTC): each against its CPU reference at small sizes. Sizes that no block size divides for the kernels with
 //! bounds checks (copy, adds, reduction, stencils, polynomial); exact tiles
 //! for the transposes and matmuls, which the seed writes without an edge
 //! guard (their launch assumption says so).
 //!
 //! Where no NVIDIA driver is present, every test is reported as ignored.
 
+use std::sync::OnceLock;
+
+use host::compare::Side;
 use host::gpu::Gpu;
-use host::roofline::{Kernel, Roofline, Sizes};
+use host::roofline::{self, Kernel, Roofline, Sizes};
 use kernels_gpu::roofline::{FMA_ITERS, STRIDE};
 use lab_tests::run_gpu_trials;
 
@@ -26,8 +29,32 @@ fn small(gpu: &Gpu) -> Sizes {
     }
 }
 
+/// The CUDA C twins compiled by NVRTC for this GPU, once per test run.
+fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
+    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
+    PTX.get_or_init(|| {
+        let source = format!("{}{}", roofline::cuda_c_defines(), roofline::CUDA_C_SOURCE);
+        host::nvrtc::compile(&source, "roofline.cu", gpu.info.compute_capability).map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map(String::as_str)
+    .map_err(Clone::clone)
+}
+
 fn check(gpu: &Gpu, kernel: Kernel) -> Result<(), String> {
+    check_side(gpu, kernel, Side::Rust)
+}
+
+fn check_twin(gpu: &Gpu, kernel: Kernel) -> Result<(), String> {
+    check_side(gpu, kernel, Side::CudaC)
+}
+
+fn check_side(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
     let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
+    if side == Side::CudaC {
+        lesson.load_twins(twin_ptx(gpu)?).map_err(|e| e.to_string())?;
+        lesson.use_side(Side::CudaC);
+    }
     let failures = lesson.check(kernel).map_err(|e| e.to_string())?;
     if failures.is_empty() {
         Ok(())
@@ -36,10 +63,19 @@ fn check(gpu: &Gpu, kernel: Kernel) -> Result<(), String> {
     }
 }
 
+/// One trial per kernel on each side: `name` checks the Rust kernel,
+/// `twin_name` its CUDA C twin.
 macro_rules! kernel_trials {
     ($($name:ident => $kernel:expr),* $(,)?) => {{
-        $(fn $name(gpu: &Gpu) -> Result<(), String> { check(gpu, $kernel) })*
-        vec![$((stringify!($name), $name as fn(&Gpu) -> Result<(), String>)),*]
+        let mut trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = Vec::new();
+        $(
+            fn $name(gpu: &Gpu) -> Result<(), String> { check(gpu, $kernel) }
+            trials.push((stringify!($name), $name));
+        )*
+        $(
+            trials.push((concat!("twin_", stringify!($name)), |gpu| check_twin(gpu, $kernel)));
+        )*
+        trials
     }};
 }
 

@@ -90,6 +90,27 @@ pub enum Error {
     #[error("{0}")]
     Size(String),
 
+    /// The NVRTC library could not be loaded (needed to compile the CUDA C
+    /// twins).
+    #[error(
+        "the NVRTC library (libnvrtc.so, from CUDA 11.4 to 12.x) could not be loaded; the CUDA C twins are compiled with it at run time: \
+         install CUDA's NVRTC (the toolkit's cuda-nvrtc package, or `pip install nvidia-cuda-nvrtc-cu12`) and put the folder holding libnvrtc.so on LD_LIBRARY_PATH"
+    )]
+    NvrtcMissing,
+
+    /// NVRTC failed (a compile error, with its log).
+    #[error("NVRTC: {0}")]
+    Nvrtc(String),
+
+    /// A kernel name no module exports.
+    #[error("no kernel named `{name}`; the kernels are: {known}")]
+    UnknownKernel {
+        /// The name asked for.
+        name: String,
+        /// The names there are.
+        known: String,
+    },
+
     /// An event pair measured no time: every rate would divide by zero.
     #[error("timing of `{kernel}` came back as {ms} ms, which cannot be divided into")]
     TimingBroken {

@@ -4,11 +4,15 @@
 //! a CPU reference, times with CUDA events and reports.
 //!
 //! Shared layers: [`gpu`] (device, module, buffers), [`timing`], [`check`],
-//! [`report`], [`error`]. One module per lesson: [`roofline`].
+//! [`report`], [`error`], and for Rust-versus-CUDA-C comparisons [`nvrtc`]
+//! and [`compare`]. One module per lesson: [`roofline`].
 
+pub mod asm;
 pub mod check;
+pub mod compare;
 pub mod error;
 pub mod gpu;
+pub mod nvrtc;
 pub mod ptx;
 pub mod report;
 pub mod roofline;

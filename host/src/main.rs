@@ -32,8 +32,19 @@ struct Args {
     #[arg(long, conflicts_with = "profile")]
     json: bool,
     /// One launch per kernel in table order and nothing else: for a profiler.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["compare", "asm"])]
     profile: bool,
+    /// Run every kernel beside its CUDA C twin (compiled by NVRTC): both
+    /// checked, timed interleaved, with registers and PTX instruction mix.
+    #[arg(long, conflicts_with = "asm")]
+    compare: bool,
+    /// Show one kernel's PTX, Rust beside CUDA C, and its SASS where ptxas
+    /// and cuobjdump are on the PATH. Needs NVRTC, not a GPU.
+    #[arg(long, value_name = "KERNEL")]
+    asm: Option<String>,
+    /// The architecture `--asm` compiles the CUDA C twin and the SASS for.
+    #[arg(long, default_value = "sm_90", requires = "asm")]
+    arch: String,
     /// The CUDA device index.
     #[arg(long, default_value_t = 0)]
     device: usize,
@@ -56,10 +67,64 @@ fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Interleaved trials per kernel pair in a comparison.
+const COMPARE_TRIALS: u32 = 7;
+/// The timing of one side in one trial: shorter than a lesson's, as each
+/// kernel is timed 2 x COMPARE_TRIALS times.
+const COMPARE_PLAN: Plan = Plan {
+    warmups: 3,
+    batches: 3,
+    launches_per_batch: 10,
+};
+
+fn print_failures(failures: &[host::check::Failure], what: &str) -> ExitCode {
+    for f in failures {
+        eprintln!("FAILED {f}");
+    }
+    eprintln!("{} check(s) failed; no {what} is printed from a run whose kernels are wrong", failures.len());
+    ExitCode::from(EXIT_CHECK_FAILED)
+}
+
 fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
+    if let Some(kernel) = &args.asm {
+        let source = format!("{}{}", roofline::cuda_c_defines(), roofline::CUDA_C_SOURCE);
+        print!("{}", host::asm::side_by_side(kernel, &source, "roofline.cu", &args.arch)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let gpu = Gpu::open(args.device)?;
     let sizes = Sizes::for_device(&gpu.info);
     let mut lesson = Roofline::new(&gpu, sizes)?;
+    if args.compare {
+        let source = format!("{}{}", roofline::cuda_c_defines(), roofline::CUDA_C_SOURCE);
+        let c_ptx = host::nvrtc::compile(&source, "roofline.cu", gpu.info.compute_capability)?;
+        lesson.load_twins(&c_ptx)?;
+        return match roofline::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, COMPARE_PLAN)? {
+            roofline::CompareOutcome::Failed(failures) => Ok(print_failures(&failures, "comparison")),
+            roofline::CompareOutcome::Passed(kernels) => {
+                let (major, minor) = host::nvrtc::version()?;
+                let comparison = host::compare::Comparison {
+                    context: host::report::Context::new(
+                        "roofline",
+                        &gpu.info,
+                        roofline::report::sizes_json(&sizes),
+                        roofline::report::block_sizes_json(),
+                        COMPARE_PLAN,
+                    ),
+                    nvrtc: format!("{major}.{minor}"),
+                    trials: COMPARE_TRIALS,
+                    kernels,
+                };
+                if args.json {
+                    for line in comparison.json_lines() {
+                        println!("{line}");
+                    }
+                } else {
+                    print!("{}", comparison.table());
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
     if args.profile {
         lesson.profile()?;
         println!("profile mode: {} launches, no checks, no timings", roofline::Kernel::ALL.len());
@@ -67,16 +132,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let plan = Plan::DEFAULT;
     match roofline::run(&mut lesson, plan)? {
-        Outcome::Failed(failures) => {
-            for f in &failures {
-                eprintln!("FAILED {f}");
-            }
-            eprintln!(
-                "{} check(s) failed; no roofline is printed from a run whose kernels are wrong",
-                failures.len()
-            );
-            Ok(ExitCode::from(EXIT_CHECK_FAILED))
-        }
+        Outcome::Failed(failures) => Ok(print_failures(&failures, "roofline")),
         Outcome::Passed { measured, driver_copy } => {
             let report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy);
             if args.json {

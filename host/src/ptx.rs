@@ -63,3 +63,76 @@ pub fn entry_body<'a>(ptx: &'a str, symbol: &str) -> Option<&'a str> {
     let close = rest[open..].find("\n}")?;
     Some(&rest[..open + close + 2])
 }
+
+/// The instruction mix of one kernel's PTX that explains most speed gaps
+/// between two compilers: memory accesses by state space, cache path and
+/// width, fused multiply-adds and branches.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PtxMix {
+    /// Loads and stores, keyed like `ld.global.nc 128b` (state space, `.nc`
+    /// for the read-only path, access width in bits); a load or store with
+    /// no state space is `ld.generic`.
+    pub accesses: std::collections::BTreeMap<String, usize>,
+    /// `fma.rn.f32` instructions.
+    pub fma_f32: usize,
+    /// Branches (`bra`, predicated or not).
+    pub branches: usize,
+}
+
+impl PtxMix {
+    /// Counts the mix in `body` (the text of one `.entry`, see
+    /// [`entry_body`]). Static counts: an instruction in a loop counts once.
+    pub fn of(body: &str) -> PtxMix {
+        let mut mix = PtxMix::default();
+        for line in body.lines() {
+            let mut words = line.split_whitespace();
+            let mut op = words.next().unwrap_or("");
+            if op.starts_with('@') {
+                op = words.next().unwrap_or("");
+            }
+            if op == "bra" || op.starts_with("bra.") {
+                mix.branches += 1;
+            } else if op == "fma.rn.f32" {
+                mix.fma_f32 += 1;
+            } else if let Some(key) = access_key(op) {
+                *mix.accesses.entry(key).or_default() += 1;
+            }
+        }
+        mix
+    }
+
+    /// One line: `ld.global.nc 32b x2, st.global 32b x1; fma 0; bra 1`.
+    pub fn summary(&self) -> String {
+        let accesses: Vec<String> = self.accesses.iter().map(|(k, n)| format!("{k} x{n}")).collect();
+        format!("{}; fma {}; bra {}", accesses.join(", "), self.fma_f32, self.branches)
+    }
+}
+
+/// `ld.global.nc.v4.f32` -> `ld.global.nc 128b`; `None` for anything that is
+/// not a load or store of data (parameters are not memory traffic).
+fn access_key(op: &str) -> Option<String> {
+    let mut parts = op.split('.');
+    let kind = parts.next()?;
+    if kind != "ld" && kind != "st" {
+        return None;
+    }
+    let rest: Vec<&str> = parts.collect();
+    if rest.contains(&"param") {
+        return None;
+    }
+    let space = ["global", "shared", "local", "const"]
+        .into_iter()
+        .find(|s| rest.contains(s))
+        .unwrap_or("generic");
+    let nc = if rest.contains(&"nc") { ".nc" } else { "" };
+    let lanes: usize = rest
+        .iter()
+        .find_map(|p| p.strip_prefix('v').and_then(|n| n.parse().ok()))
+        .unwrap_or(1);
+    let bits: usize = rest
+        .iter()
+        .rev()
+        .find_map(|p| p.get(1..).and_then(|n| n.parse().ok()).filter(|_| p.len() > 1 && "bfsu".contains(&p[..1])))
+        .unwrap_or(0);
+    Some(format!("{kind}.{space}{nc} {}b", lanes * bits))
+}

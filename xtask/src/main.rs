@@ -16,6 +16,9 @@ cargo xtask <task>
 
 Tasks:
   run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline)
+  compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
+  asm <kernel> [--arch sm_XX]         one kernel's PTX, Rust beside CUDA C, and SASS where ptxas and cuobjdump are
+                                      on the PATH (needs NVRTC, which it fetches from PyPI where missing; no GPU)
   test                                run every test (GPU tests report themselves skipped without a GPU)
   ptx [FILE]                          write the kernels' PTX to FILE (default target/kernels.ptx)
   bundle                              put the release binary, the GPU tests and run.sh in target/bundle,
@@ -28,6 +31,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
         Some("test") => test(&args[1..]),
+        Some("compare") => compare(&args[1..]),
+        Some("asm") => asm(&args[1..]),
         Some("ptx") => ptx(&args[1..]),
         Some("bundle") => bundle(),
         None | Some("help" | "-h" | "--help") => {
@@ -111,46 +116,110 @@ fn run(args: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
 }
 
+/// `compare <lesson> [flags]`: `lab <lesson> --compare`.
+fn compare(args: &[String]) -> Result<ExitCode> {
+    let Some((lesson, rest)) = args.split_first() else {
+        bail!("which lesson? `cargo xtask compare roofline`");
+    };
+    let mut forwarded = vec![lesson.clone(), "--compare".to_string()];
+    forwarded.extend(rest.iter().cloned());
+    run(&forwarded)
+}
+
+/// `asm <kernel> [--arch sm_XX]`: `lab roofline --asm <kernel>`, with NVRTC
+/// and ptxas provided from PyPI where the machine has none.
+fn asm(args: &[String]) -> Result<ExitCode> {
+    let Some((kernel, rest)) = args.split_first() else {
+        bail!("which kernel? for example `cargo xtask asm transpose_tiled`");
+    };
+    ensure_toolchain()?;
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "--release", "--package", "host", "--bin", "lab", "--", "roofline", "--asm"])
+        .arg(kernel)
+        .args(rest);
+    with_cuda_tools(&mut cmd);
+    let st = cmd.status().context("could not start cargo")?;
+    Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
+}
+
+/// Puts ptxas on the PATH and NVRTC on the loader path of `cmd`, each from
+/// the machine where it has one, else from PyPI into target/tools.
+fn with_cuda_tools(cmd: &mut Command) {
+    if let Some(ptxas) = provide_ptxas() {
+        cmd.env("PTXAS", &ptxas);
+        if let Some(dir) = ptxas.parent() {
+            cmd.env("PATH", prepend_path(dir, std::env::var_os("PATH")));
+        }
+    }
+    if let Some(dir) = provide_nvrtc() {
+        cmd.env("LD_LIBRARY_PATH", prepend_path(&dir, std::env::var_os("LD_LIBRARY_PATH")));
+    }
+}
+
+fn prepend_path(dir: &Path, rest: Option<std::ffi::OsString>) -> std::ffi::OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    if let Some(rest) = rest {
+        paths.extend(std::env::split_paths(&rest));
+    }
+    std::env::join_paths(paths).unwrap_or_default()
+}
+
+/// Installs `package` from PyPI into target/tools/<folder> unless `file`
+/// (relative to it) is there already; returns the file's path.
+fn from_pypi(package: &str, folder: &str, file: &str) -> Option<PathBuf> {
+    let tools = root().join("target/tools").join(folder);
+    let path = tools.join(file);
+    if !path.exists() {
+        eprintln!("installing {package} from PyPI into {}", tools.display());
+        let installed = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--root-user-action=ignore"])
+            .args(["--no-deps", "--target"])
+            .arg(&tools)
+            .arg(package)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !installed {
+            eprintln!("warning: could not install {package} from PyPI");
+            return None;
+        }
+    }
+    path.exists().then_some(path)
+}
+
+/// A folder holding NVRTC for the tests and `asm`, where the machine's
+/// loader cannot already find one: PyPI's nvidia-cuda-nvrtc-cu12.
+fn provide_nvrtc() -> Option<PathBuf> {
+    let found = Command::new("sh")
+        .args(["-c", "ldconfig -p 2>/dev/null | grep -q 'libnvrtc.so'"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if found {
+        return None;
+    }
+    from_pypi("nvidia-cuda-nvrtc-cu12", "cuda-nvrtc", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
+        .and_then(|lib| lib.parent().map(Path::to_path_buf))
+}
+
 /// `test [args]`: every test in the workspace.
 fn test(args: &[String]) -> Result<ExitCode> {
     ensure_toolchain()?;
     let mut cmd = cargo();
     cmd.args(["test", "--workspace"]).args(args);
-    if let Some(ptxas) = provide_ptxas() {
-        cmd.env("PTXAS", ptxas);
-    }
+    with_cuda_tools(&mut cmd);
     status(cmd, "cargo test")?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// A ptxas for the test that assembles the PTX: `$PTXAS`, the PATH's, or
-/// one installed from PyPI (nvidia-cuda-nvcc-cu12) into target/tools. No
-/// GPU is needed; without one the test says it was skipped (and fails in CI).
+/// A ptxas for the tests and `asm`: `$PTXAS`, the PATH's, or one installed
+/// from PyPI (nvidia-cuda-nvcc-cu12) into target/tools. No GPU is needed;
+/// without one the PTX assembly test says it was skipped (and fails in CI).
 fn provide_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PTXAS") {
         return Some(p.into());
     }
     let on_path = std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("ptxas")).find(|p| p.is_file()));
-    if on_path.is_some() {
-        return on_path;
-    }
-    let tools = root().join("target/tools/cuda-nvcc");
-    let ptxas = tools.join("nvidia/cuda_nvcc/bin/ptxas");
-    if !ptxas.is_file() {
-        eprintln!("installing ptxas from PyPI (nvidia-cuda-nvcc-cu12) into {}", tools.display());
-        let installed = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"])
-            .arg(&tools)
-            .arg("nvidia-cuda-nvcc-cu12")
-            .status()
-            .is_ok_and(|s| s.success());
-        if !installed {
-            eprintln!("warning: could not install ptxas; the PTX assembly test will be skipped");
-            return None;
-        }
-    }
-    ptxas.is_file().then_some(ptxas)
+    on_path.or_else(|| from_pypi("nvidia-cuda-nvcc-cu12", "cuda-nvcc", "nvidia/cuda_nvcc/bin/ptxas"))
 }
 
 /// The PTX host/build.rs leaves in its own target directory, for a release
@@ -216,7 +285,8 @@ fn bundle() -> Result<ExitCode> {
 /// The bundle's script: the lesson as a table and as JSON, then every GPU
 /// test. Outputs go to the folder given as its argument (default: here).
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# Runs the roofline lesson (table, JSON, profile mode) and the GPU tests on a GPU
+# Runs the roofline lesson (table, JSON, profile mode), its comparison with
+# the CUDA C twins (table, JSON) and the GPU tests on a GPU
 # machine without Rust. Usage: run.sh [output-folder]
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -230,6 +300,8 @@ fi
 "$here/lab" roofline --json > "$out/roofline.jsonl" || status=1
 echo "JSON rows: $(wc -l < "$out/roofline.jsonl")"
 "$here/lab" roofline --profile || status=1
+"$here/lab" roofline --compare | tee "$out/compare.txt" || status=1
+"$here/lab" roofline --compare --json > "$out/compare.jsonl" || status=1
 for t in "$here"/gpu_*; do
   "$t" 2>&1 | tee "$out/$(basename "$t").txt" || status=1
 done

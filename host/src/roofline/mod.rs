@@ -14,6 +14,8 @@ use kernels_gpu::roofline::*;
 use serde::Serialize;
 
 use crate::check::{Failure, first_bit_mismatch, first_mismatch, first_non_finite};
+use crate::compare::{Agreement, ComparedKernel, FunctionStats, Side, interleave};
+use crate::ptx::{PTX, PtxMix, entry_body};
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceInfo, Gpu};
 use crate::timing::{self, Plan, Timing};
@@ -259,12 +261,63 @@ pub fn launch_config(kernel: Kernel, sizes: &Sizes) -> LaunchConfig {
     }
 }
 
+/// A check's verdict and the output it read.
+pub struct Checked {
+    /// Every failed check (empty when the kernel is right).
+    pub failures: Vec<Failure>,
+    /// What the kernel wrote, as far as the check read it.
+    pub output: Vec<f32>,
+}
+
+/// The CUDA C twins of the roofline kernels, in this file's own words.
+pub const CUDA_C_SOURCE: &str = include_str!("roofline.cu");
+
+/// The lesson's constants as `#define`s, prepended to [`CUDA_C_SOURCE`] so
+/// both languages compile from the same numbers. Floats are written in
+/// Rust's shortest round-trip form with an `f` suffix, so each parses to
+/// the same f32.
+pub fn cuda_c_defines() -> String {
+    let ints: [(&str, i64); 14] = [
+        ("THREADS_PER_BLOCK", THREADS_PER_BLOCK as i64),
+        ("TRANSPOSE_TILE", TRANSPOSE_TILE as i64),
+        ("MAT_TILE", MAT_TILE as i64),
+        ("STENCIL_BLOCK_X", STENCIL_BLOCK_X as i64),
+        ("STENCIL_BLOCK_Y", STENCIL_BLOCK_Y as i64),
+        ("HALO", HALO as i64),
+        ("STENCIL_SHARED_X", STENCIL_SHARED_X as i64),
+        ("STENCIL_SHARED_Y", STENCIL_SHARED_Y as i64),
+        ("POLY_DEGREE", POLY_DEGREE as i64),
+        ("FMA_CHAINS", FMA_CHAINS as i64),
+        ("FMA_UNROLL", FMA_UNROLL as i64),
+        ("STRIDE", STRIDE as i64),
+        ("FMA_ITERS", FMA_ITERS as i64),
+        ("MAT_DIM", MAT_DIM as i64),
+    ];
+    let floats: [(&str, f32); 5] = [
+        ("STENCIL_COLD", STENCIL_COLD),
+        ("POLY_SCALE", POLY_SCALE),
+        ("POLY_ADD", POLY_ADD),
+        ("FMA_MUL", FMA_MUL),
+        ("FMA_ADD", FMA_ADD),
+    ];
+    let mut out = String::new();
+    for (name, v) in ints {
+        out.push_str(&format!("#define {name} {v}\n"));
+    }
+    for (name, v) in floats {
+        out.push_str(&format!("#define {name} {v:?}f\n"));
+    }
+    out
+}
+
 /// The lesson's buffers on one GPU, at one set of sizes.
 pub struct Roofline<'g> {
     gpu: &'g Gpu,
     /// The sizes every launch uses.
     pub sizes: Sizes,
     functions: Vec<CudaFunction>,
+    twins: Option<Vec<CudaFunction>>,
+    side: Side,
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
     out: CudaSlice<f32>,
@@ -295,6 +348,8 @@ impl<'g> Roofline<'g> {
             gpu,
             sizes,
             functions,
+            twins: None,
+            side: Side::Rust,
             a,
             b,
             out: gpu.alloc(len)?,
@@ -302,6 +357,50 @@ impl<'g> Roofline<'g> {
             host_a,
             host_b,
         })
+    }
+
+    /// Loads the CUDA C twins (compiled by NVRTC for this GPU, `ptx`) so
+    /// [`Roofline::use_side`] can switch to them.
+    ///
+    /// # Errors
+    /// The driver refusing the PTX, or a twin missing from it.
+    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
+        let module = self
+            .gpu
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(|source| Error::Driver {
+                call: "cuModuleLoadData (the CUDA C twins)",
+                source,
+            })?;
+        let twins = Kernel::ALL
+            .iter()
+            .map(|k| {
+                module.load_function(k.symbol()).map_err(|source| Error::Driver {
+                    call: "cuModuleGetFunction (a CUDA C twin)",
+                    source,
+                })
+            })
+            .collect::<Result<_>>()?;
+        self.twins = Some(twins);
+        Ok(())
+    }
+
+    /// Makes every later launch, check and timing use `side`'s kernels.
+    ///
+    /// # Panics
+    /// If `side` is [`Side::CudaC`] and no twins were loaded (a caller bug).
+    pub fn use_side(&mut self, side: Side) {
+        assert!(side == Side::Rust || self.twins.is_some(), "load_twins first");
+        self.side = side;
+    }
+
+    /// The function `kernel` launches on `side`.
+    pub fn function(&self, kernel: Kernel, side: Side) -> Option<&CudaFunction> {
+        match side {
+            Side::Rust => self.functions.get(kernel as usize),
+            Side::CudaC => self.twins.as_ref().and_then(|t| t.get(kernel as usize)),
+        }
     }
 
     /// Launches `kernel` once on the lesson's buffers (asynchronously).
@@ -312,9 +411,21 @@ impl<'g> Roofline<'g> {
         let s = self.sizes;
         let cfg = launch_config(kernel, &s);
         let Roofline {
-            gpu, functions, a, b, out, partials, ..
+            gpu,
+            functions,
+            twins,
+            side,
+            a,
+            b,
+            out,
+            partials,
+            ..
         } = self;
-        let mut builder = gpu.stream.launch_builder(&functions[kernel as usize]);
+        let function = match (side, twins) {
+            (Side::CudaC, Some(twins)) => &twins[kernel as usize],
+            _ => &functions[kernel as usize],
+        };
+        let mut builder = gpu.stream.launch_builder(function);
         let n = s.n as u64;
         let n4 = (s.n / 4) as u64;
         let cols = (s.n / STRIDE as usize) as u64;
@@ -360,11 +471,18 @@ impl<'g> Roofline<'g> {
     /// # Errors
     /// A kernel fault or driver error (a wrong answer is a [`Failure`]).
     pub fn check(&mut self, kernel: Kernel) -> Result<Vec<Failure>> {
+        Ok(self.check_output(kernel)?.failures)
+    }
+
+    /// As [`Roofline::check`], also returning what the kernel wrote (the
+    /// part the check read), so two implementations can be compared bit for
+    /// bit.
+    pub fn check_output(&mut self, kernel: Kernel) -> Result<Checked> {
         let s = self.sizes;
         let sym = kernel.symbol();
         let fail = |detail: String| Failure { kernel: sym, detail };
         let mut failures = Vec::new();
-        match kernel {
+        let output = match kernel {
             Kernel::Copy | Kernel::VectorAdd | Kernel::VectorAddPermuted => {
                 let got = self.run_poisoned(kernel, s.n)?;
                 let want = match kernel {
@@ -384,6 +502,7 @@ impl<'g> Roofline<'g> {
                     };
                     failures.push(fail(format!("{m}{hint}")));
                 }
+                got
             }
             Kernel::TransposeNaive | Kernel::TransposeTiled => {
                 let len = s.side * s.side;
@@ -392,10 +511,12 @@ impl<'g> Roofline<'g> {
                 let got = self.run_poisoned(kernel, len);
                 // Restore the small-integer fill whatever happened.
                 self.gpu.upload(&self.host_a[..len], &mut self.a.slice_mut(..len))?;
+                let got = got?;
                 let want = reference::transpose(&input, s.side);
-                if let Some(m) = first_bit_mismatch(&got?, &want) {
+                if let Some(m) = first_bit_mismatch(&got, &want) {
                     failures.push(fail(m.in_2d(s.side).to_string()));
                 }
+                got
             }
             Kernel::MatmulNaive | Kernel::MatmulTiled => {
                 let len = s.mat_dim * s.mat_dim;
@@ -404,6 +525,7 @@ impl<'g> Roofline<'g> {
                 if let Some(m) = first_mismatch(&got, &want, 0.0) {
                     failures.push(fail(m.in_2d(s.mat_dim).to_string()));
                 }
+                got
             }
             Kernel::Reduce => {
                 let blocks = s.vector_blocks();
@@ -424,6 +546,7 @@ impl<'g> Roofline<'g> {
                 if total != want_total {
                     failures.push(fail(format!("total got {total}, want {want_total}")));
                 }
+                got
             }
             Kernel::StencilGlobal | Kernel::StencilTiled => {
                 let len = s.stencil_side * s.stencil_side;
@@ -437,6 +560,7 @@ impl<'g> Roofline<'g> {
                 if let Some(m) = first_mismatch(&got, &want, 1e-5) {
                     failures.push(fail(m.in_2d(s.stencil_side).to_string()));
                 }
+                got
             }
             Kernel::Polynomial => {
                 let got = self.run_poisoned(kernel, s.n)?;
@@ -448,6 +572,7 @@ impl<'g> Roofline<'g> {
                 if let Some(i) = first_non_finite(&got) {
                     failures.push(fail(format!("element {i} is unwritten or not finite: {:e}", got[i])));
                 }
+                got
             }
             Kernel::FmaPeak => {
                 let threads = s.fma_threads();
@@ -459,9 +584,10 @@ impl<'g> Roofline<'g> {
                         s.fma_iters
                     )));
                 }
+                got
             }
-        }
-        Ok(failures)
+        };
+        Ok(Checked { failures, output })
     }
 
     /// Poisons the first `len` floats of the output, runs `kernel` once and
@@ -553,4 +679,75 @@ pub fn run(lesson: &mut Roofline<'_>, plan: Plan) -> Result<Outcome> {
     }
     let driver_copy = lesson.time_driver_copy(plan)?;
     Ok(Outcome::Passed { measured, driver_copy })
+}
+
+/// The outcome of comparing the Rust kernels with their CUDA C twins.
+pub enum CompareOutcome {
+    /// Both sides of every kernel matched the CPU reference; the pairs, in
+    /// table order.
+    Passed(Vec<ComparedKernel>),
+    /// At least one side of one kernel was wrong: every failure, no timing.
+    Failed(Vec<Failure>),
+}
+
+/// Why a kernel's Rust/C ratio stays above 1.00, from the evidence of a
+/// recorded comparison (see docs/rust-vs-cuda-c.md); `None` where Rust is at
+/// or under C.
+pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
+    match kernel {
+        _ => None,
+    }
+}
+
+/// Checks both sides of every kernel against the CPU reference and each
+/// other, then times each pair interleaved over `trials` trials with `plan`.
+/// The twins must be loaded ([`Roofline::load_twins`]); `c_ptx` is their PTX,
+/// for the instruction mix.
+///
+/// # Errors
+/// Driver errors and kernel faults (wrong answers are failures).
+pub fn compare(lesson: &mut Roofline<'_>, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
+    let mut failures = Vec::new();
+    let mut agreements = Vec::new();
+    for kernel in Kernel::ALL {
+        lesson.use_side(Side::Rust);
+        let rust = lesson.check_output(kernel)?;
+        lesson.use_side(Side::CudaC);
+        let c = lesson.check_output(kernel)?;
+        failures.extend(rust.failures);
+        failures.extend(c.failures.into_iter().map(|f| Failure {
+            detail: format!("(CUDA C twin) {}", f.detail),
+            ..f
+        }));
+        agreements.push(Agreement::of(&rust.output, &c.output));
+    }
+    lesson.use_side(Side::Rust);
+    if !failures.is_empty() {
+        return Ok(CompareOutcome::Failed(failures));
+    }
+    let mut pairs = Vec::with_capacity(Kernel::ALL.len());
+    for (kernel, agreement) in Kernel::ALL.into_iter().zip(agreements) {
+        let timing = interleave(trials, |side| {
+            lesson.use_side(side);
+            lesson.time(kernel, plan)
+        })?;
+        lesson.use_side(Side::Rust);
+        let stats = |side| {
+            let f = lesson.function(kernel, side).expect("both sides are loaded");
+            FunctionStats::of(f)
+        };
+        let mix = |ptx: &str| entry_body(ptx, kernel.symbol()).map(PtxMix::of).unwrap_or_default();
+        pairs.push(ComparedKernel {
+            label: kernel.label(),
+            symbol: kernel.symbol(),
+            timing,
+            rust: stats(Side::Rust)?,
+            c: stats(Side::CudaC)?,
+            rust_mix: mix(PTX),
+            c_mix: mix(c_ptx),
+            agreement,
+            note: gap_note(kernel),
+        });
+    }
+    Ok(CompareOutcome::Passed(pairs))
 }
