@@ -5,19 +5,30 @@
 
 use host::ptx::{self, PTX, entry_body, entries};
 use host::roofline::model::{Ceilings, cost};
+use host::gpu::DeviceInfo;
 use host::roofline::{Kernel, Sizes, launch_config, reference, side_for_l2};
 use kernels_gpu::roofline::*;
 
-fn lesson_sizes(l2_bytes: usize, sms: u32) -> Sizes {
-    let side = side_for_l2(SEED_SIDE, l2_bytes);
-    Sizes {
-        n: side * side,
-        side,
-        mat_dim: MAT_DIM,
-        stencil_side: side_for_l2(SEED_STENCIL_SIDE, l2_bytes),
-        fma_blocks: FMA_BLOCKS_PER_SM * sms,
-        fma_iters: FMA_ITERS,
+/// A synthetic device: what `Sizes::for_device` reads is the L2 and the SMs.
+fn device(l2_bytes: usize, sms: u32) -> DeviceInfo {
+    DeviceInfo {
+        ordinal: 0,
+        name: "synthetic".into(),
+        compute_capability: (9, 0),
+        sms,
+        l2_bytes,
+        total_memory_bytes: 80 << 30,
+        sm_clock_khz: 1_980_000,
+        memory_clock_khz: 3_201_000,
+        memory_bus_bits: 6016,
+        max_threads_per_sm: 2048,
+        driver_cuda: "13.0".into(),
+        driver_version: None,
     }
+}
+
+fn lesson_sizes(l2_bytes: usize, sms: u32) -> Sizes {
+    Sizes::for_device(&device(l2_bytes, sms))
 }
 
 // ---- references on hand-checked values -----------------------------------
@@ -30,6 +41,24 @@ fn fills_have_the_seed_periods() {
     assert_eq!(b, [-2.0, -1.0, 0.0, 1.0, 2.0, -2.0]);
     assert_eq!(reference::fill_index_bits(5).to_bits(), 5);
     assert_eq!(reference::fill_index_bits(67_108_863).to_bits(), 67_108_863);
+}
+
+#[test]
+fn scrambled_fill_is_small_and_rows_differ() {
+    let d = MAT_DIM;
+    let a: Vec<f32> = (0..d * d).map(|i| reference::fill_scrambled(i, 1)).collect();
+    assert!(a.iter().all(|&v| v.fract() == 0.0 && (-4.0..=4.0).contains(&v)));
+    for r in 1..d {
+        assert_ne!(a[..d], a[r * d..(r + 1) * d], "row {r} equals row 0");
+    }
+    let differ = (0..100).filter(|&i| reference::fill_scrambled(i, 1) != reference::fill_scrambled(i, 2)).count();
+    assert!(differ > 50, "the two streams agree on {} of 100", 100 - differ);
+}
+
+#[test]
+fn polynomial_by_value_agrees_with_the_chain() {
+    let input: Vec<f32> = (0..100).map(reference::fill_a).collect();
+    assert_eq!(reference::polynomial_by_value(&input), reference::polynomial(&input));
 }
 
 #[test]
@@ -249,7 +278,12 @@ fn inputs_use_the_read_only_path() {
     for k in Kernel::ALL.into_iter().filter(|&k| k != Kernel::FmaPeak) {
         let b = body(k);
         assert!(b.contains("ld.global.nc."), "{}: inputs not loaded with ld.global.nc", k.symbol());
-        assert!(!b.contains("ld.global.b") && !b.contains("ld.global.f"), "{}: a plain ld.global", k.symbol());
+        let plain: Vec<&str> = b
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("ld.global.") && !l.starts_with("ld.global.nc."))
+            .collect();
+        assert!(plain.is_empty(), "{}: plain global loads {plain:?}", k.symbol());
     }
 }
 
@@ -274,6 +308,23 @@ fn multiply_adds_are_fused() {
     }
 }
 
+/// Some `bra` jumps to a label defined above it: a loop survived.
+fn has_backward_branch(body: &str) -> bool {
+    let mut seen = Vec::new();
+    for line in body.lines().map(str::trim) {
+        let code = line.split("//").next().unwrap_or("").trim();
+        if let Some(label) = code.strip_suffix(':').filter(|l| l.starts_with('$')) {
+            seen.push(label.to_string());
+        } else if let Some(pos) = line.find("bra") {
+            let target = line[pos..].split_whitespace().nth(1).unwrap_or("").trim_end_matches(';');
+            if seen.iter().any(|l| l == target) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 #[test]
 fn the_copy_ceiling_moves_16_bytes_per_thread() {
     let b = body(Kernel::Copy);
@@ -292,7 +343,7 @@ fn the_fma_loop_is_unrolled_but_not_flattened() {
     let fmas = b.matches("fma.rn.f32").count();
     assert!(fmas >= (FMA_UNROLL as usize) * FMA_CHAINS, "{fmas} FMAs");
     assert!(fmas < FMA_ITERS as usize, "{fmas} FMAs: the loop was flattened");
-    assert!(b.contains("bra"), "no loop branch");
+    assert!(has_backward_branch(b), "no loop: no branch goes back to an earlier label");
 }
 
 #[test]
@@ -307,12 +358,7 @@ fn shared_tiles_are_declared_once_at_module_scope() {
 /// ptxas, from `$PTXAS` or the PATH (`cargo xtask test` provides one from
 /// PyPI's nvidia-cuda-nvcc-cu12 where neither has it).
 fn ptxas() -> Option<std::path::PathBuf> {
-    if let Some(p) = std::env::var_os("PTXAS") {
-        return Some(p.into());
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths).map(|d| d.join("ptxas")).find(|p| p.is_file())
-    })
+    std::env::var_os("PTXAS").map(Into::into).or_else(|| host::asm::find_tool("ptxas"))
 }
 
 /// The driver JIT-compiles this PTX when a lesson starts; ptxas is the same
@@ -466,4 +512,75 @@ fn cuda_c_twins_compile_with_nvrtc() {
     // A source that does not compile is an error carrying NVRTC's log.
     let err = host::nvrtc::compile("__global__ void broken( {", "broken.cu", (7, 5)).unwrap_err();
     assert!(err.to_string().contains("broken.cu did not compile"), "{err}");
+}
+
+// ---- the report, from synthetic timings ------------------------------------------
+
+fn timing(ms: f64) -> host::timing::Timing {
+    host::timing::Timing {
+        samples_ms: vec![ms * 0.99, ms, ms * 1.01],
+    }
+}
+
+#[test]
+fn report_binds_each_kernel_to_the_right_ceiling() {
+    let info = device(60 << 20, 132);
+    let s = Sizes::for_device(&info);
+    // Invent times that give round ceilings: copy at 4000 GB/s, FMA at
+    // 60000 GFLOP/s, so the ridge is at 15 FLOP/byte.
+    let ms_for = |k: Kernel, rate_per_s: f64| {
+        let c = cost(k, &s);
+        let count = if k == Kernel::FmaPeak { c.flop } else { c.bytes };
+        count / rate_per_s * 1e3
+    };
+    let measured: Vec<host::roofline::Measured> = Kernel::ALL
+        .into_iter()
+        .map(|k| host::roofline::Measured {
+            kernel: k,
+            timing: match k {
+                Kernel::FmaPeak => timing(ms_for(k, 60_000e9)),
+                // Every other kernel at 2000 GB/s of compulsory bytes.
+                _ => timing(ms_for(k, if k == Kernel::Copy { 4000e9 } else { 2000e9 })),
+            },
+        })
+        .collect();
+    let r = host::roofline::report::build(
+        &info,
+        s,
+        host::timing::Plan::DEFAULT,
+        &measured,
+        timing(ms_for(Kernel::Copy, 4000e9)),
+        "2026-11-29T00:00:00Z".into(),
+    );
+    assert!((r.ceilings.copy_gb_per_s - 4000.0).abs() < 1e-6);
+    assert!((r.ceilings.ridge() - 15.0).abs() < 1e-9);
+    for row in &r.rows {
+        let left = row.cost.intensity() < 15.0;
+        assert_eq!(row.memory_bound, left, "{:?}", row.kernel);
+        if left {
+            assert!((row.percent_of_ceiling - 50.0).abs() < 1e-6, "{:?}", row.kernel);
+        }
+    }
+    // The polynomial (64 FLOP/byte) is the one right of the ridge: its share
+    // is its GFLOP/s over the FMA ceiling.
+    let poly = r.rows.iter().find(|x| x.kernel == Kernel::Polynomial).unwrap();
+    assert!(!poly.memory_bound);
+    assert!((poly.percent_of_ceiling - 100.0 * poly.gflop_per_s / 60_000.0).abs() < 1e-9);
+
+    let table = r.table();
+    for k in Kernel::ALL {
+        assert!(table.contains(k.label()), "table lacks {}", k.label());
+    }
+    assert!(table.contains("ridge point: 15.00 FLOP/byte"), "{table}");
+    assert!(table.contains("9 of the 10 sit left of the ridge point"), "{table}");
+
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 3 + 1 + 10, "2 ceilings, the driver copy, the ridge, 10 kernels");
+    for line in &lines {
+        assert_eq!(line["context"]["gpu"], "synthetic");
+        assert_eq!(line["context"]["date"], "2026-11-29T00:00:00Z");
+    }
+    assert_eq!(lines[0]["variant"], "ceiling-copy");
+    assert_eq!(lines[3]["variant"], "ridge-point");
+    assert_eq!(lines[4]["symbol"], "vector_add");
 }

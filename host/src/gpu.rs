@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut};
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
 
@@ -77,9 +77,11 @@ impl DeviceInfo {
 /// An open device: its primary context, a stream, and the lessons' module.
 pub struct Gpu {
     /// The device's primary context.
-    pub ctx: Arc<CudaContext>,
-    /// The stream every launch, copy and event of a lesson goes on.
-    pub stream: Arc<CudaStream>,
+    pub(crate) ctx: Arc<CudaContext>,
+    /// The stream every launch, copy and event of a lesson goes on. Private
+    /// to the crate: event tracking is off, which is sound only while every
+    /// buffer is used on this one stream.
+    pub(crate) stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     /// What the device reports about itself.
     pub info: DeviceInfo,
@@ -158,16 +160,17 @@ impl Gpu {
         Ok(())
     }
 
-    /// A device buffer of `len` elements, contents undefined.
-    pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
-        // SAFETY: the contents are undefined until written; every lesson
-        // fills a buffer (or 0xFF-poisons it) before a kernel reads it.
-        unsafe { self.stream.alloc::<T>(len) }.call("cuMemAlloc")
+    /// A device buffer of `len` floats, contents undefined until written
+    /// (every f32 bit pattern is a valid f32, so reading it is defined).
+    pub fn alloc_f32(&self, len: usize) -> Result<CudaSlice<f32>> {
+        // SAFETY: any bits are a valid f32; every lesson fills or 0xFF-poisons
+        // a buffer before a kernel's output is read from it.
+        unsafe { self.stream.alloc::<f32>(len) }.call("cuMemAllocAsync")
     }
 
     /// Sets every byte of `buf` to `byte` (0xFF makes every f32 a NaN, so an
     /// element a kernel never writes fails its check).
-    pub fn fill_bytes<T, B: DevicePtrMut<T>>(&self, buf: &mut B, byte: u8) -> Result<()> {
+    pub fn fill_bytes<B: DevicePtrMut<f32>>(&self, buf: &mut B, byte: u8) -> Result<()> {
         let bytes = buf.num_bytes();
         let (ptr, _record) = buf.device_ptr_mut(&self.stream);
         // SAFETY: `ptr` addresses `bytes` bytes of this context's memory.
@@ -175,15 +178,15 @@ impl Gpu {
             .call("cuMemsetD8Async")
     }
 
-    /// Copies host data into `dst` (a buffer or a view of the same length).
-    pub fn upload<T: DeviceRepr, D: DevicePtrMut<T>>(&self, src: &[T], dst: &mut D) -> Result<()> {
-        self.stream.memcpy_htod(src, dst).call("cuMemcpyHtoD")
+    /// Copies host floats into `dst` (a buffer or a view of the same length).
+    pub fn upload<D: DevicePtrMut<f32>>(&self, src: &[f32], dst: &mut D) -> Result<()> {
+        self.stream.memcpy_htod(src, dst).call("cuMemcpyHtoDAsync")
     }
 
-    /// Copies the first `dst.len()` elements of `src` to the host.
-    pub fn download<T: DeviceRepr>(&self, src: &CudaSlice<T>, dst: &mut [T]) -> Result<()> {
+    /// Copies the first `dst.len()` floats of `src` to the host.
+    pub fn download(&self, src: &CudaSlice<f32>, dst: &mut [f32]) -> Result<()> {
         let view = src.slice(..dst.len());
-        self.stream.memcpy_dtoh(&view, dst).call("cuMemcpyDtoH")
+        self.stream.memcpy_dtoh(&view, dst).call("cuMemcpyDtoHAsync")
     }
 
     /// Waits for the stream; an error that surfaces here is charged to

@@ -91,6 +91,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         print!("{}", host::asm::side_by_side(kernel, &source, "roofline.cu", &args.arch)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
     let sizes = Sizes::for_device(&gpu.info);
     let mut lesson = Roofline::new(&gpu, sizes)?;
@@ -109,6 +110,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
                         roofline::report::sizes_json(&sizes),
                         roofline::report::block_sizes_json(),
                         COMPARE_PLAN,
+                        started,
                     ),
                     nvrtc: format!("{major}.{minor}"),
                     trials: COMPARE_TRIALS,
@@ -134,7 +136,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     match roofline::run(&mut lesson, plan)? {
         Outcome::Failed(failures) => Ok(print_failures(&failures, "roofline")),
         Outcome::Passed { measured, driver_copy } => {
-            let report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy);
+            let report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy, started);
             if args.json {
                 for line in report.json_lines() {
                     println!("{line}");

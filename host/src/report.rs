@@ -43,13 +43,15 @@ pub struct Context {
 }
 
 impl Context {
-    /// The context of a run of `lesson` on `info`'s device now.
+    /// The context of a run of `lesson` on `info`'s device that started at
+    /// `started` (take it with [`now`] before the first check).
     pub fn new(
         lesson: &'static str,
         info: &DeviceInfo,
         sizes: serde_json::Value,
         block_sizes: serde_json::Value,
         timing: Plan,
+        started: String,
     ) -> Context {
         Context {
             lesson,
@@ -65,7 +67,7 @@ impl Context {
             block_sizes,
             timing,
             l2_flushed: false,
-            date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            date: started,
         }
     }
 
@@ -89,6 +91,11 @@ impl Context {
     pub fn build_line(&self) -> String {
         format!("Built by {}, PTX {}; run {}", self.toolchain, self.ptx, self.date)
     }
+}
+
+/// The time now, RFC 3339 in UTC, to the second: a run's start.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// A table in the project's style: Markdown-compatible ASCII, so a report

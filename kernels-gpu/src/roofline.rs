@@ -371,19 +371,23 @@ mod kernels {
     pub unsafe extern "ptx-kernel" fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, d: u64) {
         let row = global_index_y();
         let col = global_index_x();
+        let d = d as usize;
+        // Walk a row of `a` and a column of `b` with two pointers, the shape
+        // nvcc's strength reduction gives the indexed loop.
+        // SAFETY: row, col < d by the exact tiling, so both walks stay in
+        // their matrices for d steps.
+        let (mut pa, mut pb) = unsafe { (a.add(row as usize * d), b.add(col as usize)) };
         let mut acc = 0.0f32;
-        for p in 0..d {
-            // SAFETY: row, col, p < d by the exact tiling.
-            acc = unsafe {
-                fma(
-                    load_readonly(a.add((row * d + p) as usize)),
-                    load_readonly(b.add((p * d + col) as usize)),
-                    acc,
-                )
-            };
+        for _ in 0..d {
+            // SAFETY: as above.
+            unsafe {
+                acc = fma(load_readonly(pa), load_readonly(pb), acc);
+                pa = pa.add(1);
+                pb = pb.add(d);
+            }
         }
         // SAFETY: row, col < d.
-        unsafe { *c.add((row * d + col) as usize) = acc };
+        unsafe { *c.add(row as usize * d + col as usize) = acc };
     }
 
     /// The same product one MAT_TILE x MAT_TILE tile at a time, through two
@@ -458,16 +462,18 @@ mod kernels {
         let col = (block_idx_x() * block_dim_x() + thread_idx_x()) as i32 + 1;
         let row = (block_idx_y() * block_dim_y() + thread_idx_y()) as i32 + 1;
         if col < n - 1 && row < n - 1 {
-            let stride = n as usize;
-            let c = row as usize * stride + col as usize;
+            // Signed 64-bit index arithmetic, as the CUDA C twin's size_t
+            // casts of ints compile: one wide multiply-add (IMAD.WIDE).
+            let stride = n as isize;
+            let c = row as isize * stride + col as isize;
             // SAFETY: 1 <= row, col < n - 1, so all five cells are inside.
             unsafe {
-                let centre = load_readonly(input.add(c));
-                let sum = load_readonly(input.add(c - 1))
-                    + load_readonly(input.add(c + 1))
-                    + load_readonly(input.add(c - stride))
-                    + load_readonly(input.add(c + stride));
-                *out.add(c) = fma(r, fma(-4.0, centre, sum), centre);
+                let centre = load_readonly(input.offset(c));
+                let sum = load_readonly(input.offset(c - 1))
+                    + load_readonly(input.offset(c + 1))
+                    + load_readonly(input.offset(c - stride))
+                    + load_readonly(input.offset(c + stride));
+                *out.offset(c) = fma(r, fma(-4.0, centre, sum), centre);
             }
         }
     }

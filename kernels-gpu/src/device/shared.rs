@@ -11,7 +11,7 @@
 //! access stays a generic `ld`/`st` (SASS `LD.E`/`ST.E`), which made an early
 //! probe's tiled transpose 8% slower than nvcc's. The accessor therefore:
 //! 1. forms a generic address with `cvta.shared.u64` from `NAME+16`, an
-//!    address inside the array (every array here is at least 16 bytes),
+//!    address inside the array (the macro requires more than 16 bytes),
 //! 2. asks `llvm.nvvm.isspacep.shared` about that address and tells LLVM the
 //!    answer is true (`assert_unchecked`); it is true,
 //! 3. steps back 16 bytes to element 0. LLVM's address-space inference
@@ -25,7 +25,8 @@
 //! ptxas then removes the `isspacep` test. One module-scope symbol serves
 //! every kernel and every inlined copy of a function that uses it; a kernel
 //! that never touches it is given 0 bytes. Names are PTX symbols, so they
-//! must be unique across the crate.
+//! must be unique across the crate: a duplicate compiles in Rust but ptxas
+//! rejects the PTX (the `ptx_assembles_without_spills` test catches it).
 
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.isspacep.shared"]
@@ -73,6 +74,10 @@ macro_rules! shared_array {
         const _: () = assert!(
             ::core::mem::size_of::<[$ty; $len]>() > 16,
             "the accessor takes the address of byte 16 of the array"
+        );
+        const _: () = assert!(
+            ::core::mem::align_of::<$ty>() <= 16,
+            "the array is declared .align 16"
         );
         ::core::arch::global_asm!(
             concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
