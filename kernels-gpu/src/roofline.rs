@@ -371,19 +371,25 @@ mod kernels {
     pub unsafe extern "ptx-kernel" fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, d: u64) {
         let row = global_index_y();
         let col = global_index_x();
+        let d = d as usize;
+        // Walk a row of `a` and a column of `b` with two pointers, the shape
+        // nvcc's strength reduction gives the indexed loop. Measured on the
+        // H200 (2026-11-29): 0.0647 ms against 0.0660 and 0.0664 ms for the
+        // indexed form `a[row * d + p]`, `b[p * d + col]`.
+        // SAFETY: row, col < d by the exact tiling, so both walks stay in
+        // their matrices for d steps.
+        let (mut pa, mut pb) = unsafe { (a.add(row as usize * d), b.add(col as usize)) };
         let mut acc = 0.0f32;
-        for p in 0..d {
-            // SAFETY: row, col, p < d by the exact tiling.
-            acc = unsafe {
-                fma(
-                    load_readonly(a.add((row * d + p) as usize)),
-                    load_readonly(b.add((p * d + col) as usize)),
-                    acc,
-                )
-            };
+        for _ in 0..d {
+            // SAFETY: as above.
+            unsafe {
+                acc = fma(load_readonly(pa), load_readonly(pb), acc);
+                pa = pa.add(1);
+                pb = pb.add(d);
+            }
         }
         // SAFETY: row, col < d.
-        unsafe { *c.add((row * d + col) as usize) = acc };
+        unsafe { *c.add(row as usize * d + col as usize) = acc };
     }
 
     /// The same product one MAT_TILE x MAT_TILE tile at a time, through two
