@@ -494,7 +494,7 @@ fn cuda_c_twins_compile_with_nvrtc() {
         eprintln!("skipped: NVRTC is not on the loader path");
         return;
     }
-    let source = format!("{}{}", host::roofline::cuda_c_defines(), host::roofline::CUDA_C_SOURCE);
+    let source = host::roofline::cuda_c_program();
     for cc in [(7, 5), (9, 0)] {
         let ptx = host::nvrtc::compile(&source, "roofline.cu", cc).unwrap();
         let mut c = entries(&ptx);

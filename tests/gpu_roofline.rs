@@ -33,7 +33,7 @@ fn small(gpu: &Gpu) -> Sizes {
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
     static PTX: OnceLock<Result<String, String>> = OnceLock::new();
     PTX.get_or_init(|| {
-        let source = format!("{}{}", roofline::cuda_c_defines(), roofline::CUDA_C_SOURCE);
+        let source = roofline::cuda_c_program();
         host::nvrtc::compile(&source, "roofline.cu", gpu.info.compute_capability).map_err(|e| e.to_string())
     })
     .as_ref()

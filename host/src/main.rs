@@ -77,6 +77,17 @@ const COMPARE_PLAN: Plan = Plan {
     launches_per_batch: 10,
 };
 
+/// Prints a report as JSON lines or as its table.
+fn emit(json: bool, lines: impl FnOnce() -> Vec<serde_json::Value>, table: impl FnOnce() -> String) {
+    if json {
+        for line in lines() {
+            println!("{line}");
+        }
+    } else {
+        print!("{}", table());
+    }
+}
+
 fn print_failures(failures: &[host::check::Failure], what: &str) -> ExitCode {
     for f in failures {
         eprintln!("FAILED {f}");
@@ -87,7 +98,7 @@ fn print_failures(failures: &[host::check::Failure], what: &str) -> ExitCode {
 
 fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(kernel) = &args.asm {
-        let source = format!("{}{}", roofline::cuda_c_defines(), roofline::CUDA_C_SOURCE);
+        let source = roofline::cuda_c_program();
         print!("{}", host::asm::side_by_side(kernel, &source, "roofline.cu", &args.arch)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -96,7 +107,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     let sizes = Sizes::for_device(&gpu.info);
     let mut lesson = Roofline::new(&gpu, sizes)?;
     if args.compare {
-        let source = format!("{}{}", roofline::cuda_c_defines(), roofline::CUDA_C_SOURCE);
+        let source = roofline::cuda_c_program();
         let c_ptx = host::nvrtc::compile(&source, "roofline.cu", gpu.info.compute_capability)?;
         lesson.load_twins(&c_ptx)?;
         return match roofline::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, COMPARE_PLAN)? {
@@ -116,13 +127,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
                     trials: COMPARE_TRIALS,
                     kernels,
                 };
-                if args.json {
-                    for line in comparison.json_lines() {
-                        println!("{line}");
-                    }
-                } else {
-                    print!("{}", comparison.table());
-                }
+                emit(args.json, || comparison.json_lines(), || comparison.table());
                 Ok(ExitCode::SUCCESS)
             }
         };
@@ -137,13 +142,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         Outcome::Failed(failures) => Ok(print_failures(&failures, "roofline")),
         Outcome::Passed { measured, driver_copy } => {
             let report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy, started);
-            if args.json {
-                for line in report.json_lines() {
-                    println!("{line}");
-                }
-            } else {
-                print!("{}", report.table());
-            }
+            emit(args.json, || report.json_lines(), || report.table());
             Ok(ExitCode::SUCCESS)
         }
     }

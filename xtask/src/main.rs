@@ -235,7 +235,8 @@ fn ptx(args: &[String]) -> Result<ExitCode> {
     cmd.args(["build", "--quiet", "--release", "--package", "host"]);
     status(cmd, "building the kernels")?;
     let dest = args.first().map(PathBuf::from).unwrap_or_else(|| root().join("target/kernels.ptx"));
-    std::fs::copy(built_ptx(), &dest).with_context(|| format!("could not write {}", dest.display()))?;
+    std::fs::copy(built_ptx(), &dest)
+        .with_context(|| format!("could not copy the PTX from {} to {}", built_ptx().display(), dest.display()))?;
     println!("{}", dest.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -326,6 +326,11 @@ pub fn cuda_c_defines() -> String {
     out
 }
 
+/// What NVRTC compiles: [`cuda_c_defines`] then [`CUDA_C_SOURCE`].
+pub fn cuda_c_program() -> String {
+    format!("{}{}", cuda_c_defines(), CUDA_C_SOURCE)
+}
+
 /// The lesson's buffers on one GPU, at one set of sizes.
 pub struct Roofline<'g> {
     gpu: &'g Gpu,
