@@ -8,25 +8,14 @@
 
 use std::sync::OnceLock;
 
-use host::compare::Side;
+use host::compare::{Agreement, Side};
 use host::gpu::Gpu;
 use host::roofline::{self, Kernel, Roofline, Sizes};
-use kernels_gpu::roofline::{FMA_ITERS, STRIDE};
 use lab_tests::run_gpu_trials;
 
-/// Small sizes that exercise the guards: 4099 strided columns (not a
-/// multiple of 256), n = 131,168 (not a multiple of 256, so the last block
-/// is partial), a 77^2 stencil grid (75 interior cells: 32 and 8 divide
-/// neither way), 96^2 transposes (3 tiles) and a 48^3 matmul (3 tiles).
+/// Small sizes that exercise every guard (see `Sizes::quick`).
 fn small(gpu: &Gpu) -> Sizes {
-    Sizes {
-        n: STRIDE as usize * 4099,
-        side: 96,
-        mat_dim: 48,
-        stencil_side: 77,
-        fma_blocks: gpu.info.sms,
-        fma_iters: FMA_ITERS,
-    }
+    Sizes::quick(&gpu.info)
 }
 
 /// The CUDA C twins compiled by NVRTC for this GPU, once per test run.
@@ -110,6 +99,20 @@ fn timing_follows_the_work(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
+/// Two runs of every kernel give bit-identical outputs: none uses atomics,
+/// so nothing about the order blocks run in may change a result.
+fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
+    for kernel in Kernel::ALL {
+        let first = lesson.check_output(kernel).map_err(|e| e.to_string())?.output;
+        let second = lesson.check_output(kernel).map_err(|e| e.to_string())?.output;
+        if let Agreement::Differ { count, first } = Agreement::of(&first, &second) {
+            return Err(format!("{}: {count} elements differ between two runs, first at {first}", kernel.symbol()));
+        }
+    }
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials![
         copy_coalesced => Kernel::Copy,
@@ -127,5 +130,6 @@ fn main() -> std::process::ExitCode {
     ];
     trials.push(("lesson_sizes_are_valid", lesson_sizes_are_valid));
     trials.push(("timing_follows_the_work", timing_follows_the_work));
+    trials.push(("outputs_are_deterministic", outputs_are_deterministic));
     run_gpu_trials(trials)
 }

@@ -65,7 +65,7 @@ pub enum Error {
     /// A kernel faulted (illegal address, trap, ...): the error surfaced when
     /// the stream was synchronised after it.
     #[error(
-        "kernel `{kernel}` failed: {}; run it under compute-sanitizer to find the faulting access",
+        "kernel `{kernel}` failed: {}; find the faulting access with compute-sanitizer: `cargo xtask sanitize <lesson>`",
         describe(.source)
     )]
     KernelFault {
@@ -121,14 +121,59 @@ pub enum Error {
     },
 }
 
-/// `CUDA_ERROR_NAME (the driver's sentence)`.
+/// `CUDA_ERROR_NAME (the driver's sentence)`. The name comes from the
+/// error code itself; the sentence from the driver, where one is loaded (so
+/// a message can be formed, and tested, on a machine without a driver).
 fn describe(e: &DriverError) -> String {
-    let name = e.error_name().map(|s| s.to_string_lossy().into_owned());
-    let text = e.error_string().map(|s| s.to_string_lossy().into_owned());
-    match (name, text) {
-        (Ok(name), Ok(text)) => format!("{name} ({text})"),
-        (Ok(name), Err(_)) => name,
-        _ => format!("CUresult {:?}", e.0),
+    let name = format!("{:?}", e.0);
+    // SAFETY: only tries to dlopen the driver library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return name;
+    }
+    match e.error_string() {
+        Ok(text) => format!("{name} ({})", text.to_string_lossy()),
+        Err(_) => name,
+    }
+}
+
+/// Exit statuses of the `lab` binary, one per kind of failure, so a script
+/// can tell them apart. 0 is success; 2 is a usage error (an unknown lesson
+/// or flag); 3 is a kernel whose result disagrees with its reference.
+pub mod exit {
+    /// A driver call failed outside any kernel.
+    pub const DRIVER: u8 = 1;
+    /// An unknown lesson or flag.
+    pub const USAGE: u8 = 2;
+    /// A kernel's result disagrees with its CPU reference.
+    pub const CHECK_FAILED: u8 = 3;
+    /// No NVIDIA driver on this machine.
+    pub const NO_DRIVER: u8 = 4;
+    /// No GPU at the requested index.
+    pub const NO_DEVICE: u8 = 5;
+    /// The GPU is older than the PTX's target, or the driver refused the PTX.
+    pub const PTX: u8 = 6;
+    /// Not enough free device memory, or a size the lesson cannot run.
+    pub const SIZE: u8 = 7;
+    /// A kernel faulted, or its timing broke.
+    pub const KERNEL_FAULT: u8 = 8;
+    /// A tool the command needs (NVRTC, compute-sanitizer) is missing or
+    /// failed.
+    pub const TOOL: u8 = 10;
+}
+
+impl Error {
+    /// The `lab` binary's exit status for this error (see [`exit`]).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::NoDriver => exit::NO_DRIVER,
+            Error::NoDevice { .. } => exit::NO_DEVICE,
+            Error::GpuTooOld { .. } | Error::PtxRejected { .. } => exit::PTX,
+            Error::Driver { .. } => exit::DRIVER,
+            Error::KernelFault { .. } | Error::TimingBroken { .. } => exit::KERNEL_FAULT,
+            Error::OutOfMemory { .. } | Error::Size(_) => exit::SIZE,
+            Error::NvrtcMissing | Error::Nvrtc(_) => exit::TOOL,
+            Error::UnknownKernel { .. } => exit::USAGE,
+        }
     }
 }
 

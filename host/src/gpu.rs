@@ -189,6 +189,21 @@ impl Gpu {
         self.stream.memcpy_dtoh(&view, dst).call("cuMemcpyDtoHAsync")
     }
 
+    /// Launches `f`, a kernel that takes no arguments, with `cfg`.
+    ///
+    /// # Errors
+    /// A launch the driver refuses, charged to `kernel`.
+    pub fn launch_without_args(&self, f: &CudaFunction, kernel: &str, cfg: cudarc::driver::LaunchConfig) -> Result<()> {
+        let mut builder = self.stream.launch_builder(f);
+        // SAFETY: the kernel takes no arguments, so there is nothing to get
+        // wrong about them; what it does on the GPU is its own business.
+        unsafe { builder.launch(cfg) }.map_err(|source| Error::KernelFault {
+            kernel: kernel.to_string(),
+            source,
+        })?;
+        Ok(())
+    }
+
     /// Waits for the stream; an error that surfaces here is charged to
     /// `kernel`, the last kernel launched on it.
     pub fn sync_after(&self, kernel: &str) -> Result<()> {

@@ -5,15 +5,12 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, Parser, ValueEnum};
+use host::error::exit;
 use host::gpu::Gpu;
 use host::roofline::{self, Outcome, Roofline, Sizes};
 use host::timing::Plan;
-
-/// Exit status when a kernel's result disagrees with its CPU reference.
-const EXIT_CHECK_FAILED: u8 = 3;
-/// Exit status for every other error (no driver, no device, a fault, ...).
-const EXIT_ERROR: u8 = 1;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Lesson {
@@ -22,7 +19,11 @@ enum Lesson {
 }
 
 /// Runs a GPU lesson: checks every kernel against a CPU reference, times it
-/// with CUDA events and reports what the lesson teaches.
+/// with CUDA events and reports what the lesson teaches. Exit status: 0 all
+/// checks passed; 2 unknown lesson or flag; 3 a check failed; 4 no driver;
+/// 5 no such device; 6 PTX the GPU or driver cannot run; 7 not enough device
+/// memory; 8 a kernel faulted; 10 a needed tool (NVRTC) is missing; 1 any
+/// other driver error.
 #[derive(Debug, Parser)]
 #[command(name = "lab", version)]
 struct Args {
@@ -45,20 +46,72 @@ struct Args {
     /// The architecture `--asm` compiles the CUDA C twin and the SASS for.
     #[arg(long, default_value = "sm_90", requires = "asm")]
     arch: String,
+    /// Small sizes and one timed launch per kernel, every check still made:
+    /// for compute-sanitizer (`cargo xtask sanitize`). Its figures are not
+    /// measurements worth keeping.
+    #[arg(long)]
+    quick: bool,
     /// The CUDA device index.
     #[arg(long, default_value_t = 0)]
     device: usize,
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => return usage_error(e),
+    };
     match run(&args) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(EXIT_ERROR)
+            let code = e.downcast_ref::<host::Error>().map_or(exit::DRIVER, host::Error::exit_code);
+            ExitCode::from(code)
         }
     }
+}
+
+/// One line for an argument error, listing what is valid; help and version
+/// print as clap renders them.
+fn usage_error(e: clap::Error) -> ExitCode {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let invalid = match e.get(ContextKind::InvalidArg).or(e.get(ContextKind::InvalidValue)) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let lessons: Vec<String> = Lesson::value_variants()
+        .iter()
+        .filter_map(|l| l.to_possible_value().map(|v| v.get_name().to_string()))
+        .collect();
+    let flags: Vec<String> = Args::command()
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    let message = match e.kind() {
+        ErrorKind::InvalidValue if e.get(ContextKind::InvalidArg).is_some_and(|a| a.to_string().contains("LESSON")) => {
+            let value = match e.get(ContextKind::InvalidValue) {
+                Some(ContextValue::String(v)) => v.clone(),
+                _ => String::new(),
+            };
+            format!("unknown lesson `{value}`; the lessons are: {}", lessons.join(", "))
+        }
+        ErrorKind::UnknownArgument => {
+            format!("unknown flag `{invalid}`; the flags are: {} (and --help)", flags.join(", "))
+        }
+        ErrorKind::MissingRequiredArgument => {
+            format!("which lesson? `lab <LESSON>`; the lessons are: {}", lessons.join(", "))
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+            format!("{first} (see `lab --help`)")
+        }
+    };
+    eprintln!("error: {message}");
+    ExitCode::from(exit::USAGE)
 }
 
 fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -93,7 +146,7 @@ fn print_failures(failures: &[host::check::Failure], what: &str) -> ExitCode {
         eprintln!("FAILED {f}");
     }
     eprintln!("{} check(s) failed; no {what} is printed from a run whose kernels are wrong", failures.len());
-    ExitCode::from(EXIT_CHECK_FAILED)
+    ExitCode::from(exit::CHECK_FAILED)
 }
 
 fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
@@ -104,7 +157,11 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
-    let sizes = Sizes::for_device(&gpu.info);
+    let sizes = if args.quick {
+        Sizes::quick(&gpu.info)
+    } else {
+        Sizes::for_device(&gpu.info)
+    };
     let mut lesson = Roofline::new(&gpu, sizes)?;
     if args.compare {
         let source = roofline::cuda_c_program();
@@ -137,7 +194,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         println!("profile mode: {} launches, no checks, no timings", roofline::Kernel::ALL.len());
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = Plan::DEFAULT;
+    let plan = if args.quick { Plan::QUICK } else { Plan::DEFAULT };
     match roofline::run(&mut lesson, plan)? {
         Outcome::Failed(failures) => Ok(print_failures(&failures, "roofline")),
         Outcome::Passed { measured, driver_copy } => {

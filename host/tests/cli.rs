@@ -17,15 +17,39 @@ fn an_unknown_lesson_lists_the_valid_ones() {
     let (code, stdout, stderr) = lab(&["no-such-lesson"]);
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
-    assert!(stderr.contains("invalid value 'no-such-lesson'"), "{stderr}");
-    assert!(stderr.contains("possible values: roofline"), "{stderr}");
+    assert_eq!(stderr, "error: unknown lesson `no-such-lesson`; the lessons are: roofline\n");
+}
+
+#[test]
+fn an_unknown_flag_lists_the_valid_ones() {
+    let (code, _, stderr) = lab(&["roofline", "--fast"]);
+    assert_eq!(code, 2);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: unknown flag `--fast`; the flags are: --json, --profile, --compare"), "{stderr}");
+    assert!(stderr.contains("--device"), "{stderr}");
+}
+
+#[test]
+fn a_missing_lesson_lists_the_lessons() {
+    let (code, _, stderr) = lab(&[]);
+    assert_eq!(code, 2);
+    assert_eq!(stderr, "error: which lesson? `lab <LESSON>`; the lessons are: roofline\n");
 }
 
 #[test]
 fn json_and_profile_are_exclusive() {
     let (code, _, stderr) = lab(&["roofline", "--json", "--profile"]);
     assert_eq!(code, 2);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("cannot be used with"), "{stderr}");
+}
+
+#[test]
+fn asm_of_an_unknown_kernel_names_the_kernels() {
+    let (code, _, stderr) = lab(&["roofline", "--asm", "no_such_kernel"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.starts_with("error: no kernel named `no_such_kernel`; the kernels are: "), "{stderr}");
+    assert!(stderr.contains("vector_add"), "{stderr}");
 }
 
 #[test]
@@ -35,10 +59,12 @@ fn without_a_driver_the_lesson_says_so_in_one_line() {
         eprintln!("skipped: this machine has an NVIDIA driver");
         return;
     }
-    let (code, stdout, stderr) = lab(&["roofline"]);
-    assert_eq!(code, 1, "{stderr}");
-    assert!(stdout.is_empty(), "{stdout}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("error: no NVIDIA driver found"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    for args in [&["roofline"][..], &["roofline", "--compare"], &["roofline", "--quick"]] {
+        let (code, stdout, stderr) = lab(args);
+        assert_eq!(code, 4, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("error: no NVIDIA driver found"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }

@@ -8,7 +8,8 @@
 //!   sides need (tile sizes, block sizes, the polynomial degree), so a
 //!   constant lives once.
 //!
-//! One module per lesson: [`roofline`].
+//! One module per lesson: [`roofline`]; [`testing`] holds a kernel the
+//! error-path tests fault on purpose.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
@@ -27,6 +28,7 @@
 pub mod device;
 
 pub mod roofline;
+pub mod testing;
 
 /// A kernel that panics has a bug; on the GPU the only thing to do is stop
 /// the launch. `trap` aborts the kernel and the host sees

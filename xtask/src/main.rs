@@ -19,10 +19,12 @@ Tasks:
   compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
   asm <kernel> [--arch sm_XX]         one kernel's PTX, Rust beside CUDA C, and SASS where ptxas and cuobjdump are
                                       on the PATH (needs NVRTC, which it fetches from PyPI where missing; no GPU)
+  sanitize <lesson|all>               each lesson's --quick run under compute-sanitizer's memcheck, racecheck,
+                                      synccheck and initcheck (needs a GPU and compute-sanitizer)
   test                                run every test (GPU tests report themselves skipped without a GPU)
   ptx [FILE]                          write the kernels' PTX to FILE (default target/kernels.ptx)
-  bundle                              put the release binary, the GPU tests and run.sh in target/bundle,
-                                      for a GPU machine without Rust
+  bundle                              put the release binary, the GPU tests, run.sh and sanitize.sh in
+                                      target/bundle, for a GPU machine without Rust
 
 Set LAB_PTX_ARCH=sm_90 (or another sm_XX) to build the PTX for a newer GPU than the default sm_75.";
 
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("compare") => compare(&args[1..]),
         Some("asm") => asm(&args[1..]),
+        Some("sanitize") => sanitize(&args[1..]),
         Some("ptx") => ptx(&args[1..]),
         Some("bundle") => bundle(),
         None | Some("help" | "-h" | "--help") => {
@@ -200,6 +203,66 @@ fn provide_nvrtc() -> Option<PathBuf> {
         .and_then(|lib| lib.parent().map(Path::to_path_buf))
 }
 
+/// The lessons `lab` runs (`sanitize all` runs each).
+const LESSONS: &[&str] = &["roofline"];
+
+/// `sanitize <lesson|all>`: SANITIZE_SH over the release `lab`.
+fn sanitize(args: &[String]) -> Result<ExitCode> {
+    let lessons: Vec<&str> = match args.first().map(String::as_str) {
+        Some("all") => LESSONS.to_vec(),
+        Some(lesson) if LESSONS.contains(&lesson) => vec![lesson],
+        Some(other) => bail!("unknown lesson `{other}`; the lessons are: {}, or all", LESSONS.join(", ")),
+        None => bail!("which lesson? `cargo xtask sanitize all` or one of: {}", LESSONS.join(", ")),
+    };
+    ensure_toolchain()?;
+    let mut cmd = cargo();
+    cmd.args(["build", "--quiet", "--release", "--package", "host", "--bin", "lab"]);
+    status(cmd, "building lab")?;
+    let st = Command::new("bash")
+        .arg("-c")
+        .arg(SANITIZE_SH)
+        .arg("sanitize.sh")
+        .arg(root().join("target/release/lab"))
+        .args(lessons)
+        .status()
+        .context("could not start bash")?;
+    Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
+}
+
+/// Runs each lesson's `--quick` mode under the four compute-sanitizer tools
+/// and prints one line per tool; exits 0 only when all are clean. Shared by
+/// `cargo xtask sanitize` and the bundle (`target/bundle/sanitize.sh`).
+/// Usage: sanitize.sh LAB LESSON...
+const SANITIZE_SH: &str = r#"#!/usr/bin/env bash
+set -u
+lab=$1; shift
+cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [ -z "$cs" ]; then
+  echo "error: compute-sanitizer is not on the PATH or in /usr/local/cuda/bin; it comes with the CUDA toolkit" >&2
+  exit 10
+fi
+echo "$("$cs" --version | tail -1)"
+status=0
+for lesson in "$@"; do
+  for tool in memcheck racecheck synccheck initcheck; do
+    log=$(mktemp)
+    start=$(date +%s)
+    "$cs" --tool "$tool" --error-exitcode 86 "$lab" "$lesson" --quick > "$log" 2>&1
+    rc=$?
+    summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1 | sed 's/^========= //')
+    if [ "$rc" -eq 0 ]; then
+      echo "$lesson $tool: clean ($summary) in $(( $(date +%s) - start )) s"
+    else
+      echo "$lesson $tool: NOT CLEAN (exit $rc) $summary"
+      cat "$log"
+      status=1
+    fi
+    rm -f "$log"
+  done
+done
+exit $status
+"#;
+
 /// `test [args]`: every test in the workspace.
 fn test(args: &[String]) -> Result<ExitCode> {
     ensure_toolchain()?;
@@ -277,9 +340,11 @@ fn bundle() -> Result<ExitCode> {
     if tests.is_empty() {
         bail!("cargo built no gpu_* test executables");
     }
-    std::fs::write(dir.join("run.sh"), RUN_SH)?;
-    set_executable(&dir.join("run.sh"))?;
-    println!("{} (lab, {}, run.sh)", dir.display(), tests.join(", "));
+    for (name, text) in [("run.sh", RUN_SH), ("sanitize.sh", SANITIZE_SH)] {
+        std::fs::write(dir.join(name), text)?;
+        set_executable(&dir.join(name))?;
+    }
+    println!("{} (lab, {}, run.sh, sanitize.sh)", dir.display(), tests.join(", "));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -161,6 +161,23 @@ impl Sizes {
         }
     }
 
+    /// Small sizes that still exercise every guard (the GPU tests' and
+    /// `--quick`'s, for compute-sanitizer): 4099 strided columns and n =
+    /// 131,168 (neither a multiple of 256, so the last block is partial), a
+    /// 77^2 stencil grid (75 interior cells: 32 and 8 divide neither way),
+    /// 96^2 transposes (3 tiles), a 48^3 matmul (3 tiles) and one FMA block
+    /// per SM.
+    pub fn quick(info: &DeviceInfo) -> Sizes {
+        Sizes {
+            n: STRIDE as usize * 4099,
+            side: 96,
+            mat_dim: 48,
+            stencil_side: 77,
+            fma_blocks: info.sms,
+            fma_iters: FMA_ITERS,
+        }
+    }
+
     /// Floats in each of the three shared buffers: enough for every kernel.
     pub fn buffer_len(&self) -> usize {
         self.n

@@ -1,0 +1,113 @@
+//! Every error path's message and exit status, checked without a GPU: the
+//! messages are what a learner reads, so a test fails if one regresses.
+
+use cudarc::driver::DriverError;
+use cudarc::driver::sys::CUresult;
+use host::Error;
+use host::error::exit;
+use host::gpu::DeviceInfo;
+use host::roofline::Sizes;
+
+fn driver(code: CUresult) -> DriverError {
+    DriverError(code)
+}
+
+#[test]
+fn each_error_says_what_went_wrong_and_has_its_own_status() {
+    let cases: Vec<(Error, &[&str], u8)> = vec![
+        (Error::NoDriver, &["no NVIDIA driver found", "libcuda.so"], exit::NO_DRIVER),
+        (Error::NoDevice { ordinal: 3, count: 1 }, &["no CUDA device 3", "reports 1 device"], exit::NO_DEVICE),
+        (
+            Error::GpuTooOld {
+                gpu: "Tesla P100".into(),
+                cc: (6, 0),
+                target: (7, 5),
+            },
+            &["Tesla P100 has compute capability 6.0", "below the PTX target sm_75", "LAB_PTX_ARCH=sm_60"],
+            exit::PTX,
+        ),
+        (
+            Error::PtxRejected {
+                isa: "8.8".into(),
+                target: "sm_90".into(),
+                driver: "12.2".into(),
+                source: driver(CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
+            },
+            &["the driver (CUDA 12.2) refused", "ISA 8.8", "sm_90", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"],
+            exit::PTX,
+        ),
+        (
+            Error::OutOfMemory {
+                what: "the roofline lesson's buffers".into(),
+                needed: 805_306_368 + 1_048_576,
+                free: 536_870_912,
+            },
+            &["needs 806354944 bytes", "769.0 MiB", "only 536870912 bytes (512.0 MiB) are free"],
+            exit::SIZE,
+        ),
+        (
+            Error::KernelFault {
+                kernel: "transpose_tiled".into(),
+                source: driver(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
+            },
+            &["kernel `transpose_tiled` failed", "CUDA_ERROR_ILLEGAL_ADDRESS", "cargo xtask sanitize"],
+            exit::KERNEL_FAULT,
+        ),
+        (
+            Error::Driver {
+                call: "cuMemcpyDtoHAsync",
+                source: driver(CUresult::CUDA_ERROR_LAUNCH_FAILED),
+            },
+            &["cuMemcpyDtoHAsync failed", "CUDA_ERROR_LAUNCH_FAILED"],
+            exit::DRIVER,
+        ),
+        (Error::NvrtcMissing, &["NVRTC library", "LD_LIBRARY_PATH", "nvidia-cuda-nvrtc-cu12"], exit::TOOL),
+        (
+            Error::TimingBroken {
+                kernel: "vector_add".into(),
+                ms: 0.0,
+            },
+            &["timing of `vector_add` came back as 0 ms"],
+            exit::KERNEL_FAULT,
+        ),
+    ];
+    let mut statuses = std::collections::BTreeSet::new();
+    for (err, wants, status) in cases {
+        let message = err.to_string();
+        assert_eq!(message.lines().count(), 1, "one line: {message}");
+        for want in wants {
+            assert!(message.contains(want), "{message:?} lacks {want:?}");
+        }
+        assert_eq!(err.exit_code(), status, "{message}");
+        statuses.insert(status);
+    }
+    // Distinct kinds of failure get distinct statuses (and none is 0, 2 or 3,
+    // which mean success, usage and a failed check).
+    assert_eq!(statuses.len(), 7);
+    assert!(!statuses.contains(&0) && !statuses.contains(&exit::USAGE) && !statuses.contains(&exit::CHECK_FAILED));
+}
+
+#[test]
+fn the_memory_budget_counts_three_buffers_and_the_partials() {
+    let info = DeviceInfo {
+        ordinal: 0,
+        name: "synthetic".into(),
+        compute_capability: (9, 0),
+        sms: 132,
+        l2_bytes: 60 << 20,
+        total_memory_bytes: 80 << 30,
+        sm_clock_khz: 1_980_000,
+        memory_clock_khz: 3_201_000,
+        memory_bus_bits: 6016,
+        max_threads_per_sm: 2048,
+        driver_cuda: "13.0".into(),
+        driver_version: None,
+    };
+    let s = Sizes::for_device(&info);
+    // 8192^2 floats per buffer, three buffers, one partial sum per 256-float
+    // block: (3 x 67,108,864 + 262,144) x 4 bytes.
+    assert_eq!(s.device_bytes(), (3 * 67_108_864 + 262_144) * 4);
+    // A T4's 4 MiB L2 keeps the seed's 4096^2: 192 MiB and the partials.
+    let t4 = Sizes::for_device(&DeviceInfo { l2_bytes: 4 << 20, sms: 40, ..info });
+    assert_eq!(t4.device_bytes(), (3 * 16_777_216 + 65_536) * 4);
+}

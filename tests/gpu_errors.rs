@@ -1,0 +1,43 @@
+//! GPU error paths: a kernel that faults must produce an error that names
+//! it and suggests the sanitizer, and the process must still be able to
+//! report it (no panic, no abort). Its own test binary: a fault leaves the
+//! CUDA context unusable, so nothing else may share this process after it.
+
+use cudarc::driver::LaunchConfig;
+use host::Error;
+use host::gpu::Gpu;
+use kernels_gpu::testing::FAULT_ON_PURPOSE;
+use lab_tests::run_gpu_trials;
+
+fn a_faulting_kernel_is_named(gpu: &Gpu) -> Result<(), String> {
+    let f = gpu.function(FAULT_ON_PURPOSE).map_err(|e| e.to_string())?;
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (1, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // The launch itself is accepted; the fault surfaces at the next sync.
+    let err = gpu
+        .launch_without_args(&f, FAULT_ON_PURPOSE, cfg)
+        .and_then(|()| gpu.sync_after(FAULT_ON_PURPOSE))
+        .err()
+        .ok_or("the faulting kernel reported no error")?;
+    let message = err.to_string();
+    match &err {
+        Error::KernelFault { kernel, .. } if kernel == FAULT_ON_PURPOSE => {}
+        other => return Err(format!("wrong error: {other:?}")),
+    }
+    for want in ["kernel `fault_on_purpose` failed", "CUDA_ERROR_ILLEGAL_ADDRESS", "compute-sanitizer"] {
+        if !message.contains(want) {
+            return Err(format!("the message lacks {want:?}: {message}"));
+        }
+    }
+    if err.exit_code() != host::error::exit::KERNEL_FAULT {
+        return Err(format!("exit code {}", err.exit_code()));
+    }
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    run_gpu_trials(vec![("a_faulting_kernel_is_named", a_faulting_kernel_is_named)])
+}
