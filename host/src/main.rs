@@ -197,6 +197,12 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     let plan = if args.quick { Plan::QUICK } else { Plan::DEFAULT };
     match roofline::run(&mut lesson, plan)? {
         Outcome::Failed(failures) => Ok(print_failures(&failures, "roofline")),
+        Outcome::Faulted { failures, error } => {
+            for f in &failures {
+                eprintln!("FAILED {f}");
+            }
+            Err(error.into())
+        }
         Outcome::Passed { measured, driver_copy } => {
             let report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy, started);
             emit(args.json, || report.json_lines(), || report.table());

@@ -721,6 +721,14 @@ pub enum Outcome {
     },
     /// At least one check failed: every failure, and no figure.
     Failed(Vec<Failure>),
+    /// A kernel faulted (or the driver failed) during the checks: the
+    /// failures found before it, and the error; the context is unusable.
+    Faulted {
+        /// Failed checks before the fault.
+        failures: Vec<Failure>,
+        /// The fault.
+        error: Error,
+    },
 }
 
 /// Checks every kernel, then, only if all are right, times every kernel.
@@ -735,13 +743,7 @@ pub fn run(lesson: &mut Roofline<'_>, plan: Plan) -> Result<Outcome> {
             Ok(found) => failures.extend(found),
             // A fault leaves the context unusable: report it with what was
             // found before it, and stop.
-            Err(e) => {
-                failures.push(Failure {
-                    kernel: kernel.symbol(),
-                    detail: e.to_string(),
-                });
-                return Ok(Outcome::Failed(failures));
-            }
+            Err(error) => return Ok(Outcome::Faulted { failures, error }),
         }
     }
     if !failures.is_empty() {
