@@ -100,6 +100,25 @@ fn main() {
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|| "rustc (version unknown)".into());
     println!("cargo:rustc-env=LAB_RUSTC_VERSION={version}");
+    // The commit the binary was built from, for the records it writes.
+    let commit = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(&workspace)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let dirty = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .current_dir(&workspace)
+        .output()
+        .ok()
+        .is_some_and(|o| !o.stdout.is_empty());
+    println!("cargo:rustc-env=LAB_GIT_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
+    println!("cargo:rerun-if-changed={}", workspace.join(".git/HEAD").display());
+    println!("cargo:rerun-if-changed={}", workspace.join(".git/index").display());
     println!("cargo:rustc-env=LAB_PTX_ARCH={arch}");
 }
 

@@ -528,6 +528,82 @@ fn timing(ms: f64) -> host::timing::Timing {
     }
 }
 
+/// A report from invented times: copy at 4000 GB/s, FMA at 60000 GFLOP/s
+/// (ridge at 15 FLOP/byte), every other kernel at 2000 GB/s of compulsory
+/// bytes.
+fn synthetic_report() -> host::roofline::report::Report {
+    let info = device(60 << 20, 132);
+    let s = Sizes::for_device(&info);
+    let ms_for = |k: Kernel, rate_per_s: f64| {
+        let c = cost(k, &s);
+        let count = if k == Kernel::FmaPeak { c.flop } else { c.bytes };
+        count / rate_per_s * 1e3
+    };
+    let measured: Vec<host::roofline::Measured> = Kernel::ALL
+        .into_iter()
+        .map(|k| host::roofline::Measured {
+            kernel: k,
+            timing: match k {
+                Kernel::FmaPeak => timing(ms_for(k, 60_000e9)),
+                _ => timing(ms_for(k, if k == Kernel::Copy { 4000e9 } else { 2000e9 })),
+            },
+        })
+        .collect();
+    host::roofline::report::build(
+        &info,
+        s,
+        host::timing::Plan::DEFAULT,
+        &measured,
+        timing(ms_for(Kernel::Copy, 4000e9)),
+        "2026-11-29T00:00:00Z".into(),
+    )
+}
+
+#[test]
+fn ncu_counters_merge_into_the_report() {
+    let mut r = synthetic_report();
+    // A saved ncu CSV (the shape `ncu --csv --print-units base` writes) for
+    // two kernels: the naive matmul moved 3.2 MB through DRAM for its
+    // 1074.8 compulsory MB.
+    let header = "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"";
+    let csv = format!(
+        "{header}\n\"5\",\"matmul_naive\",\"dram__bytes.sum\",\"byte\",\"3,200,000\"\n\
+         \"5\",\"matmul_naive\",\"sm__maximum_warps_per_active_cycle_pct\",\"%\",\"100\"\n\
+         \"1\",\"vector_add\",\"dram__bytes.sum\",\"Mbyte\",\"805.5\"\n"
+    );
+    r.merge_counters(host::ncu::parse_csv(&csv).unwrap());
+    let table = r.table();
+    assert!(table.contains("Measured bytes (Nsight Compute"), "{table}");
+    let matmul = table.lines().find(|l| l.starts_with("| matmul, naive") && l.contains("3.2")).expect("a measured matmul row");
+    assert!(matmul.contains("1074.8"), "{matmul}");
+    let lines = r.json_lines();
+    let row = lines.iter().find(|l| l["symbol"] == "matmul_naive").unwrap();
+    assert_eq!(row["measured"]["dram_bytes"], 3_200_000.0);
+    let flop = row["flop"].as_f64().unwrap();
+    assert_eq!(row["measured"]["dram_intensity"].as_f64().unwrap(), flop / 3_200_000.0);
+    assert_eq!(lines.iter().find(|l| l["symbol"] == "transpose_naive").unwrap()["measured"], serde_json::Value::Null);
+}
+
+#[test]
+fn the_chart_draws_both_ceilings_and_labels_every_kernel() {
+    let r = synthetic_report();
+    let path = std::env::temp_dir().join(format!("lab-roofline-{}.svg", std::process::id()));
+    host::plot::roofline_svg(&r.chart(), &path).unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    // LAB_CHART_OUT=file.svg keeps the chart, to look at it as a reader would.
+    if let Some(keep) = std::env::var_os("LAB_CHART_OUT") {
+        std::fs::copy(&path, keep).unwrap();
+    }
+    std::fs::remove_file(&path).ok();
+    assert!(svg.starts_with("<svg"), "not an SVG");
+    assert!(svg.contains("measured ceilings: copy 4000 GB/s, FMA 60000 GFLOP/s"), "no ceilings in the legend");
+    assert!(svg.contains("ridge point, 15.00 FLOP/byte"));
+    for k in Kernel::placed() {
+        assert!(svg.contains(k.label()), "{} is not labelled", k.label());
+    }
+    assert!(svg.contains("0 FLOP, so not on a log-log chart: transpose, naive, transpose, tiled"));
+}
+
 #[test]
 fn report_binds_each_kernel_to_the_right_ceiling() {
     let info = device(60 << 20, 132);

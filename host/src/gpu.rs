@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
 
@@ -85,6 +85,8 @@ pub struct Gpu {
     module: Arc<CudaModule>,
     /// What the device reports about itself.
     pub info: DeviceInfo,
+    /// Scratch of twice the L2, written to evict it (allocated on first use).
+    flush: std::sync::OnceLock<CudaSlice<f32>>,
 }
 
 impl Gpu {
@@ -134,7 +136,13 @@ impl Gpu {
             driver: info.driver_cuda.clone(),
             source,
         })?;
-        Ok(Gpu { ctx, stream, module, info })
+        Ok(Gpu {
+            ctx,
+            stream,
+            module,
+            info,
+            flush: std::sync::OnceLock::new(),
+        })
     }
 
     /// The kernel exported as `symbol` from the embedded PTX.
@@ -187,6 +195,22 @@ impl Gpu {
     pub fn download(&self, src: &CudaSlice<f32>, dst: &mut [f32]) -> Result<()> {
         let view = src.slice(..dst.len());
         self.stream.memcpy_dtoh(&view, dst).call("cuMemcpyDtoHAsync")
+    }
+
+    /// Evicts L2 by writing twice its size of scratch memory (on the stream,
+    /// asynchronously): the next kernel starts with a cold cache.
+    pub fn flush_l2(&self) -> Result<()> {
+        if self.flush.get().is_none() {
+            let buf = self.alloc_f32((2 * self.info.l2_bytes).div_ceil(4).max(1))?;
+            let _ = self.flush.set(buf);
+        }
+        let buf = self.flush.get().expect("set above");
+        let bytes = buf.num_bytes();
+        let (ptr, _record) = buf.device_ptr(&self.stream);
+        // SAFETY: `ptr` addresses `bytes` bytes of this context's scratch
+        // buffer, which nothing else reads.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0, bytes, self.stream.cu_stream()) }
+            .call("cuMemsetD8Async (L2 flush)")
     }
 
     /// Launches `f`, a kernel that takes no arguments, with `cfg`.

@@ -54,6 +54,29 @@ struct Args {
     /// The CUDA device index.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// Flush L2 before every timed launch and time each launch alone:
+    /// cold-cache times (the default times warm launches back to back).
+    #[arg(long)]
+    flush_l2: bool,
+    /// Append this run's rows, with their context, to
+    /// <results>/<gpu>/<lesson>.jsonl.
+    #[arg(long, conflicts_with_all = ["profile", "compare", "asm"])]
+    record: bool,
+    /// Compare this run with a recorded one: `last` (the newest in the
+    /// results file) or a path to a file of JSON rows.
+    #[arg(long, value_name = "FILE|last", conflicts_with_all = ["profile", "compare", "asm"])]
+    baseline: Option<String>,
+    /// The folder of recorded runs.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    results: std::path::PathBuf,
+    /// Draw the roofline (log-log, both ceilings, the ridge, each kernel)
+    /// into this SVG file; with --compare, Rust and CUDA C points together.
+    #[arg(long, value_name = "FILE.svg", conflicts_with_all = ["profile", "asm"])]
+    plot: Option<std::path::PathBuf>,
+    /// Merge Nsight Compute's counters from this CSV (ncu --csv over
+    /// `--profile`): measured DRAM, L2 and L1 bytes and occupancy per kernel.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["profile", "compare", "asm"])]
+    ncu_csv: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -128,6 +151,7 @@ const COMPARE_PLAN: Plan = Plan {
     warmups: 3,
     batches: 3,
     launches_per_batch: 10,
+    flush_l2: false,
 };
 
 /// Prints a report as JSON lines or as its table.
@@ -167,7 +191,11 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         let source = roofline::cuda_c_program();
         let c_ptx = host::nvrtc::compile(&source, "roofline.cu", gpu.info.compute_capability)?;
         lesson.load_twins(&c_ptx)?;
-        return match roofline::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, COMPARE_PLAN)? {
+        let plan = Plan {
+            flush_l2: args.flush_l2,
+            ..COMPARE_PLAN
+        };
+        return match roofline::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, plan)? {
             roofline::CompareOutcome::Failed(failures) => Ok(print_failures(&failures, "comparison")),
             roofline::CompareOutcome::Passed(kernels) => {
                 let (major, minor) = host::nvrtc::version()?;
@@ -177,7 +205,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
                         &gpu.info,
                         roofline::report::sizes_json(&sizes),
                         roofline::report::block_sizes_json(),
-                        COMPARE_PLAN,
+                        plan,
                         started,
                     ),
                     nvrtc: format!("{major}.{minor}"),
@@ -185,6 +213,11 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
                     kernels,
                 };
                 emit(args.json, || comparison.json_lines(), || comparison.table());
+                if let Some(path) = &args.plot {
+                    let title = format!("Roofline, Rust and CUDA C, {} ({})", gpu.info.name, comparison.context.date);
+                    let chart = roofline::report::compare_chart(&comparison.kernels, &sizes, title);
+                    host::plot::roofline_svg(&chart, path).map_err(anyhow::Error::msg)?;
+                }
                 Ok(ExitCode::SUCCESS)
             }
         };
@@ -194,8 +227,37 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         println!("profile mode: {} launches, no checks, no timings", roofline::Kernel::ALL.len());
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = if args.quick { Plan::QUICK } else { Plan::DEFAULT };
-    match roofline::run(&mut lesson, plan)? {
+    let plan = Plan {
+        flush_l2: args.flush_l2,
+        ..if args.quick { Plan::QUICK } else { Plan::DEFAULT }
+    };
+    // Read what the run will need from files first: a bad path is an error
+    // before minutes of GPU work, not after.
+    let counters = match &args.ncu_csv {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            Some(host::ncu::parse_csv(&text).map_err(anyhow::Error::msg)?)
+        }
+        None => None,
+    };
+    let recorded = host::record::results_file(&args.results, &gpu.info.name, "roofline");
+    let baseline = match &args.baseline {
+        Some(spec) => Some(host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let clocks_start = host::report::read_clocks(args.device);
+    let progress = if args.json {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let bar = indicatif::ProgressBar::new(0);
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let outcome = roofline::run(&mut lesson, plan, &progress)?;
+    progress.finish_and_clear();
+    match outcome {
         Outcome::Failed(failures) => Ok(print_failures(&failures, "roofline")),
         Outcome::Faulted { failures, error } => {
             for f in &failures {
@@ -204,8 +266,45 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
             Err(error.into())
         }
         Outcome::Passed { measured, driver_copy } => {
-            let report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy, started);
+            let mut report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy, started);
+            report.context.clocks_mhz = host::report::Clocks {
+                start: clocks_start,
+                end: host::report::read_clocks(args.device),
+            };
+            if let Some(counters) = counters {
+                report.merge_counters(counters);
+            }
             emit(args.json, || report.json_lines(), || report.table());
+            if let Some(base) = &baseline {
+                let now: std::collections::BTreeMap<String, Vec<f64>> = measured
+                    .iter()
+                    .map(|m| (m.kernel.symbol().to_string(), m.timing.samples_ms.clone()))
+                    .collect();
+                let order: Vec<&str> = roofline::Kernel::ALL.iter().map(|k| k.symbol()).collect();
+                if args.json {
+                    for symbol in &order {
+                        if let (Some(b), Some(n)) = (base.samples.get(*symbol), now.get(*symbol)) {
+                            let change = host::record::compare(b, n);
+                            println!("{}", serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": base.date, "change": change}));
+                        }
+                    }
+                } else {
+                    print!("\n{}", host::record::table(base, &now, &order));
+                }
+            }
+            if let Some(path) = &args.plot {
+                host::plot::roofline_svg(&report.chart(), path).map_err(anyhow::Error::msg)?;
+                if !args.json {
+                    println!("Roofline chart written to {}", path.display());
+                }
+            }
+            if args.record {
+                host::record::append(&recorded, &report.json_lines())
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", recorded.display()))?;
+                if !args.json {
+                    println!("Recorded in {}", recorded.display());
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -11,6 +11,10 @@ pub const PTX_ARCH: &str = env!("LAB_PTX_ARCH");
 /// The rustc that built the kernels and this binary (`rustc --version`).
 pub const RUSTC_VERSION: &str = env!("LAB_RUSTC_VERSION");
 
+/// The git commit the binary was built from (`-dirty` when tracked files
+/// had changes), or `unknown` outside a git checkout.
+pub const GIT_COMMIT: &str = env!("LAB_GIT_COMMIT");
+
 /// The PTX ISA version, from the `.version` line (for example `6.3`).
 pub fn isa_version() -> &'static str {
     directive(".version").unwrap_or("unknown")

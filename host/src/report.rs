@@ -40,6 +40,38 @@ pub struct Context {
     pub l2_flushed: bool,
     /// When the run started, RFC 3339, UTC.
     pub date: String,
+    /// The git commit the binary was built from.
+    pub git_commit: &'static str,
+    /// SM and memory clocks (MHz) when the run started and when it ended,
+    /// as `nvidia-smi` reported them, where it is on the PATH.
+    pub clocks_mhz: Clocks,
+}
+
+/// Clocks read at the start and the end of a run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Clocks {
+    /// (SM, memory) MHz before the first kernel.
+    pub start: Option<(u32, u32)>,
+    /// (SM, memory) MHz after the last.
+    pub end: Option<(u32, u32)>,
+}
+
+/// The current SM and memory clocks of device `ordinal` in MHz, from
+/// `nvidia-smi` (the driver API does not report current clocks); `None`
+/// where it is missing or says something else.
+pub fn read_clocks(ordinal: usize) -> Option<(u32, u32)> {
+    let out = std::process::Command::new("nvidia-smi")
+        .args(["--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader,nounits"])
+        .arg(format!("--id={ordinal}"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut parts = text.trim().split(',').map(|p| p.trim().parse::<u32>());
+    match (parts.next(), parts.next()) {
+        (Some(Ok(sm)), Some(Ok(mem))) => Some((sm, mem)),
+        _ => None,
+    }
 }
 
 impl Context {
@@ -66,8 +98,10 @@ impl Context {
             sizes,
             block_sizes,
             timing,
-            l2_flushed: false,
+            l2_flushed: timing.flush_l2,
             date: started,
+            git_commit: ptx::GIT_COMMIT,
+            clocks_mhz: Clocks::default(),
         }
     }
 
@@ -89,7 +123,10 @@ impl Context {
 
     /// The build line: toolchain and PTX target.
     pub fn build_line(&self) -> String {
-        format!("Built by {}, PTX {}; run {}", self.toolchain, self.ptx, self.date)
+        format!(
+            "Built by {}, PTX {}, commit {}; run {}",
+            self.toolchain, self.ptx, self.git_commit, self.date
+        )
     }
 }
 

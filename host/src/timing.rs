@@ -20,6 +20,9 @@ pub struct Plan {
     pub batches: u32,
     /// Back-to-back launches in one batch; a batch's time is divided by this.
     pub launches_per_batch: u32,
+    /// Flush L2 before every timed launch (each launch then timed alone):
+    /// a cold-cache time, where the default times a warm one.
+    pub flush_l2: bool,
 }
 
 impl Plan {
@@ -29,6 +32,7 @@ impl Plan {
         warmups: 3,
         batches: 7,
         launches_per_batch: 10,
+        flush_l2: false,
     };
 
     /// One warm-up and one batch of one launch: for quick and sanitizer runs.
@@ -36,6 +40,7 @@ impl Plan {
         warmups: 1,
         batches: 1,
         launches_per_batch: 1,
+        flush_l2: false,
     };
 }
 
@@ -88,6 +93,30 @@ pub fn time_kernel(gpu: &Gpu, kernel: &str, plan: Plan, mut launch: impl FnMut()
     let (start, stop) = (event()?, event()?);
     let mut samples_ms = Vec::with_capacity(plan.batches as usize);
     for _ in 0..plan.batches {
+        if plan.flush_l2 {
+            // Each launch alone, after a write of twice the L2 that evicts
+            // whatever the last launch left there; the flush is not timed.
+            let mut total = 0.0;
+            for _ in 0..plan.launches_per_batch {
+                gpu.flush_l2()?;
+                start.record(&gpu.stream).call("cuEventRecord")?;
+                launch()?;
+                stop.record(&gpu.stream).call("cuEventRecord")?;
+                stop.synchronize().map_err(|source| Error::KernelFault {
+                    kernel: kernel.to_string(),
+                    source,
+                })?;
+                total += start.elapsed_ms(&stop).call("cuEventElapsedTime")? as f64;
+            }
+            if !(total > 0.0) {
+                return Err(Error::TimingBroken {
+                    kernel: kernel.to_string(),
+                    ms: total,
+                });
+            }
+            samples_ms.push(total / plan.launches_per_batch as f64);
+            continue;
+        }
         start.record(&gpu.stream).call("cuEventRecord")?;
         for _ in 0..plan.launches_per_batch {
             launch()?;

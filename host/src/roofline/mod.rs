@@ -733,12 +733,18 @@ pub enum Outcome {
 
 /// Checks every kernel, then, only if all are right, times every kernel.
 /// A failure does not stop the checks: every failure is collected.
+/// `progress` advances once per check and per timing (pass a hidden bar
+/// where nothing should be drawn; indicatif draws nothing when stderr is
+/// not a terminal).
 ///
 /// # Errors
 /// Driver errors and kernel faults.
-pub fn run(lesson: &mut Roofline<'_>, plan: Plan) -> Result<Outcome> {
+pub fn run(lesson: &mut Roofline<'_>, plan: Plan, progress: &indicatif::ProgressBar) -> Result<Outcome> {
+    progress.set_length(2 * Kernel::ALL.len() as u64 + 1);
     let mut failures = Vec::new();
     for kernel in Kernel::ALL {
+        progress.set_message(format!("checking {}", kernel.symbol()));
+        progress.inc(1);
         match lesson.check(kernel) {
             Ok(found) => failures.extend(found),
             // A fault leaves the context unusable: report it with what was
@@ -751,11 +757,15 @@ pub fn run(lesson: &mut Roofline<'_>, plan: Plan) -> Result<Outcome> {
     }
     let mut measured = Vec::with_capacity(Kernel::ALL.len());
     for kernel in Kernel::ALL {
+        progress.set_message(format!("timing {}", kernel.symbol()));
+        progress.inc(1);
         measured.push(Measured {
             kernel,
             timing: lesson.time(kernel, plan)?,
         });
     }
+    progress.set_message("timing cuMemcpyDtoDAsync");
+    progress.inc(1);
     let driver_copy = lesson.time_driver_copy(plan)?;
     Ok(Outcome::Passed { measured, driver_copy })
 }

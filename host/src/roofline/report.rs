@@ -5,13 +5,18 @@
 
 use std::fmt::Write as _;
 
+use std::collections::BTreeMap;
+
 use comfy_table::{Cell, CellAlignment};
 use kernels_gpu::roofline::*;
 use serde_json::json;
 
 use super::model::{Ceilings, Cost, cost, per_second_e9};
 use super::{Kernel, Measured, Sizes};
+use crate::compare::ComparedKernel;
 use crate::gpu::{DeviceInfo, fp32_lanes_per_sm};
+use crate::ncu::Counters;
+use crate::plot::{Chart, Point, Series};
 use crate::report::{Context, table};
 use crate::timing::{Plan, Timing};
 
@@ -54,6 +59,8 @@ pub struct Report {
     pub driver_copy: Timing,
     /// The ten placed kernels, in table order.
     pub rows: Vec<Row>,
+    /// Nsight Compute's counters per kernel symbol, where merged.
+    pub counters: Option<BTreeMap<String, Counters>>,
 }
 
 /// The sizes as the JSON context records them.
@@ -137,6 +144,7 @@ pub fn build(
         fma,
         driver_copy,
         rows,
+        counters: None,
     }
 }
 
@@ -176,8 +184,15 @@ impl Report {
         let _ = writeln!(
             s,
             "Timing: per kernel {} warm-up launches, then the median of {} batches of {} launches, \
-             each batch timed by CUDA events; L2 not flushed between launches.",
-            plan.warmups, plan.batches, plan.launches_per_batch
+             each batch timed by CUDA events; {}.",
+            plan.warmups,
+            plan.batches,
+            plan.launches_per_batch,
+            if plan.flush_l2 {
+                "L2 flushed before every timed launch, each timed alone (cold-cache times)"
+            } else {
+                "L2 not flushed between launches (warm-cache times)"
+            }
         );
         let _ = writeln!(
             s,
@@ -276,7 +291,94 @@ impl Report {
              bytes from DRAM, so caches served part of them (the matmuls' 3 MiB fit in L2; the stencil re-reads \
              cells its neighbours read); a profiler's DRAM byte count is the other column."
         );
+        if let Some(counters) = &self.counters {
+            s.push_str(&self.counters_table(counters));
+        }
         s
+    }
+
+    /// The measured-bytes section: what DRAM, L2 and L1 actually moved per
+    /// kernel (one launch each, from ncu), beside the compulsory bytes.
+    fn counters_table(&self, counters: &BTreeMap<String, Counters>) -> String {
+        let mut t = table(&[
+            "kernel",
+            "compulsory MB",
+            "DRAM MB",
+            "L2 MB",
+            "L1 MB",
+            "DRAM GB/s",
+            "FLOP/DRAM byte",
+            "% of copy ceiling",
+            "occupancy % achieved/theoretical",
+        ]);
+        let mb = |x: Option<f64>| x.map_or("-".to_string(), |b| format!("{:.1}", b / 1e6));
+        for r in &self.rows {
+            let Some(c) = counters.get(r.kernel.symbol()) else { continue };
+            let dram_gb_per_s = c.dram_bytes.map(|b| per_second_e9(b, r.timing.median_ms()));
+            t.add_row(vec![
+                Cell::new(r.kernel.label()),
+                num(r.cost.bytes / 1e6, 1),
+                Cell::new(mb(c.dram_bytes)).set_alignment(CellAlignment::Right),
+                Cell::new(mb(c.l2_bytes)).set_alignment(CellAlignment::Right),
+                Cell::new(mb(c.l1_bytes)).set_alignment(CellAlignment::Right),
+                Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{g:.1}"))).set_alignment(CellAlignment::Right),
+                Cell::new(c.dram_bytes.map_or("-".into(), |b| format!("{:.3}", r.cost.flop / b)))
+                    .set_alignment(CellAlignment::Right),
+                Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{:.1}", 100.0 * g / self.ceilings.copy_gb_per_s)))
+                    .set_alignment(CellAlignment::Right),
+                Cell::new(format!(
+                    "{} / {}",
+                    c.achieved_occupancy_pct.map_or("-".into(), |x| format!("{x:.1}")),
+                    c.theoretical_occupancy_pct.map_or("-".into(), |x| format!("{x:.1}"))
+                )),
+            ]);
+        }
+        format!(
+            "\nMeasured bytes (Nsight Compute, one launch of each kernel in --profile mode; GB/s over this run's median time)\n{t}\n\
+             A kernel whose compulsory rate read over 100% of the copy ceiling moved fewer bytes through DRAM than it asked for: \
+             the rest were cache hits.\n"
+        )
+    }
+
+    /// Merges Nsight Compute's counters (from [`crate::ncu::parse_csv`]) into
+    /// the report: the table gains the measured-bytes section, the JSON rows
+    /// a `measured` object, the chart the measured-intensity points.
+    pub fn merge_counters(&mut self, counters: BTreeMap<String, Counters>) {
+        self.counters = Some(counters);
+    }
+
+    /// The roofline chart of this run: the ceilings, each placed kernel at
+    /// its compulsory intensity, and at its measured DRAM intensity where
+    /// counters were merged.
+    pub fn chart(&self) -> Chart {
+        let mut points: Vec<Point> = self
+            .rows
+            .iter()
+            .map(|r| Point {
+                label: r.kernel.label().to_string(),
+                intensity: r.cost.intensity(),
+                gflop_per_s: r.gflop_per_s,
+                series: Series::Rust,
+            })
+            .collect();
+        if let Some(counters) = &self.counters {
+            for r in &self.rows {
+                if let Some(dram) = counters.get(r.kernel.symbol()).and_then(|c| c.dram_bytes) {
+                    points.push(Point {
+                        label: r.kernel.label().to_string(),
+                        intensity: r.cost.flop / dram,
+                        gflop_per_s: r.gflop_per_s,
+                        series: Series::MeasuredDram,
+                    });
+                }
+            }
+        }
+        Chart {
+            title: format!("Roofline, {} ({})", self.info.name, self.context.date),
+            copy_gb_per_s: self.ceilings.copy_gb_per_s,
+            fma_gflop_per_s: self.ceilings.fma_gflop_per_s,
+            points,
+        }
     }
 
     /// The driver copy's rate over the copy kernel's compulsory bytes, GB/s.
@@ -342,8 +444,18 @@ impl Report {
         }
         lines.push(ridge);
         for r in &self.rows {
+            let measured = self.counters.as_ref().and_then(|c| c.get(r.kernel.symbol())).map(|c| {
+                json!({
+                    "dram_bytes": c.dram_bytes, "l2_bytes": c.l2_bytes, "l1_bytes": c.l1_bytes,
+                    "dram_gb_per_s": c.dram_bytes.map(|b| per_second_e9(b, r.timing.median_ms())),
+                    "dram_intensity": c.dram_bytes.map(|b| r.cost.flop / b),
+                    "achieved_occupancy_pct": c.achieved_occupancy_pct,
+                    "theoretical_occupancy_pct": c.theoretical_occupancy_pct,
+                })
+            });
             lines.push(merge(
                 json!({
+                    "measured": measured,
                     "variant": r.kernel.label(), "symbol": r.kernel.symbol(),
                     "flop": r.cost.flop, "bytes": r.cost.bytes, "intensity": r.cost.intensity(),
                     "gb_per_s": r.gb_per_s, "gflop_per_s": r.gflop_per_s,
@@ -360,4 +472,32 @@ impl Report {
 
 fn num(x: f64, decimals: usize) -> Cell {
     Cell::new(format!("{x:.decimals$}")).set_alignment(CellAlignment::Right)
+}
+
+/// The chart of a comparison: ceilings from the Rust copy and FMA kernels'
+/// medians, and each placed kernel in both languages at its compulsory
+/// intensity.
+pub fn compare_chart(kernels: &[ComparedKernel], sizes: &Sizes, title: String) -> Chart {
+    let ms_of = |k: Kernel| kernels.iter().find(|c| c.symbol == k.symbol()).map(|c| (c.timing.rust_median_ms(), c.timing.c_median_ms()));
+    let (copy_ms, _) = ms_of(Kernel::Copy).unwrap_or((f64::NAN, f64::NAN));
+    let (fma_ms, _) = ms_of(Kernel::FmaPeak).unwrap_or((f64::NAN, f64::NAN));
+    let mut points = Vec::new();
+    for k in Kernel::placed() {
+        let Some((rust_ms, c_ms)) = ms_of(k) else { continue };
+        let c = cost(k, sizes);
+        for (series, ms) in [(Series::Rust, rust_ms), (Series::CudaC, c_ms)] {
+            points.push(Point {
+                label: k.label().to_string(),
+                intensity: c.intensity(),
+                gflop_per_s: per_second_e9(c.flop, ms),
+                series,
+            });
+        }
+    }
+    Chart {
+        title,
+        copy_gb_per_s: per_second_e9(cost(Kernel::Copy, sizes).bytes, copy_ms),
+        fma_gflop_per_s: per_second_e9(cost(Kernel::FmaPeak, sizes).flop, fma_ms),
+        points,
+    }
 }

@@ -1,0 +1,128 @@
+//! Measured bytes from Nsight Compute: the counters the roofline seed's
+//! title promises beside the compulsory bytes. `ncu` profiles a lesson's
+//! `--profile` run (one launch per kernel) and writes CSV; this module reads
+//! that CSV, so a report can be merged from a saved file on a machine
+//! without counters (or without a GPU).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// The metrics `cargo xtask profile` asks ncu for, in its `--metrics` form.
+pub const METRICS: &str = "dram__bytes.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,\
+sm__warps_active.avg.pct_of_peak_sustained_active,sm__maximum_warps_per_active_cycle_pct";
+
+/// One kernel's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Counters {
+    /// Bytes DRAM moved (reads and writes), `dram__bytes.sum`.
+    pub dram_bytes: Option<f64>,
+    /// Bytes through L2, `lts__t_bytes.sum`.
+    pub l2_bytes: Option<f64>,
+    /// Bytes through L1/TEX, `l1tex__t_bytes.sum`.
+    pub l1_bytes: Option<f64>,
+    /// Achieved occupancy, % of the SM's warp slots,
+    /// `sm__warps_active.avg.pct_of_peak_sustained_active`.
+    pub achieved_occupancy_pct: Option<f64>,
+    /// Theoretical occupancy, %, `sm__maximum_warps_per_active_cycle_pct`.
+    pub theoretical_occupancy_pct: Option<f64>,
+}
+
+/// Reads ncu's `--csv` output: one row per (kernel launch, metric), with
+/// the columns "Kernel Name", "Metric Name", "Metric Unit" and "Metric
+/// Value". Byte counts in any of ncu's units (byte, Kbyte, Mbyte, Gbyte,
+/// and the binary KiB-style ones) become bytes; thousands separators are
+/// dropped. A kernel launched more than once keeps its first launch's
+/// counters.
+///
+/// # Errors
+/// A CSV without those columns, or a value that is not a number. When ncu
+/// could not read the counters its output holds `ERR_NVGPUCTRPERM`; the
+/// error then says how to allow them.
+pub fn parse_csv(text: &str) -> Result<BTreeMap<String, Counters>, String> {
+    if text.contains("ERR_NVGPUCTRPERM") {
+        return Err(PERMISSION.to_string());
+    }
+    // ncu prints its own lines ("==PROF== ...") before the CSV.
+    let start = text.find("\"ID\"").ok_or("no ncu CSV header (a line starting \"ID\") in the input")?;
+    let mut reader = csv::Reader::from_reader(text[start..].as_bytes());
+    let headers = reader.headers().map_err(|e| e.to_string())?.clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).ok_or(format!("the CSV has no {name:?} column"));
+    let (id, kernel, metric, unit, value) =
+        (col("ID")?, col("Kernel Name")?, col("Metric Name")?, col("Metric Unit")?, col("Metric Value")?);
+    let mut out: BTreeMap<String, Counters> = BTreeMap::new();
+    let mut first_launch: BTreeMap<String, String> = BTreeMap::new();
+    for record in reader.records() {
+        let r = record.map_err(|e| e.to_string())?;
+        let name = r[kernel].to_string();
+        let launch = first_launch.entry(name.clone()).or_insert_with(|| r[id].to_string());
+        if *launch != r[id] {
+            continue;
+        }
+        let raw = r[value].replace(',', "");
+        let number: f64 = raw.parse().map_err(|_| format!("{name}: {} is not a number: {:?}", &r[metric], &r[value]))?;
+        let scaled = number * unit_scale(&r[unit]);
+        let c = out.entry(name).or_default();
+        match &r[metric] {
+            "dram__bytes.sum" => c.dram_bytes = Some(scaled),
+            "lts__t_bytes.sum" => c.l2_bytes = Some(scaled),
+            "l1tex__t_bytes.sum" => c.l1_bytes = Some(scaled),
+            "sm__warps_active.avg.pct_of_peak_sustained_active" => c.achieved_occupancy_pct = Some(number),
+            "sm__maximum_warps_per_active_cycle_pct" => c.theoretical_occupancy_pct = Some(number),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// What to do when the counters are restricted.
+pub const PERMISSION: &str = "ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): the driver lets \
+only administrators read them. Run the profile as root (sudo), or load the driver with \
+NVreg_RestrictProfilingToAdminUsers=0; where neither is possible (Colab, Kaggle), merge a CSV saved \
+elsewhere with `lab roofline --ncu-csv FILE`.";
+
+/// Bytes per unit for ncu's byte units; 1 for anything else.
+fn unit_scale(unit: &str) -> f64 {
+    match unit {
+        "Kbyte" | "KB" => 1e3,
+        "Mbyte" | "MB" => 1e6,
+        "Gbyte" | "GB" => 1e9,
+        "Tbyte" | "TB" => 1e12,
+        "Kibyte" | "KiB" => 1024.0,
+        "Mibyte" | "MiB" => 1024.0 * 1024.0,
+        "Gibyte" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CSV: &str = "==PROF== Connected to process 1234 (lab)\n\
+\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+\"0\",\"1\",\"lab\",\"h\",\"copy_coalesced\",\"1\",\"13\",\"(256, 1, 1)\",\"(65536, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"dram__bytes.sum\",\"byte\",\"536,870,912\"\n\
+\"0\",\"1\",\"lab\",\"h\",\"copy_coalesced\",\"1\",\"13\",\"(256, 1, 1)\",\"(65536, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"lts__t_bytes.sum\",\"Mbyte\",\"540.5\"\n\
+\"0\",\"1\",\"lab\",\"h\",\"copy_coalesced\",\"1\",\"13\",\"(256, 1, 1)\",\"(65536, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"sm__warps_active.avg.pct_of_peak_sustained_active\",\"%\",\"88.5\"\n\
+\"1\",\"1\",\"lab\",\"h\",\"matmul_naive\",\"1\",\"13\",\"(16, 16, 1)\",\"(32, 32, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"dram__bytes.sum\",\"Kbyte\",\"3,150.25\"\n\
+\"2\",\"1\",\"lab\",\"h\",\"matmul_naive\",\"1\",\"13\",\"(16, 16, 1)\",\"(32, 32, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"dram__bytes.sum\",\"byte\",\"1\"\n";
+
+    #[test]
+    fn reads_counters_in_any_unit_and_keeps_the_first_launch() {
+        let m = parse_csv(CSV).unwrap();
+        assert_eq!(m.len(), 2);
+        let copy = m["copy_coalesced"];
+        assert_eq!(copy.dram_bytes, Some(536_870_912.0));
+        assert_eq!(copy.l2_bytes, Some(540.5e6));
+        assert_eq!(copy.l1_bytes, None);
+        assert_eq!(copy.achieved_occupancy_pct, Some(88.5));
+        assert_eq!(m["matmul_naive"].dram_bytes, Some(3_150_250.0));
+    }
+
+    #[test]
+    fn restricted_counters_say_how_to_allow_them() {
+        let err = parse_csv("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission").unwrap_err();
+        assert!(err.contains("NVreg_RestrictProfilingToAdminUsers=0"), "{err}");
+        assert!(parse_csv("no csv here").unwrap_err().contains("no ncu CSV header"));
+    }
+}
