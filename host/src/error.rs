@@ -102,6 +102,10 @@ pub enum Error {
     #[error("NVRTC: {0}")]
     Nvrtc(String),
 
+    /// A tool a command needs is missing or failed (ncu, its counters).
+    #[error("{0}")]
+    Tool(String),
+
     /// A kernel name no module exports.
     #[error("no kernel named `{name}`; the kernels are: {known}")]
     UnknownKernel {
@@ -171,7 +175,7 @@ impl Error {
             Error::Driver { .. } => exit::DRIVER,
             Error::KernelFault { .. } | Error::TimingBroken { .. } => exit::KERNEL_FAULT,
             Error::OutOfMemory { .. } | Error::Size(_) => exit::SIZE,
-            Error::NvrtcMissing | Error::Nvrtc(_) => exit::TOOL,
+            Error::NvrtcMissing | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
             Error::UnknownKernel { .. } => exit::USAGE,
         }
     }

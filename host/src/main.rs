@@ -73,6 +73,11 @@ struct Args {
     /// into this SVG file; with --compare, Rust and CUDA C points together.
     #[arg(long, value_name = "FILE.svg", conflicts_with_all = ["profile", "asm"])]
     plot: Option<std::path::PathBuf>,
+    /// Profile the lesson with Nsight Compute first (ncu over `--profile`,
+    /// clocks left alone), save its CSV beside the recorded runs and merge
+    /// the counters into this run's report.
+    #[arg(long, conflicts_with_all = ["profile", "compare", "asm", "ncu_csv"])]
+    ncu: bool,
     /// Merge Nsight Compute's counters from this CSV (ncu --csv over
     /// `--profile`): measured DRAM, L2 and L1 bytes and occupancy per kernel.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["profile", "compare", "asm"])]
@@ -180,6 +185,15 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let started = host::report::now();
+    // ncu runs this program as a child, before this process opens the GPU.
+    let profiled_csv = if args.ncu {
+        let exe = std::env::current_exe()?;
+        let child_args = vec!["roofline".into(), "--profile".into(), "--device".into(), args.device.to_string()];
+        let csv = host::ncu::profile(&exe, &child_args).map_err(|e| host::Error::Tool(e))?;
+        Some(csv)
+    } else {
+        None
+    };
     let gpu = Gpu::open(args.device)?;
     let sizes = if args.quick {
         Sizes::quick(&gpu.info)
@@ -233,14 +247,24 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     };
     // Read what the run will need from files first: a bad path is an error
     // before minutes of GPU work, not after.
-    let counters = match &args.ncu_csv {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            Some(host::ncu::parse_csv(&text).map_err(anyhow::Error::msg)?)
+    let recorded = host::record::results_file(&args.results, &gpu.info.name, "roofline");
+    let csv_text = match (&args.ncu_csv, profiled_csv) {
+        (Some(path), _) => Some(std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?),
+        (None, Some(csv)) => {
+            let saved = recorded.with_file_name("roofline-ncu.csv");
+            if let Some(dir) = saved.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&saved, &csv)?;
+            eprintln!("ncu's CSV saved to {}", saved.display());
+            Some(csv)
         }
+        (None, None) => None,
+    };
+    let counters = match csv_text {
+        Some(text) => Some(host::ncu::parse_csv(&text).map_err(|e| host::Error::Tool(e))?),
         None => None,
     };
-    let recorded = host::record::results_file(&args.results, &gpu.info.name, "roofline");
     let baseline = match &args.baseline {
         Some(spec) => Some(host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?),
         None => None,

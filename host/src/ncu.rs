@@ -5,6 +5,8 @@
 //! without counters (or without a GPU).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
 
 use serde::Serialize;
 
@@ -80,6 +82,47 @@ pub const PERMISSION: &str = "ncu could not read the GPU's performance counters 
 only administrators read them. Run the profile as root (sudo), or load the driver with \
 NVreg_RestrictProfilingToAdminUsers=0; where neither is possible (Colab, Kaggle), merge a CSV saved \
 elsewhere with `lab roofline --ncu-csv FILE`.";
+
+/// `ncu` on the PATH, or in CUDA's usual folders.
+pub fn find_ncu() -> Option<PathBuf> {
+    crate::asm::find_tool("ncu").or_else(|| {
+        let mut candidates = vec![PathBuf::from("/usr/local/cuda/bin/ncu")];
+        if let Ok(dirs) = std::fs::read_dir("/opt/nvidia/nsight-compute") {
+            candidates.extend(dirs.flatten().map(|d| d.path().join("ncu")));
+        }
+        candidates.into_iter().find(|p| p.is_file())
+    })
+}
+
+/// Runs `ncu` over `program args` (a lesson's `--profile` run), with the
+/// clocks left alone (`--clock-control none`) and byte counts in bytes, and
+/// returns its CSV output.
+///
+/// # Errors
+/// ncu missing (where to get it), ncu failing (its last lines), or the
+/// counters being restricted ([`PERMISSION`]).
+pub fn profile(program: &std::path::Path, args: &[String]) -> Result<String, String> {
+    let ncu = find_ncu().ok_or(
+        "ncu (Nsight Compute) is not on the PATH or in /usr/local/cuda/bin or /opt/nvidia/nsight-compute; \
+         it comes with the CUDA toolkit",
+    )?;
+    let out = Command::new(&ncu)
+        .args(["--clock-control", "none", "--csv", "--print-units", "base", "--metrics", METRICS])
+        .arg(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("could not start {}: {e}", ncu.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stdout.contains("ERR_NVGPUCTRPERM") || stderr.contains("ERR_NVGPUCTRPERM") {
+        return Err(PERMISSION.to_string());
+    }
+    if !out.status.success() {
+        let tail: Vec<&str> = stderr.lines().chain(stdout.lines()).rev().take(6).collect();
+        return Err(format!("ncu failed ({}): {}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join(" | ")));
+    }
+    Ok(stdout)
+}
 
 /// Bytes per unit for ncu's byte units; 1 for anything else.
 fn unit_scale(unit: &str) -> f64 {

@@ -21,6 +21,8 @@ Tasks:
                                       on the PATH (needs NVRTC, which it fetches from PyPI where missing; no GPU)
   sanitize <lesson|all>               each lesson's --quick run under compute-sanitizer's memcheck, racecheck,
                                       synccheck and initcheck (needs a GPU and compute-sanitizer)
+  profile <lesson> [flags]            the lesson with Nsight Compute's measured DRAM/L2/L1 bytes and occupancy merged
+                                      in, and its roofline chart in target/roofline.svg (needs a GPU and ncu)
   test                                run every test (GPU tests report themselves skipped without a GPU)
   ptx [FILE]                          write the kernels' PTX to FILE (default target/kernels.ptx)
   bundle                              put the release binary, the GPU tests, run.sh and sanitize.sh in
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Some("compare") => compare(&args[1..]),
         Some("asm") => asm(&args[1..]),
         Some("sanitize") => sanitize(&args[1..]),
+        Some("profile") => profile(&args[1..]),
         Some("ptx") => ptx(&args[1..]),
         Some("bundle") => bundle(),
         None | Some("help" | "-h" | "--help") => {
@@ -201,6 +204,17 @@ fn provide_nvrtc() -> Option<PathBuf> {
     }
     from_pypi("nvidia-cuda-nvrtc-cu12", "cuda-nvrtc", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
         .and_then(|lib| lib.parent().map(Path::to_path_buf))
+}
+
+/// `profile <lesson> [flags]`: `lab <lesson> --ncu --plot target/roofline.svg`.
+fn profile(args: &[String]) -> Result<ExitCode> {
+    let Some((lesson, rest)) = args.split_first() else {
+        bail!("which lesson? `cargo xtask profile roofline`");
+    };
+    let mut forwarded = vec![lesson.clone(), "--ncu".to_string(), "--plot".to_string()];
+    forwarded.push(root().join("target/roofline.svg").display().to_string());
+    forwarded.extend(rest.iter().cloned());
+    run(&forwarded)
 }
 
 /// The lessons `lab` runs (`sanitize all` runs each).
