@@ -119,12 +119,11 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
             continue;
         }
         let colour = series.colour();
-        // Labels alternate above and below their points, and CUDA C's sit
-        // lower still, so neighbours at one intensity stay readable.
+        // Rust's labels sit above their points, the other series' below, and
+        // each series alternates by a line, so neighbours stay readable.
         let base = match series {
             Series::Rust => -14,
-            Series::CudaC => 6,
-            Series::MeasuredDram => -14,
+            Series::CudaC | Series::MeasuredDram => 6,
         };
         ctx.draw_series(pts.iter().enumerate().map(|(i, p)| {
             let dy = if i % 2 == 0 { base } else { base + 18 };

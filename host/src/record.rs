@@ -107,17 +107,24 @@ pub struct Change {
 /// The p-value under which a difference is called real: 1%.
 pub const SIGNIFICANCE: f64 = 0.01;
 
+/// The smallest change in the median (percent) a verdict reports. Within
+/// one run the samples are so tight that Welch's test calls a 0.1% shift
+/// real, but between two runs of the same binary on an H200 (2026-11-29,
+/// docs/results/baseline-h200-2026-11-29.txt) medians moved by up to 0.78%
+/// with p < 0.01: run-to-run variation the within-run samples do not see.
+pub const MIN_CHANGE_PCT: f64 = 1.0;
+
 /// Compares two samples of per-launch times with Welch's t-test (unequal
 /// variances; the Welch-Satterthwaite degrees of freedom; the Student t
-/// distribution from statrs). Fewer than two samples on either side, or two
-/// samples without spread, give `NoChange` unless the medians differ and
-/// both sides are constant.
+/// distribution from statrs). A verdict other than `NoChange` needs both
+/// p < [`SIGNIFICANCE`] and a median change of at least [`MIN_CHANGE_PCT`].
+/// Fewer than two samples on either side give p = 1.
 pub fn compare(base: &[f64], now: &[f64]) -> Change {
     let median = |x: &[f64]| Data::new(x.to_vec()).median();
     let (base_ms, now_ms) = (median(base), median(now));
     let change_pct = 100.0 * (now_ms - base_ms) / base_ms;
     let p_value = welch_p(base, now);
-    let verdict = if p_value < SIGNIFICANCE {
+    let verdict = if p_value < SIGNIFICANCE && change_pct.abs() >= MIN_CHANGE_PCT {
         if now_ms < base_ms { Verdict::Faster } else { Verdict::Slower }
     } else {
         Verdict::NoChange
@@ -185,7 +192,8 @@ pub fn table(base: &Run, now: &BTreeMap<String, Vec<f64>>, order: &[&str]) -> St
         ]);
     }
     format!(
-        "Against the baseline run of {} (Welch's t-test on the per-launch samples; a verdict needs p < {SIGNIFICANCE}):\n{t}\n",
+        "Against the baseline run of {} (Welch's t-test on the per-launch samples; a verdict needs p < {SIGNIFICANCE} \
+         and a change of at least {MIN_CHANGE_PCT}% in the median, the run-to-run floor):\n{t}\n",
         base.date
     )
 }
@@ -214,6 +222,15 @@ mod tests {
         // A 0.5% shift inside a 2% spread: no change.
         let shifted: Vec<f64> = base.iter().map(|x| x * 1.005).collect();
         assert_eq!(compare(&base, &shifted).verdict, Verdict::NoChange);
+        // A 0.5% shift with almost no spread is significant but below the
+        // run-to-run floor: no change. The same at 3% is a verdict.
+        let tight = [1.0, 1.0001, 0.9999, 1.0, 1.0002, 0.9998, 1.0];
+        let tight_slow: Vec<f64> = tight.iter().map(|x| x * 1.005).collect();
+        let c = compare(&tight, &tight_slow);
+        assert!(c.p_value < SIGNIFICANCE);
+        assert_eq!(c.verdict, Verdict::NoChange);
+        let tight_slower: Vec<f64> = tight.iter().map(|x| x * 1.03).collect();
+        assert_eq!(compare(&tight, &tight_slower).verdict, Verdict::Slower);
         // One sample a side cannot support a verdict.
         assert_eq!(compare(&[1.0], &[2.0]).verdict, Verdict::NoChange);
     }
