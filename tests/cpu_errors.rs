@@ -100,6 +100,7 @@ fn the_memory_budget_counts_three_buffers_and_the_partials() {
         memory_clock_khz: 3_201_000,
         memory_bus_bits: 6016,
         max_threads_per_sm: 2048,
+        regs_per_sm: 65536,
         driver_cuda: "13.0".into(),
         driver_version: None,
     };

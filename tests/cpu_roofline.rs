@@ -22,6 +22,7 @@ fn device(l2_bytes: usize, sms: u32) -> DeviceInfo {
         memory_clock_khz: 3_201_000,
         memory_bus_bits: 6016,
         max_threads_per_sm: 2048,
+        regs_per_sm: 65536,
         driver_cuda: "13.0".into(),
         driver_version: None,
     }
@@ -221,9 +222,10 @@ fn ptx_has_all_twelve_entry_points() {
     for k in Kernel::ALL {
         assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
     }
-    // The twelve, and the test-only kernel the error-path test faults with.
+    // The twelve, the test-only kernels, and the fusion lesson's 13.
     assert!(found.contains(&kernels_gpu::testing::FAULT_ON_PURPOSE));
-    assert_eq!(found.len(), 13, "{found:?}");
+    assert!(found.contains(&kernels_gpu::testing::TANH_FOR_TESTS));
+    assert_eq!(found.len(), 12 + 2 + 13, "{found:?}");
 }
 
 #[test]
@@ -456,9 +458,11 @@ fn cuda_c_kernels(source: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The roofline's entries in the Rust PTX (all but the test-only kernel).
+/// The roofline's entries in the Rust PTX (the PTX also holds the other
+/// lessons' kernels and the test-only ones).
 fn roofline_entries(ptx: &str) -> Vec<&str> {
-    let mut e: Vec<&str> = entries(ptx).into_iter().filter(|&s| s != kernels_gpu::testing::FAULT_ON_PURPOSE).collect();
+    let ours: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+    let mut e: Vec<&str> = entries(ptx).into_iter().filter(|s| ours.contains(s)).collect();
     e.sort();
     e
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
 
@@ -34,6 +34,8 @@ pub struct DeviceInfo {
     pub memory_bus_bits: u32,
     /// Resident threads an SM holds at most.
     pub max_threads_per_sm: u32,
+    /// 32-bit registers an SM holds.
+    pub regs_per_sm: u32,
     /// The CUDA version the driver supports, `major.minor`.
     pub driver_cuda: String,
     /// The NVIDIA kernel module's version (for example `580.159.04`), where
@@ -213,6 +215,42 @@ impl Gpu {
             .call("cuMemsetD8Async (L2 flush)")
     }
 
+    /// Launches `f`, an elementwise kernel of the shape
+    /// `(input: *const f32, out: *mut f32, n: u64)` with one thread per
+    /// element, over `n` elements in blocks of 256 threads.
+    ///
+    /// # Errors
+    /// `n` past either buffer ([`Error::Size`]); a launch the driver
+    /// refuses, charged to `kernel`.
+    pub fn launch_elementwise(
+        &self,
+        f: &CudaFunction,
+        kernel: &str,
+        input: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>,
+        n: usize,
+    ) -> Result<()> {
+        if n > input.len() || n > out.len() {
+            return Err(Error::Size(format!("{kernel}: {n} elements, buffers of {} and {}", input.len(), out.len())));
+        }
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (n.div_ceil(256) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let n64 = n as u64;
+        let mut builder = self.stream.launch_builder(f);
+        builder.arg(input).arg(out).arg(&n64);
+        // SAFETY: the kernel's signature is (const f32*, f32*, u64) by this
+        // function's contract, both buffers hold at least n floats, and the
+        // grid has one thread per element.
+        unsafe { builder.launch(cfg) }.map_err(|source| Error::KernelFault {
+            kernel: kernel.to_string(),
+            source,
+        })?;
+        Ok(())
+    }
+
     /// Launches `f`, a kernel that takes no arguments, with `cfg`.
     ///
     /// # Errors
@@ -256,6 +294,7 @@ fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
         memory_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as u32,
         memory_bus_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
         max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as u32,
+        regs_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)? as u32,
         driver_cuda: format!("{}.{}", version / 1000, (version % 1000) / 10),
         driver_version: kernel_module_version(),
     })

@@ -11,6 +11,7 @@ pub mod asm;
 pub mod check;
 pub mod compare;
 pub mod error;
+pub mod fusion;
 pub mod gpu;
 pub mod ncu;
 pub mod nvrtc;

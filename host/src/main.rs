@@ -16,6 +16,9 @@ use host::timing::Plan;
 enum Lesson {
     /// Two measured ceilings and ten kernels placed on a roofline.
     Roofline,
+    /// A four-stage elementwise chain, staged against fused; launch cost; a
+    /// size sweep; widening.
+    Fusion,
 }
 
 /// Runs a GPU lesson: checks every kernel against a CPU reference, times it
@@ -145,6 +148,67 @@ fn usage_error(e: clap::Error) -> ExitCode {
 fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match args.lesson {
         Lesson::Roofline => run_roofline(args),
+        Lesson::Fusion => run_fusion(args),
+    }
+}
+
+fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
+    use host::fusion::{self, Fusion};
+    let unsupported = [
+        (args.profile, "--profile"),
+        (args.record, "--record"),
+        (args.baseline.is_some(), "--baseline"),
+        (args.plot.is_some(), "--plot"),
+        (args.ncu || args.ncu_csv.is_some(), "--ncu"),
+        (args.asm.is_some(), "--asm"),
+    ];
+    if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
+        eprintln!("error: {flag} is available for the roofline lesson only, so far");
+        return Ok(ExitCode::from(exit::USAGE));
+    }
+    let started = host::report::now();
+    let gpu = Gpu::open(args.device)?;
+    let mut lesson = Fusion::new(&gpu)?;
+    let plan = Plan {
+        flush_l2: args.flush_l2,
+        ..if args.quick { Plan::QUICK } else { Plan::DEFAULT }
+    };
+    if args.compare {
+        let c_ptx = host::nvrtc::compile(&fusion::cuda_c_program(), "fusion.cu", gpu.info.compute_capability)?;
+        lesson.load_twins(&c_ptx)?;
+        let plan = Plan {
+            flush_l2: args.flush_l2,
+            ..COMPARE_PLAN
+        };
+        return match fusion::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, plan)? {
+            Err(failures) => Ok(print_failures(&failures, "comparison")),
+            Ok(kernels) => {
+                let (major, minor) = host::nvrtc::version()?;
+                let comparison = host::compare::Comparison {
+                    context: host::report::Context::new(
+                        "fusion",
+                        &gpu.info,
+                        fusion::report::sizes_json(),
+                        serde_json::json!({"all": kernels_gpu::fusion::THREADS_PER_BLOCK}),
+                        plan,
+                        started,
+                    ),
+                    nvrtc: format!("{major}.{minor}"),
+                    trials: COMPARE_TRIALS,
+                    kernels,
+                };
+                emit(args.json, || comparison.json_lines(), || comparison.table());
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
+    match fusion::run(&mut lesson, plan)? {
+        fusion::Outcome::Failed(failures) => Ok(print_failures(&failures, "figure")),
+        fusion::Outcome::Passed(measured) => {
+            let report = fusion::report::Report::new(&gpu.info, plan, *measured, started);
+            emit(args.json, || report.json_lines(), || report.table());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -17,7 +17,7 @@ fn an_unknown_lesson_lists_the_valid_ones() {
     let (code, stdout, stderr) = lab(&["no-such-lesson"]);
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
-    assert_eq!(stderr, "error: unknown lesson `no-such-lesson`; the lessons are: roofline\n");
+    assert_eq!(stderr, "error: unknown lesson `no-such-lesson`; the lessons are: roofline, fusion\n");
 }
 
 #[test]
@@ -33,7 +33,7 @@ fn an_unknown_flag_lists_the_valid_ones() {
 fn a_missing_lesson_lists_the_lessons() {
     let (code, _, stderr) = lab(&[]);
     assert_eq!(code, 2);
-    assert_eq!(stderr, "error: which lesson? `lab <LESSON>`; the lessons are: roofline\n");
+    assert_eq!(stderr, "error: which lesson? `lab <LESSON>`; the lessons are: roofline, fusion\n");
 }
 
 #[test]
@@ -59,7 +59,7 @@ fn without_a_driver_the_lesson_says_so_in_one_line() {
         eprintln!("skipped: this machine has an NVIDIA driver");
         return;
     }
-    for args in [&["roofline"][..], &["roofline", "--compare"], &["roofline", "--quick"]] {
+    for args in [&["roofline"][..], &["roofline", "--compare"], &["roofline", "--quick"], &["fusion"], &["fusion", "--compare"]] {
         let (code, stdout, stderr) = lab(args);
         assert_eq!(code, 4, "{args:?}: {stderr}");
         assert!(stdout.is_empty(), "{stdout}");
@@ -67,4 +67,11 @@ fn without_a_driver_the_lesson_says_so_in_one_line() {
         assert!(stderr.starts_with("error: no NVIDIA driver found"), "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+}
+
+#[test]
+fn roofline_only_flags_are_refused_for_fusion() {
+    let (code, _, stderr) = lab(&["fusion", "--plot", "x.svg"]);
+    assert_eq!(code, 2);
+    assert_eq!(stderr, "error: --plot is available for the roofline lesson only, so far\n");
 }

@@ -21,5 +21,26 @@ pub unsafe extern "ptx-kernel" fn fault_on_purpose() {
     unsafe { bad.write_volatile(1.0) };
 }
 
+/// `y[i] = device::math::tanh(x[i])`: lets a GPU test measure the device
+/// tanh's error against f64 over a sweep of inputs.
+///
+/// # Launch assumption
+/// `grid_dim.x * block_dim.x >= n`.
+///
+/// # Safety
+/// `x` and `y` hold `n` floats.
+#[cfg(target_arch = "nvptx64")]
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn tanh_for_tests(x: *const f32, y: *mut f32, n: u64) {
+    let i = crate::device::thread::global_index_x();
+    if i < n {
+        // SAFETY: i < n.
+        unsafe { *y.add(i as usize) = crate::device::math::tanh(*x.add(i as usize)) };
+    }
+}
+
+/// The symbol of the tanh test kernel.
+pub const TANH_FOR_TESTS: &str = "tanh_for_tests";
+
 /// The symbol of the faulting kernel.
 pub const FAULT_ON_PURPOSE: &str = "fault_on_purpose";

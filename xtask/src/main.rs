@@ -15,7 +15,7 @@ const TASKS: &str = "\
 cargo xtask <task>
 
 Tasks:
-  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline)
+  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion)
   compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
   asm <kernel> [--arch sm_XX]         one kernel's PTX, Rust beside CUDA C, and SASS where ptxas and cuobjdump are
                                       on the PATH (needs NVRTC, which it fetches from PyPI where missing; no GPU)
@@ -218,7 +218,7 @@ fn profile(args: &[String]) -> Result<ExitCode> {
 }
 
 /// The lessons `lab` runs (`sanitize all` runs each).
-const LESSONS: &[&str] = &["roofline"];
+const LESSONS: &[&str] = &["roofline", "fusion"];
 
 /// `sanitize <lesson|all>`: SANITIZE_SH over the release `lab`.
 fn sanitize(args: &[String]) -> Result<ExitCode> {

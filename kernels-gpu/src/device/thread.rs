@@ -49,6 +49,13 @@ pub fn block_idx_y() -> u32 {
     unsafe { nvptx::_block_idx_y() as u32 }
 }
 
+/// `gridDim.x`: blocks in the grid along x.
+#[inline(always)]
+pub fn grid_dim_x() -> u32 {
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { nvptx::_grid_dim_x() as u32 }
+}
+
 /// `blockIdx.x * blockDim.x + threadIdx.x`, widened to 64 bits before the
 /// multiply: the global x index of a one-thread-one-element launch.
 #[inline(always)]

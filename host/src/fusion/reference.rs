@@ -1,0 +1,36 @@
+//! The fusion lesson's CPU reference and inputs, written for obvious
+//! correctness: the chain in f64 with the f32 constants promoted (so the
+//! reference checks the kernels' arithmetic, not how many digits were
+//! typed), a plain loop.
+
+use kernels_gpu::fusion::{ABS_TOLERANCE, BETA, GAMMA, GELU_A, GELU_B, HI, LO, REL_TOLERANCE};
+
+/// The input: sweeps [-4, 4) with period 2048, so stage 1 gives
+/// [-6.25, 5.75) and the clamp at HI = 3 catches a real share.
+pub fn fill_x(i: usize) -> f32 {
+    ((i % 2048) as f32 / 1024.0 - 1.0) * 4.0
+}
+
+/// The residual: [-0.5, 0.5) with period 97.
+pub fn fill_r(i: usize) -> f32 {
+    (i % 97) as f32 / 97.0 - 0.5
+}
+
+/// The four stages on one element, in f64.
+pub fn chain(x: f32, r: f32) -> f64 {
+    let mut v = x as f64 * GAMMA as f64 + BETA as f64;
+    let inner = GELU_A as f64 * (v + GELU_B as f64 * v * v * v);
+    v = 0.5 * v * (1.0 + inner.tanh());
+    v += r as f64;
+    v.clamp(LO as f64, HI as f64)
+}
+
+/// The first index where `got` is further from `want` than
+/// ABS_TOLERANCE + REL_TOLERANCE * |want| (the seed's test), with the
+/// values, or `None`.
+pub fn first_mismatch(got: &[f32], want: &[f64]) -> Option<(usize, f32, f64)> {
+    got.iter()
+        .zip(want)
+        .position(|(&g, &w)| !((g as f64 - w).abs() <= ABS_TOLERANCE + REL_TOLERANCE * w.abs()))
+        .map(|i| (i, got[i], want[i]))
+}

@@ -1,0 +1,222 @@
+//! The fusion lesson's report: the byte model from the constants, then the
+//! four parts, as a table for people and JSON lines for scripts.
+
+use std::fmt::Write as _;
+
+use kernels_gpu::fusion::*;
+use serde_json::json;
+
+use super::{Kernel, Measured};
+use crate::gpu::DeviceInfo;
+use crate::report::{Context, table};
+use crate::timing::{Plan, Timing};
+
+/// Effective bandwidth over compulsory bytes: `floats` per element, `n`
+/// elements, in `ms`, GB/s.
+pub fn gb_per_s(floats: f64, n: usize, ms: f64) -> f64 {
+    floats * n as f64 * 4.0 / (ms * 1e-3) / 1e9
+}
+
+/// Microseconds per launch of a batch of LAUNCHES_PER_BATCH.
+pub fn us_per_launch(batch: &Timing) -> f64 {
+    batch.median_ms() * 1e3 / LAUNCHES_PER_BATCH as f64
+}
+
+/// Registers per thread at which `info`'s GPU still holds all its resident
+/// threads on one SM: registers per SM / threads per SM.
+pub fn regs_at_full_occupancy(info: &DeviceInfo) -> u32 {
+    info.regs_per_sm / info.max_threads_per_sm.max(1)
+}
+
+/// The whole report.
+pub struct Report {
+    /// The run's context.
+    pub context: Context,
+    /// The device.
+    pub info: DeviceInfo,
+    /// What was measured.
+    pub measured: Measured,
+}
+
+/// The sizes as the JSON context records them.
+pub fn sizes_json() -> serde_json::Value {
+    json!({"elems": ELEMS, "check_elems": CHECK_ELEMS, "sweep": SWEEP, "widths": WIDTHS, "launches_per_batch": LAUNCHES_PER_BATCH})
+}
+
+impl Report {
+    /// Builds the report of a passed run.
+    pub fn new(info: &DeviceInfo, plan: Plan, measured: Measured, started: String) -> Report {
+        Report {
+            context: Context::new("fusion", info, sizes_json(), json!({"all": THREADS_PER_BLOCK}), plan, started),
+            info: info.clone(),
+            measured,
+        }
+    }
+
+    /// Part 2's rows: (label, timing, floats per element).
+    fn part2(&self) -> Vec<(&'static str, &Timing, f64)> {
+        let m = &self.measured;
+        let mut rows = vec![("copy_floor (the floor)", &m.copy, COPY_FLOATS)];
+        for (i, k) in Kernel::STAGES.iter().enumerate() {
+            rows.push((k.symbol(), &m.stages[i], STAGE_FLOATS[i]));
+        }
+        rows.push(("staged chain, timed as one", &m.staged, STAGED_FLOATS));
+        rows.push(("chain_fused", &m.fused, FUSED_FLOATS));
+        rows
+    }
+
+    /// The human-readable report.
+    pub fn table(&self) -> String {
+        let m = &self.measured;
+        let c = &self.context;
+        let mut s = String::new();
+        let _ = writeln!(s, "{}", c.device_line());
+        let _ = writeln!(s, "{}", c.build_line());
+        let _ = writeln!(
+            s,
+            "{} resident threads/SM, {} registers/SM, {} threads/block; timed size {ELEMS} elements ({:.0} MiB a buffer, six buffers, \
+             {:.1}x the L2)",
+            self.info.max_threads_per_sm,
+            self.info.regs_per_sm,
+            THREADS_PER_BLOCK,
+            (ELEMS * 4) as f64 / 1048576.0,
+            (ELEMS * 4) as f64 / self.info.l2_bytes as f64
+        );
+        let _ = writeln!(
+            s,
+            "Correctness size {CHECK_ELEMS} elements (no block size divides it), {:.1}% of them clamped: the staged chain, \
+             chain_fused and all {} widths match the f64 reference within {ABS_TOLERANCE:e} + {REL_TOLERANCE:e} x |want|.",
+            m.clamped_pct,
+            WIDTHS.len()
+        );
+        let _ = writeln!(
+            s,
+            "Timing: median of {} batches of {} runs after {} warm-ups (CUDA events).\n",
+            c.timing.batches, c.timing.launches_per_batch, c.timing.warmups
+        );
+        let _ = writeln!(
+            s,
+            "Bytes per element, from the constants: staged chain {:.0} (2 + 2 + 3 + 2 floats), chain_fused {:.0} (x, residual, out), \
+             ratio {:.2}\n",
+            STAGED_FLOATS * 4.0,
+            FUSED_FLOATS * 4.0,
+            STAGED_FLOATS / FUSED_FLOATS
+        );
+
+        let _ = writeln!(s, "Part 1: what one launch costs, {LAUNCHES_PER_BATCH} back-to-back launches per timed run");
+        let mut t = table(&["launch shape", "per launch (us)"]);
+        t.add_row(vec!["do_nothing, 1 block of 1 thread".to_string(), format!("{:.3}", us_per_launch(&m.empty_small))]);
+        t.add_row(vec!["do_nothing, the chain's own grid".to_string(), format!("{:.3}", us_per_launch(&m.empty_full))]);
+        let _ = writeln!(s, "{t}\n");
+
+        let _ = writeln!(s, "Part 2: the chain at {ELEMS} elements");
+        let copy_gbs = gb_per_s(COPY_FLOATS, ELEMS, m.copy.median_ms());
+        let mut t = table(&["kernel or chain", "ms", "bytes/elem", "GB/s", "x copy"]);
+        let mut summed = 0.0;
+        for (i, (label, timing, floats)) in self.part2().into_iter().enumerate() {
+            let gbs = gb_per_s(floats, ELEMS, timing.median_ms());
+            t.add_row(vec![
+                label.to_string(),
+                format!("{:.4}", timing.median_ms()),
+                format!("{:.0}", floats * 4.0),
+                format!("{gbs:.1}"),
+                format!("{:.2}", gbs / copy_gbs),
+            ]);
+            if (1..=4).contains(&i) {
+                summed += timing.median_ms();
+            }
+            if i == 4 {
+                let gbs = gb_per_s(STAGED_FLOATS, ELEMS, summed);
+                t.add_row(vec![
+                    "  the four, summed".to_string(),
+                    format!("{summed:.4}"),
+                    format!("{:.0}", STAGED_FLOATS * 4.0),
+                    format!("{gbs:.1}"),
+                    format!("{:.2}", gbs / copy_gbs),
+                ]);
+            }
+        }
+        let _ = writeln!(s, "{t}");
+        let _ = writeln!(
+            s,
+            "staged / fused = {:.2}, and the byte ratio is {:.2}",
+            m.staged.median_ms() / m.fused.median_ms(),
+            STAGED_FLOATS / FUSED_FLOATS
+        );
+        let _ = if m.differing.0 == 0 {
+            writeln!(s, "The two chains agree bit for bit on all {ELEMS} elements.\n")
+        } else {
+            writeln!(s, "The two chains differ on {} of {ELEMS} elements, at most by {:.3e}.\n", m.differing.0, m.differing.1)
+        };
+
+        let _ = writeln!(s, "Part 3: the same two chains, swept over n");
+        let mut t = table(&["n", "staged (ms)", "fused (ms)", "staged/fused", "staged us/launch"]);
+        for (n, st, fu) in &m.sweep {
+            t.add_row(vec![
+                n.to_string(),
+                format!("{:.4}", st.median_ms()),
+                format!("{:.4}", fu.median_ms()),
+                format!("{:.2}", st.median_ms() / fu.median_ms()),
+                format!("{:.3}", st.median_ms() * 1e3 / 4.0),
+            ]);
+        }
+        let _ = writeln!(
+            s,
+            "{t}\nThe last column is the staged chain's time over its four launches: as n falls it approaches part 1's \
+             per-launch figure ({:.3} us on the chain's grid), because launching is all the chain still does.\n",
+            us_per_launch(&m.empty_full)
+        );
+
+        let _ = writeln!(s, "Part 4: chain_fused widened, the same work and bytes in every row");
+        let mut t = table(&["per thread", "blocks", "regs", "spill B", "blocks/SM", "occupancy", "ms", "GB/s"]);
+        for w in &m.wide {
+            t.add_row(vec![
+                w.width.to_string(),
+                w.blocks.to_string(),
+                w.stats.registers.to_string(),
+                w.stats.local_bytes.to_string(),
+                w.blocks_per_sm.to_string(),
+                format!("{:.1}%", w.occupancy_pct),
+                format!("{:.4}", w.timing.median_ms()),
+                format!("{:.1}", gb_per_s(FUSED_FLOATS, ELEMS, w.timing.median_ms())),
+            ]);
+        }
+        let _ = writeln!(
+            s,
+            "{t}\nThis GPU keeps all {} of its resident threads on an SM only while a thread uses {} registers or fewer \
+             ({} registers per SM / {} threads). Above that, warps come off the SM.",
+            self.info.max_threads_per_sm,
+            regs_at_full_occupancy(&self.info),
+            self.info.regs_per_sm,
+            self.info.max_threads_per_sm
+        );
+        s
+    }
+
+    /// One JSON object per row, each with the run's context.
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        let ctx = serde_json::to_value(&self.context).expect("the context serialises");
+        let m = &self.measured;
+        let timing = |t: &Timing| json!({"ms": t.median_ms(), "ms_min": t.min_ms(), "ms_max": t.max_ms(), "samples_ms": t.samples_ms});
+        let mut lines = vec![
+            json!({"part": 1, "variant": "launch, 1 block of 1 thread", "symbol": "do_nothing", "us_per_launch": us_per_launch(&m.empty_small), "batch": timing(&m.empty_small)}),
+            json!({"part": 1, "variant": "launch, the chain's grid", "symbol": "do_nothing", "us_per_launch": us_per_launch(&m.empty_full), "batch": timing(&m.empty_full)}),
+        ];
+        for (label, t, floats) in self.part2() {
+            lines.push(json!({"part": 2, "variant": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gb_per_s(floats, ELEMS, t.median_ms()), "timing": timing(t)}));
+        }
+        lines.push(json!({"part": 2, "variant": "staged vs fused", "differing_elements": m.differing.0, "max_abs_difference": m.differing.1, "clamped_pct": m.clamped_pct}));
+        for (n, st, fu) in &m.sweep {
+            lines.push(json!({"part": 3, "n": n, "staged": timing(st), "fused": timing(fu), "staged_us_per_launch": st.median_ms() * 1e3 / 4.0}));
+        }
+        for w in &m.wide {
+            lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, ELEMS, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));
+        }
+        for line in &mut lines {
+            if let Some(obj) = line.as_object_mut() {
+                obj.insert("context".into(), ctx.clone());
+            }
+        }
+        lines
+    }
+}

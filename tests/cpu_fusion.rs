@@ -1,0 +1,99 @@
+//! CPU-only tests of the fusion lesson: the reference on hand-checked
+//! values, the byte model, the launch shapes, and the PTX (one entry per
+//! width, the stages' arithmetic as FMAs, the twins compiling with NVRTC).
+
+use host::fusion::{Kernel, blocks_for, launch_config, reference};
+use host::ptx::{PTX, entries, entry_body};
+use kernels_gpu::fusion::*;
+
+#[test]
+fn the_reference_on_hand_checked_values() {
+    // x = 1/6: stage 1 gives 0, GELU(0) = 0, + r, clamped: r itself.
+    assert!((reference::chain(1.0 / 6.0, 0.25) - 0.25).abs() < 1e-7);
+    // A large input clamps at HI: x = 4 gives 5.75, GELU(5.75) ~ 5.75.
+    assert_eq!(reference::chain(4.0, 0.0), 3.0);
+    // A very negative one: x = -4 gives -6.25, GELU(-6.25) ~ -0 (tanh ~ -1),
+    // so the result is the residual: -0.4 stays (above LO).
+    assert!((reference::chain(-4.0, -0.4) - -0.4).abs() < 1e-6);
+    // GELU(1) = 0.5 (1 + tanh(0.79788456 * 1.044715)) = 0.8411920...
+    let one = (1.0 - BETA) / GAMMA;
+    assert!((reference::chain(one, 0.0) - 0.841_192).abs() < 2e-6, "{}", reference::chain(one, 0.0));
+}
+
+#[test]
+fn the_fills_follow_the_seed() {
+    assert_eq!(reference::fill_x(0), -4.0);
+    assert_eq!(reference::fill_x(1024), 0.0);
+    assert_eq!(reference::fill_x(2047), (2047.0 / 1024.0 - 1.0) * 4.0);
+    assert_eq!(reference::fill_x(2048), -4.0);
+    assert_eq!(reference::fill_r(0), -0.5);
+    assert_eq!(reference::fill_r(97), -0.5);
+}
+
+#[test]
+fn the_tolerance_check_names_the_first_bad_index() {
+    let want = [1.0, 2.0, 0.0];
+    assert_eq!(reference::first_mismatch(&[1.0, 2.000_01, 0.000_000_5], &want), None);
+    let (i, g, w) = reference::first_mismatch(&[1.0, 2.001, 0.0], &want).unwrap();
+    assert_eq!((i, g, w), (1, 2.001, 2.0));
+    assert!(reference::first_mismatch(&[f32::NAN, 2.0, 0.0], &want).is_some());
+}
+
+#[test]
+fn the_byte_model_is_36_against_12() {
+    assert_eq!(STAGED_FLOATS * 4.0, 36.0);
+    assert_eq!(FUSED_FLOATS * 4.0, 12.0);
+    assert_eq!(STAGE_FLOATS.iter().sum::<f64>(), STAGED_FLOATS);
+    assert_eq!(Kernel::AddResidual.floats(), 3.0);
+    assert_eq!(Kernel::Wide(8).floats(), FUSED_FLOATS);
+}
+
+#[test]
+fn launch_shapes_cover_n_at_every_width() {
+    for w in WIDTHS {
+        let c = launch_config(Kernel::Wide(w), CHECK_ELEMS);
+        assert!(c.grid_dim.0 as usize * 256 * w >= CHECK_ELEMS, "width {w}");
+        assert!((c.grid_dim.0 as usize - 1) * 256 * w < CHECK_ELEMS, "width {w}: a block too many");
+    }
+    assert_eq!(blocks_for(ELEMS, 1), 65_536);
+    assert_eq!(blocks_for(ELEMS, 32), 2048);
+}
+
+#[test]
+fn the_ptx_has_one_entry_per_width_and_every_kernel() {
+    let found = entries(PTX);
+    for k in Kernel::all() {
+        assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
+    }
+    let widths = found.iter().filter(|e| e.starts_with("chain_fused_wide_")).count();
+    assert_eq!(widths, WIDTHS.len());
+}
+
+#[test]
+fn the_stages_use_fma_the_fast_units_and_the_read_only_path() {
+    let body = |k: Kernel| entry_body(PTX, k.symbol()).unwrap();
+    assert!(body(Kernel::ScaleBias).contains("fma.rn.f32"));
+    let gelu = body(Kernel::Gelu);
+    for op in ["ex2.approx.ftz.f32", "rcp.approx.ftz.f32", "fma.rn.f32", "ld.global.nc"] {
+        assert!(gelu.contains(op), "apply_gelu lacks {op}");
+    }
+    // The tanh is branch-free: the stage's only branch is its bounds guard.
+    assert!(gelu.matches("bra").count() <= 2, "{gelu}");
+    assert!(!gelu.contains(".local"));
+    assert!(body(Kernel::Fused).contains("ld.global.nc"));
+}
+
+#[test]
+fn the_twins_compile_with_nvrtc_and_match_the_entries() {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI must run this test: NVRTC is missing");
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return;
+    }
+    let ptx = host::nvrtc::compile(&host::fusion::cuda_c_program(), "fusion.cu", (7, 5)).unwrap();
+    let mut c = entries(&ptx);
+    c.sort();
+    let mut rust: Vec<&str> = Kernel::all().iter().map(|k| k.symbol()).collect();
+    rust.sort();
+    assert_eq!(c, rust);
+}
