@@ -188,7 +188,7 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
                     context: host::report::Context::new(
                         "fusion",
                         &gpu.info,
-                        fusion::report::sizes_json(),
+                        fusion::report::sizes_json(fusion::Scale::LESSON),
                         serde_json::json!({"all": kernels_gpu::fusion::THREADS_PER_BLOCK}),
                         plan,
                         started,
@@ -202,7 +202,8 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
             }
         };
     }
-    match fusion::run(&mut lesson, plan)? {
+    let scale = if args.quick { fusion::Scale::QUICK } else { fusion::Scale::LESSON };
+    match fusion::run(&mut lesson, plan, scale)? {
         fusion::Outcome::Failed(failures) => Ok(print_failures(&failures, "figure")),
         fusion::Outcome::Passed(measured) => {
             let report = fusion::report::Report::new(&gpu.info, plan, *measured, started);

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use kernels_gpu::fusion::*;
 use serde_json::json;
 
-use super::{Kernel, Measured};
+use super::{Kernel, Measured, Scale};
 use crate::gpu::DeviceInfo;
 use crate::report::{Context, table};
 use crate::timing::{Plan, Timing};
@@ -17,9 +17,9 @@ pub fn gb_per_s(floats: f64, n: usize, ms: f64) -> f64 {
     floats * n as f64 * 4.0 / (ms * 1e-3) / 1e9
 }
 
-/// Microseconds per launch of a batch of LAUNCHES_PER_BATCH.
-pub fn us_per_launch(batch: &Timing) -> f64 {
-    batch.median_ms() * 1e3 / LAUNCHES_PER_BATCH as f64
+/// Microseconds per launch of a batch of `count` launches.
+pub fn us_per_launch(batch: &Timing, count: u32) -> f64 {
+    batch.median_ms() * 1e3 / count as f64
 }
 
 /// Registers per thread at which `info`'s GPU still holds all its resident
@@ -39,15 +39,16 @@ pub struct Report {
 }
 
 /// The sizes as the JSON context records them.
-pub fn sizes_json() -> serde_json::Value {
-    json!({"elems": ELEMS, "check_elems": CHECK_ELEMS, "sweep": SWEEP, "widths": WIDTHS, "launches_per_batch": LAUNCHES_PER_BATCH})
+pub fn sizes_json(scale: Scale) -> serde_json::Value {
+    let sweep: Vec<usize> = SWEEP.into_iter().filter(|&n| n <= scale.elems).collect();
+    json!({"elems": scale.elems, "check_elems": CHECK_ELEMS, "sweep": sweep, "widths": WIDTHS, "launches_per_batch": scale.launches_per_batch})
 }
 
 impl Report {
     /// Builds the report of a passed run.
     pub fn new(info: &DeviceInfo, plan: Plan, measured: Measured, started: String) -> Report {
         Report {
-            context: Context::new("fusion", info, sizes_json(), json!({"all": THREADS_PER_BLOCK}), plan, started),
+            context: Context::new("fusion", info, sizes_json(measured.scale), json!({"all": THREADS_PER_BLOCK}), plan, started),
             info: info.clone(),
             measured,
         }
@@ -74,13 +75,14 @@ impl Report {
         let _ = writeln!(s, "{}", c.build_line());
         let _ = writeln!(
             s,
-            "{} resident threads/SM, {} registers/SM, {} threads/block; timed size {ELEMS} elements ({:.0} MiB a buffer, six buffers, \
+            "{} resident threads/SM, {} registers/SM, {} threads/block; timed size {} elements ({:.1} MiB a buffer, six buffers, \
              {:.1}x the L2)",
             self.info.max_threads_per_sm,
             self.info.regs_per_sm,
             THREADS_PER_BLOCK,
-            (ELEMS * 4) as f64 / 1048576.0,
-            (ELEMS * 4) as f64 / self.info.l2_bytes as f64
+            m.scale.elems,
+            (m.scale.elems * 4) as f64 / 1048576.0,
+            (m.scale.elems * 4) as f64 / self.info.l2_bytes as f64
         );
         let _ = writeln!(
             s,
@@ -103,18 +105,22 @@ impl Report {
             STAGED_FLOATS / FUSED_FLOATS
         );
 
-        let _ = writeln!(s, "Part 1: what one launch costs, {LAUNCHES_PER_BATCH} back-to-back launches per timed run");
+        let _ = writeln!(
+            s,
+            "Part 1: what one launch costs, {} back-to-back launches per timed run",
+            m.scale.launches_per_batch
+        );
         let mut t = table(&["launch shape", "per launch (us)"]);
-        t.add_row(vec!["do_nothing, 1 block of 1 thread".to_string(), format!("{:.3}", us_per_launch(&m.empty_small))]);
-        t.add_row(vec!["do_nothing, the chain's own grid".to_string(), format!("{:.3}", us_per_launch(&m.empty_full))]);
+        t.add_row(vec!["do_nothing, 1 block of 1 thread".to_string(), format!("{:.3}", us_per_launch(&m.empty_small, m.scale.launches_per_batch))]);
+        t.add_row(vec!["do_nothing, the chain's own grid".to_string(), format!("{:.3}", us_per_launch(&m.empty_full, m.scale.launches_per_batch))]);
         let _ = writeln!(s, "{t}\n");
 
-        let _ = writeln!(s, "Part 2: the chain at {ELEMS} elements");
-        let copy_gbs = gb_per_s(COPY_FLOATS, ELEMS, m.copy.median_ms());
+        let _ = writeln!(s, "Part 2: the chain at {} elements", m.scale.elems);
+        let copy_gbs = gb_per_s(COPY_FLOATS, m.scale.elems, m.copy.median_ms());
         let mut t = table(&["kernel or chain", "ms", "bytes/elem", "GB/s", "x copy"]);
         let mut summed = 0.0;
         for (i, (label, timing, floats)) in self.part2().into_iter().enumerate() {
-            let gbs = gb_per_s(floats, ELEMS, timing.median_ms());
+            let gbs = gb_per_s(floats, m.scale.elems, timing.median_ms());
             t.add_row(vec![
                 label.to_string(),
                 format!("{:.4}", timing.median_ms()),
@@ -126,7 +132,7 @@ impl Report {
                 summed += timing.median_ms();
             }
             if i == 4 {
-                let gbs = gb_per_s(STAGED_FLOATS, ELEMS, summed);
+                let gbs = gb_per_s(STAGED_FLOATS, m.scale.elems, summed);
                 t.add_row(vec![
                     "  the four, summed".to_string(),
                     format!("{summed:.4}"),
@@ -144,9 +150,13 @@ impl Report {
             STAGED_FLOATS / FUSED_FLOATS
         );
         let _ = if m.differing.0 == 0 {
-            writeln!(s, "The two chains agree bit for bit on all {ELEMS} elements.\n")
+            writeln!(s, "The two chains agree bit for bit on all {} elements.\n", m.scale.elems)
         } else {
-            writeln!(s, "The two chains differ on {} of {ELEMS} elements, at most by {:.3e}.\n", m.differing.0, m.differing.1)
+            writeln!(
+                s,
+                "The two chains differ on {} of {} elements, at most by {:.3e}.\n",
+                m.differing.0, m.scale.elems, m.differing.1
+            )
         };
 
         let _ = writeln!(s, "Part 3: the same two chains, swept over n");
@@ -164,7 +174,7 @@ impl Report {
             s,
             "{t}\nThe last column is the staged chain's time over its four launches: as n falls it approaches part 1's \
              per-launch figure ({:.3} us on the chain's grid), because launching is all the chain still does.\n",
-            us_per_launch(&m.empty_full)
+            us_per_launch(&m.empty_full, m.scale.launches_per_batch)
         );
 
         let _ = writeln!(s, "Part 4: chain_fused widened, the same work and bytes in every row");
@@ -178,7 +188,7 @@ impl Report {
                 w.blocks_per_sm.to_string(),
                 format!("{:.1}%", w.occupancy_pct),
                 format!("{:.4}", w.timing.median_ms()),
-                format!("{:.1}", gb_per_s(FUSED_FLOATS, ELEMS, w.timing.median_ms())),
+                format!("{:.1}", gb_per_s(FUSED_FLOATS, m.scale.elems, w.timing.median_ms())),
             ]);
         }
         let _ = writeln!(
@@ -199,18 +209,18 @@ impl Report {
         let m = &self.measured;
         let timing = |t: &Timing| json!({"ms": t.median_ms(), "ms_min": t.min_ms(), "ms_max": t.max_ms(), "samples_ms": t.samples_ms});
         let mut lines = vec![
-            json!({"part": 1, "variant": "launch, 1 block of 1 thread", "symbol": "do_nothing", "us_per_launch": us_per_launch(&m.empty_small), "batch": timing(&m.empty_small)}),
-            json!({"part": 1, "variant": "launch, the chain's grid", "symbol": "do_nothing", "us_per_launch": us_per_launch(&m.empty_full), "batch": timing(&m.empty_full)}),
+            json!({"part": 1, "variant": "launch, 1 block of 1 thread", "symbol": "do_nothing", "us_per_launch": us_per_launch(&m.empty_small, m.scale.launches_per_batch), "batch": timing(&m.empty_small)}),
+            json!({"part": 1, "variant": "launch, the chain's grid", "symbol": "do_nothing", "us_per_launch": us_per_launch(&m.empty_full, m.scale.launches_per_batch), "batch": timing(&m.empty_full)}),
         ];
         for (label, t, floats) in self.part2() {
-            lines.push(json!({"part": 2, "variant": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gb_per_s(floats, ELEMS, t.median_ms()), "timing": timing(t)}));
+            lines.push(json!({"part": 2, "variant": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gb_per_s(floats, m.scale.elems, t.median_ms()), "timing": timing(t)}));
         }
         lines.push(json!({"part": 2, "variant": "staged vs fused", "differing_elements": m.differing.0, "max_abs_difference": m.differing.1, "clamped_pct": m.clamped_pct}));
         for (n, st, fu) in &m.sweep {
             lines.push(json!({"part": 3, "n": n, "staged": timing(st), "fused": timing(fu), "staged_us_per_launch": st.median_ms() * 1e3 / 4.0}));
         }
         for w in &m.wide {
-            lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, ELEMS, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));
+            lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, m.scale.elems, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));
         }
         for line in &mut lines {
             if let Some(obj) = line.as_object_mut() {
