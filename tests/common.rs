@@ -61,3 +61,23 @@ pub fn run_gpu_trials(trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)
         .collect();
     libtest_mimic::run(&args, trials).exit_code()
 }
+
+/// A synthetic H200-like device for CPU tests: what the lessons read from
+/// a device is its L2, its SMs and its limits.
+pub fn synthetic_device(l2_bytes: usize, sms: u32) -> host::gpu::DeviceInfo {
+    host::gpu::DeviceInfo {
+        ordinal: 0,
+        name: "synthetic".into(),
+        compute_capability: (9, 0),
+        sms,
+        l2_bytes,
+        total_memory_bytes: 80 << 30,
+        sm_clock_khz: 1_980_000,
+        memory_clock_khz: 3_201_000,
+        memory_bus_bits: 6016,
+        max_threads_per_sm: 2048,
+        regs_per_sm: 65536,
+        driver_cuda: "13.0".into(),
+        driver_version: None,
+    }
+}

@@ -89,21 +89,7 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
 
 #[test]
 fn the_memory_budget_counts_three_buffers_and_the_partials() {
-    let info = DeviceInfo {
-        ordinal: 0,
-        name: "synthetic".into(),
-        compute_capability: (9, 0),
-        sms: 132,
-        l2_bytes: 60 << 20,
-        total_memory_bytes: 80 << 30,
-        sm_clock_khz: 1_980_000,
-        memory_clock_khz: 3_201_000,
-        memory_bus_bits: 6016,
-        max_threads_per_sm: 2048,
-        regs_per_sm: 65536,
-        driver_cuda: "13.0".into(),
-        driver_version: None,
-    };
+    let info = lab_tests::synthetic_device(60 << 20, 132);
     let s = Sizes::for_device(&info);
     // 8192^2 floats per buffer, three buffers, one partial sum per 256-float
     // block: (3 x 67,108,864 + 262,144) x 4 bytes.

@@ -9,23 +9,8 @@ use host::gpu::DeviceInfo;
 use host::roofline::{Kernel, Sizes, launch_config, reference, side_for_l2};
 use kernels_gpu::roofline::*;
 
-/// A synthetic device: what `Sizes::for_device` reads is the L2 and the SMs.
 fn device(l2_bytes: usize, sms: u32) -> DeviceInfo {
-    DeviceInfo {
-        ordinal: 0,
-        name: "synthetic".into(),
-        compute_capability: (9, 0),
-        sms,
-        l2_bytes,
-        total_memory_bytes: 80 << 30,
-        sm_clock_khz: 1_980_000,
-        memory_clock_khz: 3_201_000,
-        memory_bus_bits: 6016,
-        max_threads_per_sm: 2048,
-        regs_per_sm: 65536,
-        driver_cuda: "13.0".into(),
-        driver_version: None,
-    }
+    lab_tests::synthetic_device(l2_bytes, sms)
 }
 
 fn lesson_sizes(l2_bytes: usize, sms: u32) -> Sizes {
@@ -610,34 +595,7 @@ fn the_chart_draws_both_ceilings_and_labels_every_kernel() {
 
 #[test]
 fn report_binds_each_kernel_to_the_right_ceiling() {
-    let info = device(60 << 20, 132);
-    let s = Sizes::for_device(&info);
-    // Invent times that give round ceilings: copy at 4000 GB/s, FMA at
-    // 60000 GFLOP/s, so the ridge is at 15 FLOP/byte.
-    let ms_for = |k: Kernel, rate_per_s: f64| {
-        let c = cost(k, &s);
-        let count = if k == Kernel::FmaPeak { c.flop } else { c.bytes };
-        count / rate_per_s * 1e3
-    };
-    let measured: Vec<host::roofline::Measured> = Kernel::ALL
-        .into_iter()
-        .map(|k| host::roofline::Measured {
-            kernel: k,
-            timing: match k {
-                Kernel::FmaPeak => timing(ms_for(k, 60_000e9)),
-                // Every other kernel at 2000 GB/s of compulsory bytes.
-                _ => timing(ms_for(k, if k == Kernel::Copy { 4000e9 } else { 2000e9 })),
-            },
-        })
-        .collect();
-    let r = host::roofline::report::build(
-        &info,
-        s,
-        host::timing::Plan::DEFAULT,
-        &measured,
-        timing(ms_for(Kernel::Copy, 4000e9)),
-        "2026-11-29T00:00:00Z".into(),
-    );
+    let r = synthetic_report();
     assert!((r.ceilings.copy_gb_per_s - 4000.0).abs() < 1e-6);
     assert!((r.ceilings.ridge() - 15.0).abs() < 1e-9);
     for row in &r.rows {

@@ -170,6 +170,27 @@ impl Gpu {
         Ok(())
     }
 
+    /// Loads `ptx` (a lesson's CUDA C twins, compiled by NVRTC) as a module
+    /// of its own and returns its kernels named `symbols`, in that order.
+    ///
+    /// # Errors
+    /// The driver refusing the PTX, or a symbol missing from it.
+    pub fn load_twins(&self, ptx: &str, symbols: &[&str]) -> Result<Vec<CudaFunction>> {
+        let module = self.ctx.load_module(Ptx::from_src(ptx)).map_err(|source| Error::Driver {
+            call: "cuModuleLoadData (the CUDA C twins)",
+            source,
+        })?;
+        symbols
+            .iter()
+            .map(|s| {
+                module.load_function(s).map_err(|source| Error::Driver {
+                    call: "cuModuleGetFunction (a CUDA C twin)",
+                    source,
+                })
+            })
+            .collect()
+    }
+
     /// A device buffer of `len` floats, contents undefined until written
     /// (every f32 bit pattern is a valid f32, so reading it is defined).
     pub fn alloc_f32(&self, len: usize) -> Result<CudaSlice<f32>> {

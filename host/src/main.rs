@@ -183,20 +183,15 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
         return match fusion::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, plan)? {
             Err(failures) => Ok(print_failures(&failures, "comparison")),
             Ok(kernels) => {
-                let (major, minor) = host::nvrtc::version()?;
-                let comparison = host::compare::Comparison {
-                    context: host::report::Context::new(
-                        "fusion",
-                        &gpu.info,
-                        fusion::report::sizes_json(fusion::Scale::LESSON),
-                        serde_json::json!({"all": kernels_gpu::fusion::THREADS_PER_BLOCK}),
-                        plan,
-                        started,
-                    ),
-                    nvrtc: format!("{major}.{minor}"),
-                    trials: COMPARE_TRIALS,
-                    kernels,
-                };
+                let context = host::report::Context::new(
+                    "fusion",
+                    &gpu.info,
+                    fusion::report::sizes_json(fusion::Scale::LESSON),
+                    serde_json::json!({"all": kernels_gpu::fusion::THREADS_PER_BLOCK}),
+                    plan,
+                    started,
+                );
+                let comparison = comparison(context, kernels)?;
                 emit(args.json, || comparison.json_lines(), || comparison.table());
                 Ok(ExitCode::SUCCESS)
             }
@@ -223,6 +218,20 @@ const COMPARE_PLAN: Plan = Plan {
     launches_per_batch: 10,
     flush_l2: false,
 };
+
+/// A comparison report: its context, NVRTC's version, the pairs.
+fn comparison(
+    context: host::report::Context,
+    kernels: Vec<host::compare::ComparedKernel>,
+) -> anyhow::Result<host::compare::Comparison> {
+    let (major, minor) = host::nvrtc::version()?;
+    Ok(host::compare::Comparison {
+        context,
+        nvrtc: format!("{major}.{minor}"),
+        trials: COMPARE_TRIALS,
+        kernels,
+    })
+}
 
 /// Prints a report as JSON lines or as its table.
 fn emit(json: bool, lines: impl FnOnce() -> Vec<serde_json::Value>, table: impl FnOnce() -> String) {
@@ -277,20 +286,15 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         return match roofline::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, plan)? {
             roofline::CompareOutcome::Failed(failures) => Ok(print_failures(&failures, "comparison")),
             roofline::CompareOutcome::Passed(kernels) => {
-                let (major, minor) = host::nvrtc::version()?;
-                let comparison = host::compare::Comparison {
-                    context: host::report::Context::new(
-                        "roofline",
-                        &gpu.info,
-                        roofline::report::sizes_json(&sizes),
-                        roofline::report::block_sizes_json(),
-                        plan,
-                        started,
-                    ),
-                    nvrtc: format!("{major}.{minor}"),
-                    trials: COMPARE_TRIALS,
-                    kernels,
-                };
+                let context = host::report::Context::new(
+                    "roofline",
+                    &gpu.info,
+                    roofline::report::sizes_json(&sizes),
+                    roofline::report::block_sizes_json(),
+                    plan,
+                    started,
+                );
+                let comparison = comparison(context, kernels)?;
                 emit(args.json, || comparison.json_lines(), || comparison.table());
                 if let Some(path) = &args.plot {
                     let title = format!("Roofline, Rust and CUDA C, {} ({})", gpu.info.name, comparison.context.date);

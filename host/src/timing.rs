@@ -99,14 +99,7 @@ pub fn time_kernel(gpu: &Gpu, kernel: &str, plan: Plan, mut launch: impl FnMut()
             let mut total = 0.0;
             for _ in 0..plan.launches_per_batch {
                 gpu.flush_l2()?;
-                start.record(&gpu.stream).call("cuEventRecord")?;
-                launch()?;
-                stop.record(&gpu.stream).call("cuEventRecord")?;
-                stop.synchronize().map_err(|source| Error::KernelFault {
-                    kernel: kernel.to_string(),
-                    source,
-                })?;
-                total += start.elapsed_ms(&stop).call("cuEventElapsedTime")? as f64;
+                total += between_events(gpu, kernel, &start, &stop, 1, &mut launch)?;
             }
             if !(total > 0.0) {
                 return Err(Error::TimingBroken {
@@ -117,16 +110,7 @@ pub fn time_kernel(gpu: &Gpu, kernel: &str, plan: Plan, mut launch: impl FnMut()
             samples_ms.push(total / plan.launches_per_batch as f64);
             continue;
         }
-        start.record(&gpu.stream).call("cuEventRecord")?;
-        for _ in 0..plan.launches_per_batch {
-            launch()?;
-        }
-        stop.record(&gpu.stream).call("cuEventRecord")?;
-        stop.synchronize().map_err(|source| Error::KernelFault {
-            kernel: kernel.to_string(),
-            source,
-        })?;
-        let ms = start.elapsed_ms(&stop).call("cuEventElapsedTime")? as f64;
+        let ms = between_events(gpu, kernel, &start, &stop, plan.launches_per_batch, &mut launch)?;
         if !(ms > 0.0) {
             return Err(Error::TimingBroken {
                 kernel: kernel.to_string(),
@@ -136,6 +120,28 @@ pub fn time_kernel(gpu: &Gpu, kernel: &str, plan: Plan, mut launch: impl FnMut()
         samples_ms.push(ms / plan.launches_per_batch as f64);
     }
     Ok(Timing { samples_ms })
+}
+
+/// `count` launches between a start and a stop event on the GPU's stream;
+/// the elapsed ms. A fault surfacing at the stop is charged to `kernel`.
+fn between_events(
+    gpu: &Gpu,
+    kernel: &str,
+    start: &cudarc::driver::CudaEvent,
+    stop: &cudarc::driver::CudaEvent,
+    count: u32,
+    launch: &mut impl FnMut() -> Result<()>,
+) -> Result<f64> {
+    start.record(&gpu.stream).call("cuEventRecord")?;
+    for _ in 0..count {
+        launch()?;
+    }
+    stop.record(&gpu.stream).call("cuEventRecord")?;
+    stop.synchronize().map_err(|source| Error::KernelFault {
+        kernel: kernel.to_string(),
+        source,
+    })?;
+    Ok(start.elapsed_ms(stop).call("cuEventElapsedTime")? as f64)
 }
 
 #[cfg(test)]

@@ -173,24 +173,8 @@ impl<'g> Fusion<'g> {
 
     /// Loads the CUDA C twins (NVRTC's PTX for this GPU).
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let module = self
-            .gpu
-            .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-            .map_err(|source| Error::Driver {
-                call: "cuModuleLoadData (the CUDA C twins)",
-                source,
-            })?;
-        let twins = Kernel::all()
-            .iter()
-            .map(|k| {
-                module.load_function(k.symbol()).map_err(|source| Error::Driver {
-                    call: "cuModuleGetFunction (a CUDA C twin)",
-                    source,
-                })
-            })
-            .collect::<Result<_>>()?;
-        self.twins = Some(twins);
+        let symbols: Vec<&str> = Kernel::all().iter().map(|k| k.symbol()).collect();
+        self.twins = Some(self.gpu.load_twins(ptx, &symbols)?);
         Ok(())
     }
 

@@ -408,24 +408,8 @@ impl<'g> Roofline<'g> {
     /// # Errors
     /// The driver refusing the PTX, or a twin missing from it.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let module = self
-            .gpu
-            .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-            .map_err(|source| Error::Driver {
-                call: "cuModuleLoadData (the CUDA C twins)",
-                source,
-            })?;
-        let twins = Kernel::ALL
-            .iter()
-            .map(|k| {
-                module.load_function(k.symbol()).map_err(|source| Error::Driver {
-                    call: "cuModuleGetFunction (a CUDA C twin)",
-                    source,
-                })
-            })
-            .collect::<Result<_>>()?;
-        self.twins = Some(twins);
+        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+        self.twins = Some(self.gpu.load_twins(ptx, &symbols)?);
         Ok(())
     }
 
