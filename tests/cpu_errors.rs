@@ -98,3 +98,15 @@ fn the_memory_budget_counts_three_buffers_and_the_partials() {
     let t4 = Sizes::for_device(&DeviceInfo { l2_bytes: 4 << 20, sms: 40, ..info });
     assert_eq!(t4.device_bytes(), (3 * 16_777_216 + 65_536) * 4);
 }
+
+#[test]
+fn a_missing_ncu_is_named_with_where_to_get_it() {
+    if host::ncu::find_ncu().is_some() {
+        eprintln!("skipped: this machine has ncu");
+        return;
+    }
+    let err = host::ncu::profile(std::path::Path::new("/bin/true"), &[]).unwrap_err();
+    assert!(err.starts_with("ncu (Nsight Compute) is not on the PATH"), "{err}");
+    assert!(err.contains("CUDA toolkit"), "{err}");
+    assert_eq!(host::Error::Tool(err).exit_code(), exit::TOOL);
+}

@@ -57,6 +57,23 @@ fn device_tanh_is_accurate(gpu: &Gpu) -> Result<(), String> {
     if worst < 2e-7 { Ok(()) } else { Err(format!("largest absolute error {worst:e} at x = {at}")) }
 }
 
+/// Two runs of every chain and width give bit-identical outputs (no
+/// atomics anywhere in the lesson).
+fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = Fusion::new(gpu).map_err(|e| e.to_string())?;
+    let want = lesson.reference();
+    let mut chains = vec![Chain::Kernel(Kernel::CopyFloor), Chain::Staged, Chain::Kernel(Kernel::Fused)];
+    chains.extend(WIDTHS.iter().map(|&w| Chain::Kernel(Kernel::Wide(w))));
+    for chain in chains {
+        let first = lesson.check(chain, &want).map_err(|e| e.to_string())?.1;
+        let second = lesson.check(chain, &want).map_err(|e| e.to_string())?.1;
+        if let host::compare::Agreement::Differ { count, first } = host::compare::Agreement::of(&first, &second) {
+            return Err(format!("{}: {count} elements differ between two runs, first at {first}", chain.symbol()));
+        }
+    }
+    Ok(())
+}
+
 macro_rules! trials {
     ($($name:ident => $chain:expr),* $(,)?) => {{
         let mut t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = Vec::new();
@@ -69,6 +86,7 @@ macro_rules! trials {
 fn main() -> std::process::ExitCode {
     const _: () = assert!(WIDTHS.len() == 6, "one trial per width below");
     let mut trials = trials![
+        copy_floor => Chain::Kernel(Kernel::CopyFloor),
         staged_chain => Chain::Staged,
         chain_fused => Chain::Kernel(Kernel::Fused),
         chain_fused_wide_1 => Chain::Kernel(Kernel::Wide(1)),
@@ -79,5 +97,6 @@ fn main() -> std::process::ExitCode {
         chain_fused_wide_32 => Chain::Kernel(Kernel::Wide(32)),
     ];
     trials.push(("device_tanh_is_accurate", device_tanh_is_accurate));
+    trials.push(("outputs_are_deterministic", outputs_are_deterministic));
     run_gpu_trials(trials)
 }

@@ -156,8 +156,6 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
     use host::fusion::{self, Fusion};
     let unsupported = [
         (args.profile, "--profile"),
-        (args.record, "--record"),
-        (args.baseline.is_some(), "--baseline"),
         (args.plot.is_some(), "--plot"),
         (args.ncu || args.ncu_csv.is_some(), "--ncu"),
         (args.asm.is_some(), "--asm"),
@@ -168,6 +166,11 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
+    let recorded = host::record::results_file(&args.results, &gpu.info.name, "fusion");
+    let baseline = match &args.baseline {
+        Some(spec) => Some(host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
     let mut lesson = Fusion::new(&gpu)?;
     let plan = Plan {
         flush_l2: args.flush_l2,
@@ -198,11 +201,21 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
         };
     }
     let scale = if args.quick { fusion::Scale::QUICK } else { fusion::Scale::LESSON };
-    match fusion::run(&mut lesson, plan, scale)? {
+    let progress = progress_bar(args.json);
+    let outcome = fusion::run(&mut lesson, plan, scale, &progress)?;
+    progress.finish_and_clear();
+    match outcome {
         fusion::Outcome::Failed(failures) => Ok(print_failures(&failures, "figure")),
         fusion::Outcome::Passed(measured) => {
             let report = fusion::report::Report::new(&gpu.info, plan, *measured, started);
-            emit(args.json, || report.json_lines(), || report.table());
+            let lines = report.json_lines();
+            emit(args.json, || lines.clone(), || report.table());
+            if let Some(base) = &baseline {
+                print_baseline(args.json, base, &lines);
+            }
+            if args.record {
+                record(args.json, &recorded, &lines)?;
+            }
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -218,6 +231,46 @@ const COMPARE_PLAN: Plan = Plan {
     launches_per_batch: 10,
     flush_l2: false,
 };
+
+/// A progress bar on stderr (drawn only on a terminal), hidden in JSON mode.
+fn progress_bar(json: bool) -> indicatif::ProgressBar {
+    if json {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Prints how each row of this run (`lines`) moved against `base`: a table,
+/// or one JSON object per row.
+fn print_baseline(json: bool, base: &host::record::Run, lines: &[serde_json::Value]) {
+    let (now, order) = host::record::samples_of(lines);
+    if json {
+        for symbol in &order {
+            if let (Some(b), Some(n)) = (base.samples.get(symbol), now.get(symbol)) {
+                let change = host::record::compare(b, n);
+                println!(
+                    "{}",
+                    serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": base.date, "change": change})
+                );
+            }
+        }
+    } else {
+        print!("\n{}", host::record::table(base, &now, &order));
+    }
+}
+
+/// Appends this run's rows to the results file.
+fn record(json: bool, path: &std::path::Path, lines: &[serde_json::Value]) -> anyhow::Result<()> {
+    host::record::append(path, lines).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if !json {
+        println!("Recorded in {}", path.display());
+    }
+    Ok(())
+}
 
 /// A comparison report: its context, NVRTC's version, the pairs.
 fn comparison(
@@ -339,15 +392,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let clocks_start = host::report::read_clocks(args.device);
-    let progress = if args.json {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let bar = indicatif::ProgressBar::new(0);
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
-            bar.set_style(style);
-        }
-        bar
-    };
+    let progress = progress_bar(args.json);
     let outcome = roofline::run(&mut lesson, plan, &progress)?;
     progress.finish_and_clear();
     match outcome {
@@ -368,22 +413,9 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
                 report.merge_counters(counters);
             }
             emit(args.json, || report.json_lines(), || report.table());
+            let lines = report.json_lines();
             if let Some(base) = &baseline {
-                let now: std::collections::BTreeMap<String, Vec<f64>> = measured
-                    .iter()
-                    .map(|m| (m.kernel.symbol().to_string(), m.timing.samples_ms.clone()))
-                    .collect();
-                let order: Vec<&str> = roofline::Kernel::ALL.iter().map(|k| k.symbol()).collect();
-                if args.json {
-                    for symbol in &order {
-                        if let (Some(b), Some(n)) = (base.samples.get(*symbol), now.get(*symbol)) {
-                            let change = host::record::compare(b, n);
-                            println!("{}", serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": base.date, "change": change}));
-                        }
-                    }
-                } else {
-                    print!("\n{}", host::record::table(base, &now, &order));
-                }
+                print_baseline(args.json, base, &lines);
             }
             if let Some(path) = &args.plot {
                 host::plot::roofline_svg(&report.chart(), path).map_err(anyhow::Error::msg)?;
@@ -392,11 +424,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
                 }
             }
             if args.record {
-                host::record::append(&recorded, &report.json_lines())
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", recorded.display()))?;
-                if !args.json {
-                    println!("Recorded in {}", recorded.display());
-                }
+                record(args.json, &recorded, &lines)?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -78,6 +78,21 @@ pub fn load_runs(path: &Path) -> Result<Vec<Run>, String> {
     Ok(runs)
 }
 
+/// The per-launch samples of each row of one run's JSON lines that has a
+/// `symbol` and `samples_ms`, keyed by symbol, with the symbols in row
+/// order.
+pub fn samples_of(lines: &[serde_json::Value]) -> (BTreeMap<String, Vec<f64>>, Vec<String>) {
+    let mut map = BTreeMap::new();
+    let mut order = Vec::new();
+    for row in lines {
+        if let (Some(symbol), Some(samples)) = (row["symbol"].as_str(), row["samples_ms"].as_array()) {
+            map.insert(symbol.to_string(), samples.iter().filter_map(serde_json::Value::as_f64).collect());
+            order.push(symbol.to_string());
+        }
+    }
+    (map, order)
+}
+
 /// Whether a kernel got faster, slower, or neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
@@ -177,10 +192,10 @@ pub fn baseline(spec: &str, recorded: &Path) -> Result<Run, String> {
 
 /// The comparison table: per kernel the baseline and current medians, the
 /// change, the p-value and the verdict.
-pub fn table(base: &Run, now: &BTreeMap<String, Vec<f64>>, order: &[&str]) -> String {
+pub fn table(base: &Run, now: &BTreeMap<String, Vec<f64>>, order: &[String]) -> String {
     let mut t = crate::report::table(&["kernel", "baseline ms", "now ms", "change %", "p", "verdict"]);
     for symbol in order {
-        let (Some(b), Some(n)) = (base.samples.get(*symbol), now.get(*symbol)) else { continue };
+        let (Some(b), Some(n)) = (base.samples.get(symbol), now.get(symbol)) else { continue };
         let c = compare(b, n);
         t.add_row(vec![
             symbol.to_string(),

@@ -273,11 +273,20 @@ impl<'g> Fusion<'g> {
     }
 
     /// Checks `chain` at CHECK_ELEMS (odd: every guard fires) against
-    /// `want`, and returns the failures and what it wrote.
+    /// `want` (the copy floor against its input, bit for bit), and returns
+    /// the failures and what it wrote.
     pub fn check(&mut self, chain: Chain, want: &[f64]) -> Result<(Vec<Failure>, Vec<f32>)> {
         let got = self.run_checked(chain)?;
         let mut failures = Vec::new();
-        if let Some((i, g, w)) = reference::first_mismatch(&got, want) {
+        if chain == Chain::Kernel(Kernel::CopyFloor) {
+            // The copy is checked against its input, bit for bit.
+            if let Some(m) = crate::check::first_bit_mismatch(&got, &self.host_x[..got.len()]) {
+                failures.push(Failure {
+                    kernel: chain.symbol(),
+                    detail: m.to_string(),
+                });
+            }
+        } else if let Some((i, g, w)) = reference::first_mismatch(&got, want) {
             failures.push(Failure {
                 kernel: chain.symbol(),
                 detail: format!(
@@ -417,10 +426,12 @@ impl Scale {
 /// at `scale`. The seed's last check stands: the staged chain must be
 /// slower than the fused one at 3x the bytes, or the two are not running
 /// the same chain.
-pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale) -> Result<Outcome> {
+pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale, progress: &indicatif::ProgressBar) -> Result<Outcome> {
+    progress.set_length(5);
+    progress.set_message("checking");
     let want = lesson.reference();
     let mut failures = Vec::new();
-    let mut checks = vec![Chain::Staged, Chain::Kernel(Kernel::Fused)];
+    let mut checks = vec![Chain::Kernel(Kernel::CopyFloor), Chain::Staged, Chain::Kernel(Kernel::Fused)];
     checks.extend(WIDTHS.iter().map(|&w| Chain::Kernel(Kernel::Wide(w))));
     for chain in checks {
         failures.extend(lesson.check(chain, &want)?.0);
@@ -432,10 +443,14 @@ pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale) -> Result<Outcome>
 
     let elems = scale.elems;
     let batch = scale.launches_per_batch;
+    progress.inc(1);
+    progress.set_message("part 1: launch cost");
     let gpu = lesson.gpu;
     let empty_small = timing::time_kernel(gpu, "do_nothing", plan, || lesson.launch_empty_batch(1, batch))?;
     let empty_full = timing::time_kernel(gpu, "do_nothing", plan, || lesson.launch_empty_batch(elems, batch))?;
 
+    progress.inc(1);
+    progress.set_message("part 2: the chain");
     let copy = lesson.time(Chain::Kernel(Kernel::CopyFloor), elems, plan)?;
     let mut stages = Vec::with_capacity(4);
     for stage in Kernel::STAGES {
@@ -451,6 +466,8 @@ pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale) -> Result<Outcome>
         .filter(|(a, b)| a.to_bits() != b.to_bits())
         .fold((0usize, 0.0f64), |(n, m), (a, b)| (n + 1, m.max((*a as f64 - *b as f64).abs())));
 
+    progress.inc(1);
+    progress.set_message("part 3: the sweep");
     let mut sweep = Vec::with_capacity(SWEEP.len());
     for n in SWEEP.into_iter().filter(|&n| n <= elems) {
         let s = lesson.time(Chain::Staged, n, plan)?;
@@ -458,6 +475,8 @@ pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale) -> Result<Outcome>
         sweep.push((n, s, f));
     }
 
+    progress.inc(1);
+    progress.set_message("part 4: widths");
     let mut wide = Vec::with_capacity(WIDTHS.len());
     for w in WIDTHS {
         let k = Kernel::Wide(w);

@@ -208,19 +208,21 @@ impl Report {
         let ctx = serde_json::to_value(&self.context).expect("the context serialises");
         let m = &self.measured;
         let timing = |t: &Timing| json!({"ms": t.median_ms(), "ms_min": t.min_ms(), "ms_max": t.max_ms(), "samples_ms": t.samples_ms});
+        // Rows with a `symbol` and `samples_ms` are what --record and
+        // --baseline compare, run against run.
         let mut lines = vec![
-            json!({"part": 1, "variant": "launch, 1 block of 1 thread", "symbol": "do_nothing", "us_per_launch": us_per_launch(&m.empty_small, m.scale.launches_per_batch), "batch": timing(&m.empty_small)}),
-            json!({"part": 1, "variant": "launch, the chain's grid", "symbol": "do_nothing", "us_per_launch": us_per_launch(&m.empty_full, m.scale.launches_per_batch), "batch": timing(&m.empty_full)}),
+            json!({"part": 1, "variant": "launch, 1 block of 1 thread", "symbol": "do_nothing (1 thread)", "us_per_launch": us_per_launch(&m.empty_small, m.scale.launches_per_batch), "batch": timing(&m.empty_small), "samples_ms": m.empty_small.samples_ms}),
+            json!({"part": 1, "variant": "launch, the chain's grid", "symbol": "do_nothing (chain's grid)", "us_per_launch": us_per_launch(&m.empty_full, m.scale.launches_per_batch), "batch": timing(&m.empty_full), "samples_ms": m.empty_full.samples_ms}),
         ];
         for (label, t, floats) in self.part2() {
-            lines.push(json!({"part": 2, "variant": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gb_per_s(floats, m.scale.elems, t.median_ms()), "timing": timing(t)}));
+            lines.push(json!({"part": 2, "variant": label, "symbol": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gb_per_s(floats, m.scale.elems, t.median_ms()), "timing": timing(t), "samples_ms": t.samples_ms}));
         }
         lines.push(json!({"part": 2, "variant": "staged vs fused", "differing_elements": m.differing.0, "max_abs_difference": m.differing.1, "clamped_pct": m.clamped_pct}));
         for (n, st, fu) in &m.sweep {
             lines.push(json!({"part": 3, "n": n, "staged": timing(st), "fused": timing(fu), "staged_us_per_launch": st.median_ms() * 1e3 / 4.0}));
         }
         for w in &m.wide {
-            lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, m.scale.elems, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));
+            lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "symbol": format!("chain_fused_wide_{}", w.width), "samples_ms": w.timing.samples_ms, "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, m.scale.elems, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));
         }
         for line in &mut lines {
             if let Some(obj) = line.as_object_mut() {
