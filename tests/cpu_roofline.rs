@@ -594,6 +594,28 @@ fn the_chart_draws_both_ceilings_and_labels_every_kernel() {
 }
 
 #[test]
+fn the_chart_with_the_recorded_counters_and_a_zero_byte_kernel() {
+    let mut r = synthetic_report();
+    let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/results/ncu-h200-2026-11-29.csv")).unwrap();
+    let mut counters = host::ncu::parse_csv(&csv).unwrap();
+    assert!(counters["matmul_naive"].dram_bytes.unwrap() < 3e6, "the recorded naive matmul moved ~2.1 MB");
+    // A placed kernel with 0 DRAM bytes has an infinite measured intensity:
+    // it must be left off the chart, not hang the plotter.
+    counters.get_mut("vector_add").unwrap().dram_bytes = Some(0.0);
+    r.merge_counters(counters);
+    let path = std::env::temp_dir().join(format!("lab-roofline-ncu-{}.svg", std::process::id()));
+    host::plot::roofline_svg(&r.chart(), &path).unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    if let Some(keep) = std::env::var_os("LAB_CHART_OUT") {
+        std::fs::copy(&path, keep).unwrap();
+    }
+    std::fs::remove_file(&path).ok();
+    assert!(svg.contains("Rust, DRAM bytes measured by ncu"));
+    let row = r.table().lines().find(|l| l.starts_with("| vector add ") && l.contains(" - |")).map(str::to_string);
+    assert!(row.is_some(), "a 0-byte kernel shows '-' for its DRAM intensity");
+}
+
+#[test]
 fn report_binds_each_kernel_to_the_right_ceiling() {
     let r = synthetic_report();
     assert!((r.ceilings.copy_gb_per_s - 4000.0).abs() < 1e-6);

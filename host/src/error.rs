@@ -144,7 +144,7 @@ fn describe(e: &DriverError) -> String {
 /// can tell them apart. 0 is success; 2 is a usage error (an unknown lesson
 /// or flag); 3 is a kernel whose result disagrees with its reference.
 pub mod exit {
-    /// A driver call failed outside any kernel.
+    /// A driver call failed outside any kernel (a [`Error::Driver`](super::Error::Driver)).
     pub const DRIVER: u8 = 1;
     /// An unknown lesson or flag.
     pub const USAGE: u8 = 2;
@@ -160,7 +160,10 @@ pub mod exit {
     pub const SIZE: u8 = 7;
     /// A kernel faulted, or its timing broke.
     pub const KERNEL_FAULT: u8 = 8;
-    /// A tool the command needs (NVRTC, compute-sanitizer) is missing or
+    /// A file could not be read or written, or a baseline does not match
+    /// this run: every error that is not one of [`Error`](super::Error)'s.
+    pub const OTHER: u8 = 9;
+    /// A tool a command needs (NVRTC, ncu, compute-sanitizer) is missing or
     /// failed.
     pub const TOOL: u8 = 10;
 }

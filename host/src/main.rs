@@ -25,8 +25,9 @@ enum Lesson {
 /// with CUDA events and reports what the lesson teaches. Exit status: 0 all
 /// checks passed; 2 unknown lesson or flag; 3 a check failed; 4 no driver;
 /// 5 no such device; 6 PTX the GPU or driver cannot run; 7 not enough device
-/// memory; 8 a kernel faulted; 10 a needed tool (NVRTC) is missing; 1 any
-/// other driver error.
+/// memory; 8 a kernel faulted; 9 a file could not be read or written (or a
+/// baseline does not match); 10 a needed tool (NVRTC, ncu) is missing or
+/// failed; 1 any other driver error.
 #[derive(Debug, Parser)]
 #[command(name = "lab", version)]
 struct Args {
@@ -52,7 +53,7 @@ struct Args {
     /// Small sizes and one timed launch per kernel, every check still made:
     /// for compute-sanitizer (`cargo xtask sanitize`). Its figures are not
     /// measurements worth keeping.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["record", "baseline", "ncu", "ncu_csv"])]
     quick: bool,
     /// The CUDA device index.
     #[arg(long, default_value_t = 0)]
@@ -96,7 +97,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
-            let code = e.downcast_ref::<host::Error>().map_or(exit::DRIVER, host::Error::exit_code);
+            let code = e.downcast_ref::<host::Error>().map_or(exit::OTHER, host::Error::exit_code);
             ExitCode::from(code)
         }
     }
@@ -167,15 +168,29 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
     let recorded = host::record::results_file(&args.results, &gpu.info.name, "fusion");
-    let baseline = match &args.baseline {
-        Some(spec) => Some(host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?),
-        None => None,
-    };
-    let mut lesson = Fusion::new(&gpu)?;
     let plan = Plan {
         flush_l2: args.flush_l2,
         ..if args.quick { Plan::QUICK } else { Plan::DEFAULT }
     };
+    let scale = if args.quick { fusion::Scale::QUICK } else { fusion::Scale::LESSON };
+    let baseline = match &args.baseline {
+        Some(spec) => {
+            let base = host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?;
+            let setup = host::report::Context::new(
+                "fusion",
+                &gpu.info,
+                fusion::report::sizes_json(scale),
+                serde_json::json!({"all": kernels_gpu::fusion::THREADS_PER_BLOCK}),
+                plan,
+                started.clone(),
+            );
+            host::record::comparable(&base, &[serde_json::json!({"samples_ms": [], "context": setup})])
+                .map_err(anyhow::Error::msg)?;
+            Some(base)
+        }
+        None => None,
+    };
+    let mut lesson = Fusion::new(&gpu)?;
     if args.compare {
         let c_ptx = host::nvrtc::compile(&fusion::cuda_c_program(), "fusion.cu", gpu.info.compute_capability)?;
         lesson.load_twins(&c_ptx)?;
@@ -200,7 +215,6 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
             }
         };
     }
-    let scale = if args.quick { fusion::Scale::QUICK } else { fusion::Scale::LESSON };
     let progress = progress_bar(args.json);
     let outcome = fusion::run(&mut lesson, plan, scale, &progress)?;
     progress.finish_and_clear();
@@ -252,9 +266,10 @@ fn print_baseline(json: bool, base: &host::record::Run, lines: &[serde_json::Val
         for symbol in &order {
             if let (Some(b), Some(n)) = (base.samples.get(symbol), now.get(symbol)) {
                 let change = host::record::compare(b, n);
+                let context = lines.first().map(|l| l["context"].clone()).unwrap_or_default();
                 println!(
                     "{}",
-                    serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": base.date, "change": change})
+                    serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": base.date, "change": change, "context": context})
                 );
             }
         }
@@ -312,20 +327,47 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let started = host::report::now();
-    // ncu runs this program as a child, before this process opens the GPU.
-    let profiled_csv = if args.ncu {
-        let exe = std::env::current_exe()?;
-        let child_args = vec!["roofline".into(), "--profile".into(), "--device".into(), args.device.to_string()];
-        let csv = host::ncu::profile(&exe, &child_args).map_err(|e| host::Error::Tool(e))?;
-        Some(csv)
-    } else {
-        None
-    };
     let gpu = Gpu::open(args.device)?;
     let sizes = if args.quick {
         Sizes::quick(&gpu.info)
     } else {
         Sizes::for_device(&gpu.info)
+    };
+    let plan = Plan {
+        flush_l2: args.flush_l2,
+        ..if args.quick { Plan::QUICK } else { Plan::DEFAULT }
+    };
+    // Files first: a bad path or an incomparable baseline is an error before
+    // minutes of GPU work, not after.
+    let recorded = host::record::results_file(&args.results, &gpu.info.name, "roofline");
+    let saved_csv = match &args.ncu_csv {
+        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?),
+        None => None,
+    };
+    let baseline = match &args.baseline {
+        Some(spec) => {
+            let base = host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?;
+            let setup = host::report::Context::new(
+                "roofline",
+                &gpu.info,
+                roofline::report::sizes_json(&sizes),
+                roofline::report::block_sizes_json(),
+                plan,
+                started.clone(),
+            );
+            host::record::comparable(&base, &[serde_json::json!({"samples_ms": [], "context": setup})])
+                .map_err(anyhow::Error::msg)?;
+            Some(base)
+        }
+        None => None,
+    };
+    // ncu runs this program as a child, before this process allocates.
+    let profiled_csv = if args.ncu {
+        let exe = std::env::current_exe()?;
+        let child_args = vec!["roofline".into(), "--profile".into(), "--device".into(), args.device.to_string()];
+        Some(host::ncu::profile(&exe, &child_args).map_err(host::Error::Tool)?)
+    } else {
+        None
     };
     let mut lesson = Roofline::new(&gpu, sizes)?;
     if args.compare {
@@ -363,15 +405,8 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         println!("profile mode: {} launches, no checks, no timings", roofline::Kernel::ALL.len());
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = Plan {
-        flush_l2: args.flush_l2,
-        ..if args.quick { Plan::QUICK } else { Plan::DEFAULT }
-    };
-    // Read what the run will need from files first: a bad path is an error
-    // before minutes of GPU work, not after.
-    let recorded = host::record::results_file(&args.results, &gpu.info.name, "roofline");
-    let csv_text = match (&args.ncu_csv, profiled_csv) {
-        (Some(path), _) => Some(std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?),
+    let csv_text = match (saved_csv, profiled_csv) {
+        (Some(text), _) => Some(text),
         (None, Some(csv)) => {
             let saved = recorded.with_file_name("roofline-ncu.csv");
             if let Some(dir) = saved.parent() {
@@ -384,11 +419,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         (None, None) => None,
     };
     let counters = match csv_text {
-        Some(text) => Some(host::ncu::parse_csv(&text).map_err(|e| host::Error::Tool(e))?),
-        None => None,
-    };
-    let baseline = match &args.baseline {
-        Some(spec) => Some(host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?),
+        Some(text) => Some(host::ncu::parse_csv(&text).map_err(host::Error::Tool)?),
         None => None,
     };
     let clocks_start = host::report::read_clocks(args.device);

@@ -45,9 +45,20 @@ pub fn parse_csv(text: &str) -> Result<BTreeMap<String, Counters>, String> {
     if text.contains("ERR_NVGPUCTRPERM") {
         return Err(PERMISSION.to_string());
     }
-    // ncu prints its own lines ("==PROF== ...") before the CSV.
-    let start = text.find("\"ID\"").ok_or("no ncu CSV header (a line starting \"ID\") in the input")?;
-    let mut reader = csv::Reader::from_reader(text[start..].as_bytes());
+    // ncu prints its own lines ("==PROF== ...") around the CSV; the header
+    // is the line that starts with "ID", and only lines that look like CSV
+    // rows (start with a quote) are read.
+    let header = text
+        .lines()
+        .position(|l| l.starts_with("\"ID\","))
+        .ok_or("no ncu CSV header (a line starting \"ID\",) in the input")?;
+    let csv_text: String = text
+        .lines()
+        .skip(header)
+        .filter(|l| l.starts_with('"'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(csv_text.as_bytes());
     let headers = reader.headers().map_err(|e| e.to_string())?.clone();
     let col = |name: &str| headers.iter().position(|h| h == name).ok_or(format!("the CSV has no {name:?} column"));
     let (id, kernel, metric, unit, value) =
@@ -56,14 +67,20 @@ pub fn parse_csv(text: &str) -> Result<BTreeMap<String, Counters>, String> {
     let mut first_launch: BTreeMap<String, String> = BTreeMap::new();
     for record in reader.records() {
         let r = record.map_err(|e| e.to_string())?;
+        if r.len() <= value.max(kernel).max(metric).max(unit).max(id) {
+            continue;
+        }
         let name = r[kernel].to_string();
         let launch = first_launch.entry(name.clone()).or_insert_with(|| r[id].to_string());
         if *launch != r[id] {
             continue;
         }
         let raw = r[value].replace(',', "");
+        if raw == "n/a" || raw.is_empty() {
+            continue; // ncu could not collect this metric for this kernel
+        }
         let number: f64 = raw.parse().map_err(|_| format!("{name}: {} is not a number: {:?}", &r[metric], &r[value]))?;
-        let scaled = number * unit_scale(&r[unit]);
+        let scaled = number * unit_scale(&r[unit]).ok_or_else(|| format!("{name}: unknown unit {:?} for {}", &r[unit], &r[metric]))?;
         let c = out.entry(name).or_default();
         match &r[metric] {
             "dram__bytes.sum" => c.dram_bytes = Some(scaled),
@@ -96,7 +113,9 @@ pub fn find_ncu() -> Option<PathBuf> {
 
 /// Runs `ncu` over `program args` (a lesson's `--profile` run), with the
 /// clocks left alone (`--clock-control none`) and byte counts in bytes, and
-/// returns its CSV output.
+/// returns its CSV output. ncu's default cache control stays: it flushes
+/// the caches before each profiled kernel, so the bytes are those of one
+/// cold-cache launch (the report says so).
 ///
 /// # Errors
 /// ncu missing (where to get it), ncu failing (its last lines), or the
@@ -124,18 +143,25 @@ pub fn profile(program: &std::path::Path, args: &[String]) -> Result<String, Str
     Ok(stdout)
 }
 
-/// Bytes per unit for ncu's byte units; 1 for anything else.
-fn unit_scale(unit: &str) -> f64 {
-    match unit {
-        "Kbyte" | "KB" => 1e3,
-        "Mbyte" | "MB" => 1e6,
-        "Gbyte" | "GB" => 1e9,
-        "Tbyte" | "TB" => 1e12,
-        "Kibyte" | "KiB" => 1024.0,
-        "Mibyte" | "MiB" => 1024.0 * 1024.0,
-        "Gibyte" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+/// The factor that turns a value in ncu's `unit` into the base unit: bytes
+/// for byte units (decimal and binary, any case), 1 for percentages and
+/// counts; `None` for a byte unit it does not know.
+fn unit_scale(unit: &str) -> Option<f64> {
+    let u = unit.to_ascii_lowercase();
+    let scale = match u.as_str() {
+        "byte" | "b" => 1.0,
+        "kbyte" | "kb" => 1e3,
+        "mbyte" | "mb" => 1e6,
+        "gbyte" | "gb" => 1e9,
+        "tbyte" | "tb" => 1e12,
+        "kibyte" | "kib" => 1024.0,
+        "mibyte" | "mib" => 1024.0 * 1024.0,
+        "gibyte" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tibyte" | "tib" => 1024.0f64.powi(4),
+        _ if u.contains("byte") => return None,
         _ => 1.0,
-    }
+    };
+    Some(scale)
 }
 
 #[cfg(test)]
@@ -160,6 +186,26 @@ mod tests {
         assert_eq!(copy.l1_bytes, None);
         assert_eq!(copy.achieved_occupancy_pct, Some(88.5));
         assert_eq!(m["matmul_naive"].dram_bytes, Some(3_150_250.0));
+    }
+
+    #[test]
+    fn units_cases_and_missing_values() {
+        assert_eq!(unit_scale("Mbyte"), Some(1e6));
+        assert_eq!(unit_scale("kbyte"), Some(1e3));
+        assert_eq!(unit_scale("Mibyte"), Some(1_048_576.0));
+        assert_eq!(unit_scale("Tibyte"), Some(1024.0f64.powi(4)));
+        assert_eq!(unit_scale("%"), Some(1.0));
+        assert_eq!(unit_scale("Pbyte"), None);
+        let header = "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"";
+        let csv = format!(
+            "\"ID\" appears in this warning first\n{header}\n\"0\",\"k\",\"dram__bytes.sum\",\"byte\",\"n/a\"\n\
+             ==PROF== a line in between\n\"0\",\"k\",\"lts__t_bytes.sum\",\"Mibyte\",\"2\"\n"
+        );
+        let m = parse_csv(&csv).unwrap();
+        assert_eq!(m["k"].dram_bytes, None);
+        assert_eq!(m["k"].l2_bytes, Some(2.0 * 1_048_576.0));
+        let bad = format!("{header}\n\"0\",\"k\",\"dram__bytes.sum\",\"Pbyte\",\"1\"\n");
+        assert!(parse_csv(&bad).unwrap_err().contains("unknown unit"));
     }
 
     #[test]

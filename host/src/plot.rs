@@ -70,7 +70,10 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
     let root = SVGBackend::new(path, (1100, 720)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let ridge = chart.fma_gflop_per_s / chart.copy_gb_per_s;
-    let shown: Vec<&Point> = chart.points.iter().filter(|p| p.intensity > 0.0 && p.gflop_per_s > 0.0).collect();
+    // A point sits on a log axis only with a finite, positive intensity and
+    // rate (a kernel that moved 0 DRAM bytes has an infinite one).
+    let on_chart = |p: &Point| p.intensity.is_finite() && p.gflop_per_s.is_finite() && p.intensity > 0.0 && p.gflop_per_s > 0.0;
+    let shown: Vec<&Point> = chart.points.iter().filter(|p| on_chart(p)).collect();
     let (x_lo, x_hi) = shown
         .iter()
         .map(|p| p.intensity)
@@ -119,21 +122,27 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
             continue;
         }
         let colour = series.colour();
-        // Rust's labels sit above their points, the other series' below, and
-        // each series alternates by a line, so neighbours stay readable.
-        let base = match series {
-            Series::Rust => -14,
-            Series::CudaC | Series::MeasuredDram => 6,
-        };
-        ctx.draw_series(pts.iter().enumerate().map(|(i, p)| {
-            let dy = if i % 2 == 0 { base } else { base + 18 };
-            EmptyElement::at((p.intensity, p.gflop_per_s))
-                + Circle::new((0, 0), 4, colour.filled())
-                + Text::new(p.label.clone(), (6, dy), ("sans-serif", 12).into_font().color(&colour))
-        }))
-        .map_err(|e| err(&e))?
-        .label(series.name())
-        .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
+        ctx.draw_series(pts.iter().map(|p| Circle::new((p.intensity, p.gflop_per_s), 4, colour.filled())))
+            .map_err(|e| err(&e))?
+            .label(series.name())
+            .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
+    }
+    // Labels, placed greedily in pixels: each beside its point, moved up or
+    // down a line at a time until it overlaps no label placed before it.
+    let mut placed: Vec<(i32, i32, i32, i32)> = Vec::new();
+    for p in &shown {
+        let (px, py) = ctx.backend_coord(&(p.intensity, p.gflop_per_s));
+        let (w, h) = (7 * p.label.chars().count() as i32, 14);
+        let x = px + 7;
+        let first = if p.series == Series::Rust { -16 } else { 4 };
+        let candidates = (0..12).map(|k| first + if k % 2 == 0 { k / 2 * 14 } else { -(k / 2 + 1) * 14 });
+        let y = candidates
+            .map(|dy| py + dy)
+            .find(|&y| !placed.iter().any(|&(ax, ay, aw, ah)| x < ax + aw && ax < x + w && y < ay + ah && ay < y + h))
+            .unwrap_or(py + first);
+        placed.push((x, y, w, h));
+        root.draw(&Text::new(p.label.clone(), (x, y), ("sans-serif", 12).into_font().color(&p.series.colour())))
+            .map_err(|e| err(&e))?;
     }
     ctx.configure_series_labels()
         .position(SeriesLabelPosition::LowerRight)
@@ -144,7 +153,7 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
     let left_out: Vec<&str> = chart
         .points
         .iter()
-        .filter(|p| !(p.intensity > 0.0 && p.gflop_per_s > 0.0) && p.series == Series::Rust)
+        .filter(|p| !on_chart(p) && p.series == Series::Rust)
         .map(|p| p.label.as_str())
         .collect();
     if !left_out.is_empty() {

@@ -45,8 +45,40 @@ pub fn append(path: &Path, lines: &[serde_json::Value]) -> std::io::Result<()> {
 pub struct Run {
     /// The run's start, as its context recorded it.
     pub date: String,
+    /// What must match for two runs to be compared: the GPU, the sizes,
+    /// the timing plan and whether L2 was flushed, from the context.
+    pub setup: serde_json::Value,
     /// `symbol` -> per-launch samples, ms.
     pub samples: BTreeMap<String, Vec<f64>>,
+}
+
+/// The part of a row's context two runs must share to be compared.
+pub fn setup_of(row: &serde_json::Value) -> serde_json::Value {
+    let c = &row["context"];
+    serde_json::json!({
+        "gpu": c["gpu"], "sizes": c["sizes"], "timing": c["timing"], "l2_flushed": c["l2_flushed"],
+    })
+}
+
+/// Fails, naming what differs, unless `now`'s rows were measured with the
+/// baseline's GPU, sizes, timing plan and L2 treatment: a comparison across
+/// those would read a change of setup as a change of speed.
+pub fn comparable(base: &Run, now: &[serde_json::Value]) -> Result<(), String> {
+    let Some(first) = now.iter().find(|r| r["samples_ms"].is_array()) else { return Ok(()) };
+    let setup = setup_of(first);
+    let differing: Vec<&str> = ["gpu", "sizes", "timing", "l2_flushed"]
+        .into_iter()
+        .filter(|k| setup[*k] != base.setup[*k])
+        .collect();
+    if differing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the baseline run of {} was measured with a different {}: a comparison would read that as a change of speed",
+            base.date,
+            differing.join(", ")
+        ))
+    }
 }
 
 /// Reads the runs in a results file (or any file of JSON rows), oldest
@@ -70,6 +102,7 @@ pub fn load_runs(path: &Path) -> Result<Vec<Run>, String> {
         if runs.last().is_none_or(|r| r.date != date) {
             runs.push(Run {
                 date,
+                setup: setup_of(&row),
                 samples: BTreeMap::new(),
             });
         }
@@ -115,7 +148,8 @@ pub struct Change {
     pub change_pct: f64,
     /// Welch's two-sided p-value for equal means.
     pub p_value: f64,
-    /// The verdict at [`SIGNIFICANCE`].
+    /// The verdict: p < [`SIGNIFICANCE`] and a change of at least
+    /// [`MIN_CHANGE_PCT`], else no change.
     pub verdict: Verdict,
 }
 
@@ -185,6 +219,12 @@ fn welch_p(a: &[f64], b: &[f64]) -> f64 {
 /// No such file, or no run in it.
 pub fn baseline(spec: &str, recorded: &Path) -> Result<Run, String> {
     let path = if spec == "last" { recorded.to_path_buf() } else { PathBuf::from(spec) };
+    if spec == "last" && !path.exists() {
+        return Err(format!(
+            "no recorded run to compare with yet ({} does not exist): record one with --record first",
+            path.display()
+        ));
+    }
     load_runs(&path)?
         .pop()
         .ok_or_else(|| format!("{} holds no recorded run to compare with", path.display()))
@@ -251,6 +291,27 @@ mod tests {
     }
 
     #[test]
+    fn welch_with_unequal_sizes_and_variances() {
+        // a: n 4, mean 2.5, var 5/3; b: n 3, mean 5, var 13. t = -1.14708,
+        // Welch-Satterthwaite df = 2.38839, two-sided p = 0.353209 (computed
+        // with mpmath's regularised incomplete beta). The pooled-variance
+        // test would give p = 0.2457.
+        let p = welch_p(&[1.0, 2.0, 3.0, 4.0], &[2.0, 4.0, 9.0]);
+        assert!((p - 0.353209).abs() < 5e-6, "{p}");
+        // Symmetric in its arguments.
+        assert!((welch_p(&[2.0, 4.0, 9.0], &[1.0, 2.0, 3.0, 4.0]) - p).abs() < 1e-12);
+    }
+
+    #[test]
+    fn runs_measured_differently_are_not_compared() {
+        let row = |flushed: bool| serde_json::json!({"symbol": "k", "samples_ms": [1.0, 1.0], "context": {"date": "d", "gpu": "G", "sizes": {"n": 1}, "timing": {"batches": 7}, "l2_flushed": flushed}});
+        let base = Run { date: "d".into(), setup: setup_of(&row(false)), samples: BTreeMap::new() };
+        assert!(comparable(&base, &[row(false)]).is_ok());
+        let err = comparable(&base, &[row(true)]).unwrap_err();
+        assert!(err.contains("different l2_flushed"), "{err}");
+    }
+
+    #[test]
     fn welch_matches_a_hand_computed_case() {
         // a: mean 2, var 1 (n 3); b: mean 5, var 1 (n 3). t = -3 / sqrt(2/3)
         // = -3.674, df = 4; two-sided p = 0.0213 (Student t tables).
@@ -274,6 +335,6 @@ mod tests {
         let last = baseline("last", &file).unwrap();
         assert_eq!(last.date, "d2");
         std::fs::remove_dir_all(&dir).ok();
-        assert!(baseline("last", &file).unwrap_err().contains("roofline.jsonl"));
+        assert!(baseline("last", &file).unwrap_err().contains("record one with --record first"));
     }
 }

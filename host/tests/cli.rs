@@ -75,3 +75,20 @@ fn roofline_only_flags_are_refused_for_fusion() {
     assert_eq!(code, 2);
     assert_eq!(stderr, "error: --plot is available for the roofline lesson only, so far\n");
 }
+
+#[test]
+fn measurement_flags_that_cannot_combine_are_refused() {
+    for args in [
+        &["roofline", "--quick", "--record"][..],
+        &["roofline", "--quick", "--baseline", "last"],
+        &["roofline", "--quick", "--ncu"],
+        &["roofline", "--record", "--compare"],
+        &["roofline", "--ncu", "--ncu-csv", "x.csv"],
+        &["roofline", "--profile", "--plot", "x.svg"],
+    ] {
+        let (code, _, stderr) = lab(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("cannot be used with"), "{args:?}: {stderr}");
+    }
+}

@@ -322,7 +322,7 @@ impl Report {
                 Cell::new(mb(c.l2_bytes)).set_alignment(CellAlignment::Right),
                 Cell::new(mb(c.l1_bytes)).set_alignment(CellAlignment::Right),
                 Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{g:.1}"))).set_alignment(CellAlignment::Right),
-                Cell::new(c.dram_bytes.map_or("-".into(), |b| format!("{:.3}", r.cost.flop / b)))
+                Cell::new(c.dram_bytes.filter(|&b| b > 0.0).map_or("-".into(), |b| format!("{:.3}", r.cost.flop / b)))
                     .set_alignment(CellAlignment::Right),
                 Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{:.1}", 100.0 * g / self.ceilings.copy_gb_per_s)))
                     .set_alignment(CellAlignment::Right),
@@ -334,7 +334,8 @@ impl Report {
             ]);
         }
         format!(
-            "\nMeasured bytes (Nsight Compute, one launch of each kernel in --profile mode; GB/s over this run's median time)\n{t}\n\
+            "\nMeasured bytes (Nsight Compute: one launch of each kernel in --profile mode, caches flushed before it by ncu's \
+             default, so cold-cache bytes; DRAM GB/s divides them by this run's warm median time)\n{t}\n\
              A kernel whose compulsory rate read over 100% of the copy ceiling moved fewer bytes through DRAM than it asked for: \
              the rest were cache hits.\n"
         )
@@ -363,7 +364,7 @@ impl Report {
             .collect();
         if let Some(counters) = &self.counters {
             for r in &self.rows {
-                if let Some(dram) = counters.get(r.kernel.symbol()).and_then(|c| c.dram_bytes) {
+                if let Some(dram) = counters.get(r.kernel.symbol()).and_then(|c| c.dram_bytes).filter(|&b| b > 0.0) {
                     points.push(Point {
                         label: r.kernel.label().to_string(),
                         intensity: r.cost.flop / dram,
@@ -448,7 +449,7 @@ impl Report {
                 json!({
                     "dram_bytes": c.dram_bytes, "l2_bytes": c.l2_bytes, "l1_bytes": c.l1_bytes,
                     "dram_gb_per_s": c.dram_bytes.map(|b| per_second_e9(b, r.timing.median_ms())),
-                    "dram_intensity": c.dram_bytes.map(|b| r.cost.flop / b),
+                    "dram_intensity": c.dram_bytes.filter(|&b| b > 0.0).map(|b| r.cost.flop / b),
                     "achieved_occupancy_pct": c.achieved_occupancy_pct,
                     "theoretical_occupancy_pct": c.theoretical_occupancy_pct,
                 })
