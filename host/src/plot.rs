@@ -141,7 +141,13 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
             .find(|&y| !placed.iter().any(|&(ax, ay, aw, ah)| x < ax + aw && ax < x + w && y < ay + ah && ay < y + h))
             .unwrap_or(py + first);
         placed.push((x, y, w, h));
-        root.draw(&Text::new(p.label.clone(), (x, y), ("sans-serif", 12).into_font().color(&p.series.colour())))
+        let colour = p.series.colour();
+        if y != py + first {
+            // Moved off its spot: a leader line says which point it names.
+            root.draw(&PathElement::new(vec![(px + 3, py), (x - 1, y + h / 2)], colour.stroke_width(1)))
+                .map_err(|e| err(&e))?;
+        }
+        root.draw(&Text::new(p.label.clone(), (x, y), ("sans-serif", 12).into_font().color(&colour)))
             .map_err(|e| err(&e))?;
     }
     ctx.configure_series_labels()
