@@ -36,6 +36,56 @@ impl Side {
     }
 }
 
+/// A lesson's compiled kernels on both sides, by position in the lesson's
+/// kernel list, and which side launches use now.
+pub struct Kernels {
+    rust: Vec<CudaFunction>,
+    twins: Option<Vec<CudaFunction>>,
+    active: Side,
+}
+
+impl Kernels {
+    /// The Rust kernels named `symbols`, from the embedded PTX.
+    pub fn new(gpu: &crate::gpu::Gpu, symbols: &[&str]) -> crate::error::Result<Kernels> {
+        Ok(Kernels {
+            rust: symbols.iter().map(|s| gpu.function(s)).collect::<crate::error::Result<_>>()?,
+            twins: None,
+            active: Side::Rust,
+        })
+    }
+
+    /// Loads the CUDA C twins of the same `symbols` from NVRTC's `ptx`.
+    pub fn load_twins(&mut self, gpu: &crate::gpu::Gpu, ptx: &str, symbols: &[&str]) -> crate::error::Result<()> {
+        self.twins = Some(gpu.load_twins(ptx, symbols)?);
+        Ok(())
+    }
+
+    /// Makes later launches use `side`.
+    ///
+    /// # Panics
+    /// On [`Side::CudaC`] before [`Kernels::load_twins`] (a caller bug).
+    pub fn use_side(&mut self, side: Side) {
+        assert!(side == Side::Rust || self.twins.is_some(), "load_twins first");
+        self.active = side;
+    }
+
+    /// The kernel at position `i` on `side`.
+    pub fn get(&self, i: usize, side: Side) -> Option<&CudaFunction> {
+        match side {
+            Side::Rust => self.rust.get(i),
+            Side::CudaC => self.twins.as_ref().and_then(|t| t.get(i)),
+        }
+    }
+
+    /// The kernel at position `i` on the side in use.
+    ///
+    /// # Panics
+    /// For a position past the lesson's list (a caller bug).
+    pub fn active(&self, i: usize) -> &CudaFunction {
+        self.get(i, self.active).expect("a kernel of the lesson's list")
+    }
+}
+
 /// What the driver reports about one compiled kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct FunctionStats {

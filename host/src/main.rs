@@ -173,23 +173,15 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
         ..if args.quick { Plan::QUICK } else { Plan::DEFAULT }
     };
     let scale = if args.quick { fusion::Scale::QUICK } else { fusion::Scale::LESSON };
-    let baseline = match &args.baseline {
-        Some(spec) => {
-            let base = host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?;
-            let setup = host::report::Context::new(
-                "fusion",
-                &gpu.info,
-                fusion::report::sizes_json(scale),
-                serde_json::json!({"all": kernels_gpu::fusion::THREADS_PER_BLOCK}),
-                plan,
-                started.clone(),
-            );
-            host::record::comparable(&base, &[serde_json::json!({"samples_ms": [], "context": setup})])
-                .map_err(anyhow::Error::msg)?;
-            Some(base)
-        }
-        None => None,
-    };
+    let setup = host::report::Context::new(
+        "fusion",
+        &gpu.info,
+        fusion::report::sizes_json(scale),
+        serde_json::json!({"all": kernels_gpu::fusion::THREADS_PER_BLOCK}),
+        plan,
+        started.clone(),
+    );
+    let baseline = load_baseline(args, &recorded, setup)?;
     let mut lesson = Fusion::new(&gpu)?;
     if args.compare {
         let c_ptx = host::nvrtc::compile(&fusion::cuda_c_program(), "fusion.cu", gpu.info.compute_capability)?;
@@ -245,6 +237,19 @@ const COMPARE_PLAN: Plan = Plan {
     launches_per_batch: 10,
     flush_l2: false,
 };
+
+/// The baseline `--baseline` names, checked to have been measured the way
+/// this run (`setup`) will be; `None` without the flag.
+fn load_baseline(
+    args: &Args,
+    recorded: &std::path::Path,
+    setup: host::report::Context,
+) -> anyhow::Result<Option<host::record::Run>> {
+    let Some(spec) = &args.baseline else { return Ok(None) };
+    let base = host::record::baseline(spec, recorded).map_err(anyhow::Error::msg)?;
+    host::record::comparable(&base, &[serde_json::json!({"samples_ms": [], "context": setup})]).map_err(anyhow::Error::msg)?;
+    Ok(Some(base))
+}
 
 /// A progress bar on stderr (drawn only on a terminal), hidden in JSON mode.
 fn progress_bar(json: bool) -> indicatif::ProgressBar {
@@ -344,23 +349,15 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?),
         None => None,
     };
-    let baseline = match &args.baseline {
-        Some(spec) => {
-            let base = host::record::baseline(spec, &recorded).map_err(anyhow::Error::msg)?;
-            let setup = host::report::Context::new(
-                "roofline",
-                &gpu.info,
-                roofline::report::sizes_json(&sizes),
-                roofline::report::block_sizes_json(),
-                plan,
-                started.clone(),
-            );
-            host::record::comparable(&base, &[serde_json::json!({"samples_ms": [], "context": setup})])
-                .map_err(anyhow::Error::msg)?;
-            Some(base)
-        }
-        None => None,
-    };
+    let setup = host::report::Context::new(
+        "roofline",
+        &gpu.info,
+        roofline::report::sizes_json(&sizes),
+        roofline::report::block_sizes_json(),
+        plan,
+        started.clone(),
+    );
+    let baseline = load_baseline(args, &recorded, setup)?;
     // ncu runs this program as a child, before this process allocates.
     let profiled_csv = if args.ncu {
         let exe = std::env::current_exe()?;

@@ -9,7 +9,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use kernels_gpu::fusion::*;
 
 use crate::check::Failure;
-use crate::compare::{Agreement, ComparedKernel, FunctionStats, Side, interleave};
+use crate::compare::{Agreement, ComparedKernel, FunctionStats, Kernels, Side, interleave};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::ptx::{PTX, PtxMix, entry_body};
@@ -97,6 +97,11 @@ impl Kernel {
     }
 }
 
+/// Every kernel's symbol, in [`Kernel::all`]'s order.
+fn symbols() -> Vec<&'static str> {
+    Kernel::all().into_iter().map(Kernel::symbol).collect()
+}
+
 /// Blocks of THREADS_PER_BLOCK threads for `n` elements, `per_thread` each.
 pub fn blocks_for(n: usize, per_thread: usize) -> u32 {
     n.div_ceil(THREADS_PER_BLOCK as usize * per_thread) as u32
@@ -131,9 +136,7 @@ fn output_buffer(kernel: Kernel) -> usize {
 /// The lesson's six buffers of ELEMS floats on one GPU, and its kernels.
 pub struct Fusion<'g> {
     gpu: &'g Gpu,
-    rust: Vec<CudaFunction>,
-    twins: Option<Vec<CudaFunction>>,
-    side: Side,
+    kernels: Kernels,
     bufs: [CudaSlice<f32>; 6],
     host_x: Vec<f32>,
     host_r: Vec<f32>,
@@ -147,7 +150,7 @@ impl<'g> Fusion<'g> {
     /// [`Error::OutOfMemory`] before allocating; driver errors.
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
         gpu.require_free_memory(6 * ELEMS * 4, "the fusion lesson's six buffers")?;
-        let rust = Kernel::all().iter().map(|k| gpu.function(k.symbol())).collect::<Result<_>>()?;
+        let kernels = Kernels::new(gpu, &symbols())?;
         let host_x: Vec<f32> = (0..ELEMS).map(reference::fill_x).collect();
         let host_r: Vec<f32> = (0..ELEMS).map(reference::fill_r).collect();
         let mut bufs = [
@@ -162,9 +165,7 @@ impl<'g> Fusion<'g> {
         gpu.upload(&host_r, &mut bufs[R])?;
         Ok(Fusion {
             gpu,
-            rust,
-            twins: None,
-            side: Side::Rust,
+            kernels,
             bufs,
             host_x,
             host_r,
@@ -173,9 +174,7 @@ impl<'g> Fusion<'g> {
 
     /// Loads the CUDA C twins (NVRTC's PTX for this GPU).
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let symbols: Vec<&str> = Kernel::all().iter().map(|k| k.symbol()).collect();
-        self.twins = Some(self.gpu.load_twins(ptx, &symbols)?);
-        Ok(())
+        self.kernels.load_twins(self.gpu, ptx, &symbols())
     }
 
     /// Makes later launches use `side`'s kernels.
@@ -183,17 +182,12 @@ impl<'g> Fusion<'g> {
     /// # Panics
     /// On [`Side::CudaC`] before [`Fusion::load_twins`] (a caller bug).
     pub fn use_side(&mut self, side: Side) {
-        assert!(side == Side::Rust || self.twins.is_some(), "load_twins first");
-        self.side = side;
+        self.kernels.use_side(side);
     }
 
     /// The compiled function of `kernel` on `side`.
     pub fn function(&self, kernel: Kernel, side: Side) -> Option<&CudaFunction> {
-        let i = Kernel::all().iter().position(|&k| k == kernel)?;
-        match side {
-            Side::Rust => self.rust.get(i),
-            Side::CudaC => self.twins.as_ref().and_then(|t| t.get(i)),
-        }
+        self.kernels.get(Kernel::all().iter().position(|&k| k == kernel)?, side)
     }
 
     /// Launches `kernel` over `n` elements (asynchronously). Each stage reads
@@ -202,7 +196,8 @@ impl<'g> Fusion<'g> {
     /// `DoNothing` takes `n` as the grid's element count (1 block of 1
     /// thread when `n` is 1).
     pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
-        let function = self.function(kernel, self.side).expect("loaded in new / load_twins").clone();
+        let position = Kernel::all().iter().position(|&k| k == kernel).expect("a kernel of the lesson");
+        let function = self.kernels.active(position).clone();
         let mut cfg = launch_config(kernel, n);
         if kernel == Kernel::DoNothing && n == 1 {
             cfg.block_dim = (1, 1, 1);

@@ -14,7 +14,7 @@ use kernels_gpu::roofline::*;
 use serde::Serialize;
 
 use crate::check::{Failure, first_bit_mismatch, first_mismatch, first_non_finite};
-use crate::compare::{Agreement, ComparedKernel, FunctionStats, Side, interleave};
+use crate::compare::{Agreement, ComparedKernel, FunctionStats, Kernels, Side, interleave};
 use crate::ptx::{PTX, PtxMix, entry_body};
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceInfo, Gpu};
@@ -352,9 +352,7 @@ pub fn cuda_c_program() -> String {
 pub struct Roofline<'g> {
     gpu: &'g Gpu,
     sizes: Sizes,
-    functions: Vec<CudaFunction>,
-    twins: Option<Vec<CudaFunction>>,
-    side: Side,
+    kernels: Kernels,
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
     out: CudaSlice<f32>,
@@ -373,7 +371,7 @@ impl<'g> Roofline<'g> {
     pub fn new(gpu: &'g Gpu, sizes: Sizes) -> Result<Self> {
         sizes.validate()?;
         gpu.require_free_memory(sizes.device_bytes(), "the roofline lesson's buffers")?;
-        let functions = Kernel::ALL.iter().map(|k| gpu.function(k.symbol())).collect::<Result<_>>()?;
+        let kernels = Kernels::new(gpu, &Kernel::ALL.map(Kernel::symbol))?;
         let len = sizes.buffer_len();
         let host_a: Vec<f32> = (0..len).map(reference::fill_a).collect();
         let host_b: Vec<f32> = (0..len).map(reference::fill_b).collect();
@@ -384,9 +382,7 @@ impl<'g> Roofline<'g> {
         Ok(Roofline {
             gpu,
             sizes,
-            functions,
-            twins: None,
-            side: Side::Rust,
+            kernels,
             a,
             b,
             out: gpu.alloc_f32(len)?,
@@ -408,9 +404,7 @@ impl<'g> Roofline<'g> {
     /// # Errors
     /// The driver refusing the PTX, or a twin missing from it.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
-        self.twins = Some(self.gpu.load_twins(ptx, &symbols)?);
-        Ok(())
+        self.kernels.load_twins(self.gpu, ptx, &Kernel::ALL.map(Kernel::symbol))
     }
 
     /// Makes every later launch, check and timing use `side`'s kernels.
@@ -418,16 +412,12 @@ impl<'g> Roofline<'g> {
     /// # Panics
     /// If `side` is [`Side::CudaC`] and no twins were loaded (a caller bug).
     pub fn use_side(&mut self, side: Side) {
-        assert!(side == Side::Rust || self.twins.is_some(), "load_twins first");
-        self.side = side;
+        self.kernels.use_side(side);
     }
 
     /// The function `kernel` launches on `side`.
     pub fn function(&self, kernel: Kernel, side: Side) -> Option<&CudaFunction> {
-        match side {
-            Side::Rust => self.functions.get(kernel.index()),
-            Side::CudaC => self.twins.as_ref().and_then(|t| t.get(kernel.index())),
-        }
+        self.kernels.get(kernel.index(), side)
     }
 
     /// Launches `kernel` once on the lesson's buffers (asynchronously).
@@ -439,20 +429,14 @@ impl<'g> Roofline<'g> {
         let cfg = launch_config(kernel, &s);
         let Roofline {
             gpu,
-            functions,
-            twins,
-            side,
+            kernels,
             a,
             b,
             out,
             partials,
             ..
         } = self;
-        let function = match (side, twins) {
-            (Side::CudaC, Some(twins)) => &twins[kernel.index()],
-            _ => &functions[kernel.index()],
-        };
-        let mut builder = gpu.stream.launch_builder(function);
+        let mut builder = gpu.stream.launch_builder(kernels.active(kernel.index()));
         let n = s.n as u64;
         let n4 = (s.n / 4) as u64;
         let cols = (s.n / STRIDE as usize) as u64;
