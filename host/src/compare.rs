@@ -156,6 +156,34 @@ pub fn interleave(trials: u32, mut time: impl FnMut(Side) -> Result<Timing>) -> 
     Ok(pair)
 }
 
+/// One kernel's comparison from its interleaved `timing`: the driver's
+/// statistics of both compiled kernels and the PTX mix of each (`symbol`'s
+/// entry in the embedded Rust PTX and in NVRTC's `c_ptx`).
+#[allow(clippy::too_many_arguments)]
+pub fn pair(
+    label: &'static str,
+    symbol: &'static str,
+    rust: &CudaFunction,
+    c: &CudaFunction,
+    c_ptx: &str,
+    timing: PairTiming,
+    agreement: Agreement,
+    note: Option<&'static str>,
+) -> crate::error::Result<ComparedKernel> {
+    let mix = |ptx: &str| crate::ptx::entry_body(ptx, symbol).map(PtxMix::of).unwrap_or_default();
+    Ok(ComparedKernel {
+        label,
+        symbol,
+        timing,
+        rust: FunctionStats::of(rust)?,
+        c: FunctionStats::of(c)?,
+        rust_mix: mix(crate::ptx::PTX),
+        c_mix: mix(c_ptx),
+        agreement,
+        note,
+    })
+}
+
 /// How the two outputs compare.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Agreement {

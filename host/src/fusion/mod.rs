@@ -9,10 +9,9 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use kernels_gpu::fusion::*;
 
 use crate::check::Failure;
-use crate::compare::{Agreement, ComparedKernel, FunctionStats, Kernels, Side, interleave};
+use crate::compare::{Agreement, ComparedKernel, FunctionStats, Kernels, Side, interleave, pair};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::ptx::{PTX, PtxMix, entry_body};
 use crate::timing::{self, Plan, Timing};
 
 /// The lesson's kernels.
@@ -577,19 +576,8 @@ pub fn compare(lesson: &mut Fusion<'_>, c_ptx: &str, trials: u32, plan: Plan) ->
             lesson.time(Chain::Kernel(k), ELEMS, plan)
         })?;
         lesson.use_side(Side::Rust);
-        let stats = |side| FunctionStats::of(lesson.function(k, side).expect("both sides are loaded"));
-        let mix = |ptx: &str| entry_body(ptx, k.symbol()).map(PtxMix::of).unwrap_or_default();
-        pairs.push(ComparedKernel {
-            label: k.symbol(),
-            symbol: k.symbol(),
-            timing,
-            rust: stats(Side::Rust)?,
-            c: stats(Side::CudaC)?,
-            rust_mix: mix(PTX),
-            c_mix: mix(c_ptx),
-            agreement,
-            note: gap_note(k),
-        });
+        let side = |s| lesson.function(k, s).expect("both sides are loaded");
+        pairs.push(pair(k.symbol(), k.symbol(), side(Side::Rust), side(Side::CudaC), c_ptx, timing, agreement, gap_note(k))?);
     }
     Ok(Ok(pairs))
 }

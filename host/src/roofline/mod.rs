@@ -14,8 +14,7 @@ use kernels_gpu::roofline::*;
 use serde::Serialize;
 
 use crate::check::{Failure, first_bit_mismatch, first_mismatch, first_non_finite};
-use crate::compare::{Agreement, ComparedKernel, FunctionStats, Kernels, Side, interleave};
-use crate::ptx::{PTX, PtxMix, entry_body};
+use crate::compare::{Agreement, ComparedKernel, Kernels, Side, interleave, pair};
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceInfo, Gpu};
 use crate::timing::{self, Plan, Timing};
@@ -807,22 +806,17 @@ pub fn compare(lesson: &mut Roofline<'_>, c_ptx: &str, trials: u32, plan: Plan) 
             lesson.time(kernel, plan)
         })?;
         lesson.use_side(Side::Rust);
-        let stats = |side| {
-            let f = lesson.function(kernel, side).expect("both sides are loaded");
-            FunctionStats::of(f)
-        };
-        let mix = |ptx: &str| entry_body(ptx, kernel.symbol()).map(PtxMix::of).unwrap_or_default();
-        pairs.push(ComparedKernel {
-            label: kernel.label(),
-            symbol: kernel.symbol(),
+        let side = |s| lesson.function(kernel, s).expect("both sides are loaded");
+        pairs.push(pair(
+            kernel.label(),
+            kernel.symbol(),
+            side(Side::Rust),
+            side(Side::CudaC),
+            c_ptx,
             timing,
-            rust: stats(Side::Rust)?,
-            c: stats(Side::CudaC)?,
-            rust_mix: mix(PTX),
-            c_mix: mix(c_ptx),
             agreement,
-            note: gap_note(kernel),
-        });
+            gap_note(kernel),
+        )?);
     }
     Ok(CompareOutcome::Passed(pairs))
 }
