@@ -13,6 +13,7 @@ pub mod compare;
 pub mod error;
 pub mod fusion;
 pub mod gpu;
+pub mod lesson;
 pub mod ncu;
 pub mod nvrtc;
 pub mod plot;
@@ -21,5 +22,6 @@ pub mod record;
 pub mod report;
 pub mod roofline;
 pub mod timing;
+pub mod vectorize;
 
 pub use error::{Error, Result};

