@@ -15,10 +15,12 @@ const TASKS: &str = "\
 cargo xtask <task>
 
 Tasks:
-  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion)
+  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion,
+                                      vectorize)
   compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
-                                      (lessons: roofline, fusion)
-  asm <kernel> [--arch sm_XX]         one kernel's PTX, Rust beside CUDA C, and SASS where ptxas and cuobjdump are
+                                      (every lesson)
+  asm <kernel> [--lesson L] [--arch sm_XX]
+                                      one kernel's PTX (of lesson L, default roofline), Rust beside CUDA C, and SASS where ptxas and cuobjdump are
                                       on the PATH (needs NVRTC, which it fetches from PyPI where missing; no GPU)
   sanitize <lesson|all>               each lesson's --quick run under compute-sanitizer's memcheck, racecheck,
                                       synccheck and initcheck (needs a GPU and compute-sanitizer)
@@ -150,12 +152,25 @@ fn compare(args: &[String]) -> Result<ExitCode> {
     run(&forwarded)
 }
 
-/// `asm <kernel> [--arch sm_XX]`: `lab roofline --asm <kernel>`, with NVRTC
-/// and ptxas provided from PyPI where the machine has none.
+/// `asm <kernel> [--lesson L] [--arch sm_XX]`: `lab L --asm <kernel>` (L
+/// defaults to roofline), with NVRTC and ptxas provided from PyPI where the
+/// machine has none.
 fn asm(args: &[String]) -> Result<ExitCode> {
     let Some((kernel, rest)) = args.split_first() else {
-        bail!("which kernel? for example `cargo xtask asm transpose_tiled`");
+        bail!(
+            "which kernel? for example `cargo xtask asm transpose_tiled` or `cargo xtask asm add_vec16_f64 --lesson vectorize`"
+        );
     };
+    let mut lesson = "roofline".to_string();
+    let mut forwarded = Vec::new();
+    let mut rest = rest.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--lesson" {
+            lesson = rest.next().context("--lesson needs a lesson name")?.clone();
+        } else {
+            forwarded.push(arg.clone());
+        }
+    }
     ensure_toolchain()?;
     let mut cmd = cargo();
     cmd.args([
@@ -167,11 +182,11 @@ fn asm(args: &[String]) -> Result<ExitCode> {
         "--bin",
         "lab",
         "--",
-        "roofline",
-        "--asm",
     ])
+    .arg(lesson)
+    .arg("--asm")
     .arg(kernel)
-    .args(rest);
+    .args(forwarded);
     with_cuda_tools(&mut cmd);
     let st = cmd.status().context("could not start cargo")?;
     Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
@@ -261,7 +276,7 @@ fn profile(args: &[String]) -> Result<ExitCode> {
 }
 
 /// The lessons `lab` runs (`sanitize all` runs each).
-const LESSONS: &[&str] = &["roofline", "fusion"];
+const LESSONS: &[&str] = &["roofline", "fusion", "vectorize"];
 
 /// `sanitize <lesson|all>`: SANITIZE_SH over the release `lab`.
 fn sanitize(args: &[String]) -> Result<ExitCode> {
@@ -454,7 +469,10 @@ fn bundle() -> Result<ExitCode> {
     if tests.is_empty() {
         bail!("cargo built no gpu_* test executables");
     }
-    for (name, text) in [("run.sh", RUN_SH), ("sanitize.sh", SANITIZE_SH)] {
+    for (name, text) in [
+        ("run.sh", RUN_SH.replace("LESSONS", &LESSONS.join(" "))),
+        ("sanitize.sh", SANITIZE_SH.to_string()),
+    ] {
         std::fs::write(dir.join(name), text)?;
         set_executable(&dir.join(name))?;
     }
@@ -469,23 +487,28 @@ fn bundle() -> Result<ExitCode> {
 /// The bundle's script: the lesson as a table and as JSON, then every GPU
 /// test. Outputs go to the folder given as its argument (default: here).
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# Runs the roofline lesson (table, JSON, profile mode), its comparison with
-# the CUDA C twins (table, JSON) and the GPU tests on a GPU
-# machine without Rust. Usage: run.sh [output-folder]
+# Runs lessons (default: every lesson) as a table and as JSON, each beside
+# its CUDA C twins (table, JSON), the roofline's profile mode, then every GPU
+# test, on a GPU machine without Rust. Usage: run.sh [output-folder [lesson...]]
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here}
+shift || true
+lessons=("$@")
+[ ${#lessons[@]} -eq 0 ] && lessons=(LESSONS)
 mkdir -p "$out"
 status=0
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 fi
-"$here/lab" roofline | tee "$out/roofline.txt" || status=1
-"$here/lab" roofline --json > "$out/roofline.jsonl" || status=1
-echo "JSON rows: $(wc -l < "$out/roofline.jsonl")"
-"$here/lab" roofline --profile || status=1
-"$here/lab" roofline --compare | tee "$out/compare.txt" || status=1
-"$here/lab" roofline --compare --json > "$out/compare.jsonl" || status=1
+for lesson in "${lessons[@]}"; do
+  "$here/lab" "$lesson" | tee "$out/$lesson.txt" || status=1
+  "$here/lab" "$lesson" --json > "$out/$lesson.jsonl" || status=1
+  echo "$lesson JSON rows: $(wc -l < "$out/$lesson.jsonl")"
+  if [ "$lesson" = roofline ]; then "$here/lab" roofline --profile || status=1; fi
+  "$here/lab" "$lesson" --compare | tee "$out/$lesson-compare.txt" || status=1
+  "$here/lab" "$lesson" --compare --json > "$out/$lesson-compare.jsonl" || status=1
+done
 for t in "$here"/gpu_*; do
   "$t" 2>&1 | tee "$out/$(basename "$t").txt" || status=1
 done
