@@ -241,9 +241,15 @@ impl Gpu {
 
     /// Evicts L2 by writing twice its size of scratch memory (on the stream,
     /// asynchronously): the next kernel starts with a cold cache.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when the scratch buffer (allocated on first
+    /// use) does not fit; driver errors.
     pub fn flush_l2(&self) -> Result<()> {
         if self.flush.get().is_none() {
-            let buf = self.alloc_f32((2 * self.info.l2_bytes).div_ceil(4).max(1))?;
+            let floats = (2 * self.info.l2_bytes).div_ceil(4).max(1);
+            self.require_free_memory(floats * 4, "the L2 flush buffer (twice the L2)")?;
+            let buf = self.alloc_f32(floats)?;
             let _ = self.flush.set(buf);
         }
         let buf = self.flush.get().expect("set above");
