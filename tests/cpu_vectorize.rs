@@ -44,7 +44,7 @@ fn the_trace_at_10_and_41_counts_what_the_seed_prints() {
     assert_eq!(format!("{:.1}", t.pct_of_baseline()), "26.8");
     // The seed's self-check: size 33 gives 8 vectors and 1 scalar.
     let a = vec![1.0f32; 33];
-    let t = vectorized_add_host(&mut vec![0.0; 33], &a, &a, 4);
+    let t = vectorized_add_host(&mut [0.0; 33], &a, &a, 4);
     assert_eq!((t.vector_instructions, t.scalar_instructions), (8, 1));
 }
 
@@ -59,34 +59,119 @@ fn widths_come_from_the_types() {
 }
 
 #[test]
-fn the_reference_rounds_once_in_each_type() {
-    // The fills are exact in every type, and i = 0 gives -5 + 0.
-    assert_eq!(reference::fill_a(0), -5.0);
-    assert_eq!(reference::fill_b(0), 0.0);
-    for i in 0..5000 {
-        let (a, b) = (reference::fill_a(i), reference::fill_b(i));
-        assert_eq!(f16::from_f32(a).to_f32(), a, "fill_a({i}) is not a half");
-        assert_eq!(f16::from_f32(b).to_f32(), b, "fill_b({i}) is not a half");
+fn the_reference_rounds_and_a_truncating_add_would_fail() {
+    let n = 4096;
+    for d in Dtype::ALL {
+        let want = reference::sum_bits(d, n);
+        let (mut inexact, mut truncation_caught) = (0, 0);
+        for (i, &bits) in want.iter().enumerate() {
+            let (a, b) = (
+                reference::as_dtype(d, reference::fill_a(i)),
+                reference::as_dtype(d, reference::fill_b(i)),
+            );
+            let exact = a + b; // exact in f64 for f32 and f16 inputs
+            let got = match d {
+                Dtype::F32 => f64::from(f32::from_bits(bits as u32)),
+                Dtype::F64 => f64::from_bits(bits),
+                Dtype::F16 => f64::from(f16::from_bits(bits as u16).to_f32()),
+            };
+            // Correctly rounded: within half an ulp of the exact sum.
+            let ulp = match d {
+                Dtype::F32 => {
+                    f64::from((got as f32).abs().max(f32::MIN_POSITIVE)).next_up_f32_ulp()
+                }
+                Dtype::F64 => (got.abs().max(f64::MIN_POSITIVE)).ulp64(),
+                Dtype::F16 => f64::from(f16::from_f64(got.abs()).ulp16()),
+            };
+            if d != Dtype::F64 {
+                assert!(
+                    (got - exact).abs() <= ulp / 2.0,
+                    "{d:?} index {i}: {got} vs {exact}"
+                );
+            }
+            if got != exact {
+                inexact += 1;
+            }
+            // A sum truncated toward zero differs from the reference here:
+            // the check would catch an add.rz.
+            let toward_zero = if d == Dtype::F64 {
+                got
+            } else {
+                truncate(d, exact)
+            };
+            if toward_zero != got {
+                truncation_caught += 1;
+            }
+        }
+        if d != Dtype::F64 {
+            assert!(inexact > n / 2, "{d:?}: only {inexact} of {n} sums round");
+            assert!(
+                truncation_caught > n / 4,
+                "{d:?}: truncation caught {truncation_caught} times"
+            );
+        }
     }
-    let n = 3000;
-    let bits = reference::sum_bits(Dtype::F16, n);
-    // Half sums with 11-bit significands: the result is rounded, and the
-    // reference's value is the nearest half to the exact sum.
-    for (i, &got) in bits.iter().enumerate() {
-        let exact = f64::from(reference::fill_a(i)) + f64::from(reference::fill_b(i));
-        let got = f64::from(f16::from_bits(got as u16).to_f32());
-        assert!(
-            (got - exact).abs() <= exact.abs() * 2f64.powi(-11) + 1e-12,
-            "index {i}: {got} vs {exact}"
-        );
-    }
+    // f64 sums round too: the rounding error of a + b (Fast2Sum, exact
+    // when |a| >= |b|) is not zero.
+    let f64_inexact = (0..n)
+        .map(|i| (reference::fill_a(i), reference::fill_b(i)))
+        .filter(|&(a, b)| a.abs() >= b.abs() && b - ((a + b) - a) != 0.0)
+        .count();
+    assert!(
+        f64_inexact > n / 2,
+        "f64: only {f64_inexact} of {n} sums round"
+    );
     assert_eq!(
         reference::bits_of(
             Dtype::F64,
             &reference::input_bytes(Dtype::F64, 2, reference::fill_a)
         ),
-        [(-5.0f64).to_bits(), (reference::fill_a(1) as f64).to_bits()]
+        [
+            reference::fill_a(0).to_bits(),
+            reference::fill_a(1).to_bits()
+        ]
     );
+}
+
+/// `x` (exact) rounded toward zero into `d` (f32 or f16), widened.
+fn truncate(d: Dtype, x: f64) -> f64 {
+    let nearest = reference::as_dtype(d, x);
+    if nearest.abs() <= x.abs() {
+        return nearest;
+    }
+    // One step toward zero from the nearest value.
+    match d {
+        Dtype::F32 => {
+            let v = nearest as f32;
+            f64::from(f32::from_bits(v.to_bits() - 1))
+        }
+        _ => {
+            let v = f16::from_f64(nearest);
+            f64::from(f16::from_bits(v.to_bits() - 1).to_f32())
+        }
+    }
+}
+
+trait Ulp {
+    fn next_up_f32_ulp(self) -> f64;
+    fn ulp64(self) -> f64;
+}
+impl Ulp for f64 {
+    fn next_up_f32_ulp(self) -> f64 {
+        let v = self as f32;
+        f64::from(f32::from_bits(v.to_bits() + 1)) - f64::from(v)
+    }
+    fn ulp64(self) -> f64 {
+        f64::from_bits(self.to_bits() + 1) - self
+    }
+}
+trait Ulp16 {
+    fn ulp16(self) -> f32;
+}
+impl Ulp16 for f16 {
+    fn ulp16(self) -> f32 {
+        f16::from_bits(self.to_bits() + 1).to_f32() - self.to_f32()
+    }
 }
 
 #[test]

@@ -151,6 +151,19 @@ fn cell(v: Option<f64>, digits: usize) -> String {
 }
 
 impl Report {
+    /// The first row key used twice in the findings (keys must be unique:
+    /// recorded runs and `--baseline` match rows by key); `None` when all
+    /// are distinct.
+    pub fn duplicate_key(&self) -> Option<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.findings
+            .sections
+            .iter()
+            .flat_map(|s| &s.rows)
+            .map(|r| r.key.as_str())
+            .find(|k| !seen.insert(*k))
+    }
+
     /// The report for people: the device and build lines, then each
     /// section's text, its rows as a table and their reading.
     pub fn table(&self) -> String {
@@ -274,8 +287,26 @@ pub trait Twinned {
 /// Every compared kernel of `lesson` beside its twin (already loaded from
 /// `c_ptx` into its [`Kernels`]): each side checked against the reference
 /// and the two outputs compared bit for bit; then, if every check passed,
-/// timed interleaved (Rust, C, Rust, C, ...) `trials` times.
+/// timed interleaved (Rust, C, Rust, C, ...) `trials` times. The lesson is
+/// left on the Rust side, also after an error.
+///
+/// # Errors
+/// Any launch, fault or driver error from the lesson's `check` or `time`.
+///
+/// # Panics
+/// If the lesson's twins were not loaded (a caller bug).
 pub fn compare_twins(
+    lesson: &mut impl Twinned,
+    c_ptx: &str,
+    trials: u32,
+    plan: Plan,
+) -> Result<CompareOutcome> {
+    let outcome = compare_both_sides(lesson, c_ptx, trials, plan);
+    lesson.kernels().use_side(Side::Rust);
+    outcome
+}
+
+fn compare_both_sides(
     lesson: &mut impl Twinned,
     c_ptx: &str,
     trials: u32,
@@ -297,7 +328,6 @@ pub fn compare_twins(
         }
         agreements.push(Agreement::of_bits(&outputs[0], &outputs[1]));
     }
-    lesson.kernels().use_side(Side::Rust);
     if !failures.is_empty() {
         return Ok(Err(failures));
     }
@@ -307,7 +337,6 @@ pub fn compare_twins(
             lesson.kernels().use_side(side);
             lesson.time(symbol, plan)
         })?;
-        lesson.kernels().use_side(Side::Rust);
         let i = lesson.position(symbol);
         let note = lesson.gap_note(symbol);
         let kernels = lesson.kernels();

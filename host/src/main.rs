@@ -260,6 +260,12 @@ fn run_small(args: &Args, lesson: &host::lesson::Lesson) -> anyhow::Result<ExitC
                 context: report_context,
                 findings,
             };
+            if let Some(key) = report.duplicate_key() {
+                anyhow::bail!(
+                    "the {} lesson reported two rows named `{key}` (a bug: row keys must be unique)",
+                    lesson.name
+                );
+            }
             let lines = report.json_lines();
             emit(args.json, || lines.clone(), || report.table());
             if let Some(base) = &baseline {

@@ -72,7 +72,7 @@ const _: () = assert!(
 );
 const _: () = assert!(CHECK_ELEMS % 2 == 1, "odd: no width divides it");
 const _: () = assert!(
-    TIMED_BUFFER_BYTES % VECTOR_BYTES == 0,
+    TIMED_BUFFER_BYTES.is_multiple_of(VECTOR_BYTES),
     "whole vectors fit the buffers"
 );
 
