@@ -79,10 +79,10 @@ pub fn seed_gpu_inputs(size: usize) -> (Vec<f32>, Vec<f32>) {
     )
 }
 
-/// The lesson's first input at index `i`: multiples of 1/64 in [-5, 5),
-/// exact in f32.
+/// The lesson's first input at index `i`: integers in [0, 640) over 61,
+/// less 5: values in [-5, 5.5), most of them inexact in binary.
 pub fn fill_a(i: usize) -> f32 {
-    ((i * 37) % 640) as f32 / 64.0 - 5.0
+    ((i * 37) % 640) as f32 / 61.0 - 5.0
 }
 
 /// The lesson's second input at index `i`: thirds of small integers, so
