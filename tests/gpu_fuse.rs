@@ -84,12 +84,16 @@ fn pipeline(gpu: &Gpu, side: Side) -> Result<(), String> {
     Ok(())
 }
 
+/// A trial's function.
+type TrialFn = fn(&Gpu) -> Result<(), String>;
+
 macro_rules! trials {
     ($($name:ident => $kernel:expr),* $(,)?) => {{
-        let mut t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = Vec::new();
-        $( t.push((stringify!($name), |gpu| check(gpu, $kernel, Side::Rust))); )*
-        $( t.push((concat!("twin_", stringify!($name)), |gpu| check(gpu, $kernel, Side::CudaC))); )*
-        t
+        let rust: Vec<(&'static str, TrialFn)> =
+            vec![$((stringify!($name), (|gpu: &Gpu| check(gpu, $kernel, Side::Rust)) as TrialFn)),*];
+        let twins: Vec<(&'static str, TrialFn)> =
+            vec![$((concat!("twin_", stringify!($name)), (|gpu: &Gpu| check(gpu, $kernel, Side::CudaC)) as TrialFn)),*];
+        [rust, twins].concat()
     }};
 }
 
