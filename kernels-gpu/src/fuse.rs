@@ -160,9 +160,10 @@ mod kernels {
 
     /// `y[i] = relu(fma(a[i], b[i], c[i]))`: fused, with `a * b + c` rounded
     /// once (`fma.rn.f32`). Not the unfused pipeline's result: wherever the
-    /// exact product needs more than 24 significant bits, the two roundings
-    /// of the unfused form and the one rounding here can differ in the last
-    /// place.
+    /// exact product needs more than 24 significant bits, the unfused form
+    /// adds the product's rounding error and this one does not; where the
+    /// add cancels most of the product, that error is many units in the
+    /// last place of the result.
     ///
     /// # Memory
     /// As `fused_mul_add_relu`: 16 bytes per element.

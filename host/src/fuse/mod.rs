@@ -408,9 +408,10 @@ impl Twinned for Fuse<'_> {
     }
 }
 
-/// How two outputs differ in value: elements whose bits differ, and the
-/// largest difference in units in the last place (ULPs) of f32.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// How two outputs differ in value: elements whose bits differ, the
+/// largest difference in units in the last place (ULPs) of f32, and the
+/// largest absolute difference.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Difference {
     /// Elements compared.
     pub elems: usize,
@@ -419,6 +420,8 @@ pub struct Difference {
     /// The largest distance in ULPs between two corresponding elements
     /// (both finite and of the same sign in this lesson).
     pub max_ulps: u32,
+    /// The largest absolute difference.
+    pub max_abs: f32,
 }
 
 impl Difference {
@@ -428,11 +431,13 @@ impl Difference {
             elems: x.len(),
             differing: 0,
             max_ulps: 0,
+            max_abs: 0.0,
         };
         for (p, q) in x.iter().zip(y) {
             if p.to_bits() != q.to_bits() {
                 d.differing += 1;
                 d.max_ulps = d.max_ulps.max(p.to_bits().abs_diff(q.to_bits()));
+                d.max_abs = d.max_abs.max((p - q).abs());
             }
         }
         d
@@ -578,8 +583,9 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     ));
     gpu_section.line(format!(
         "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): differs from the pipeline in {} of {} \
-         elements, by at most {} ULP",
-        fma_difference.differing, fma_difference.elems, fma_difference.max_ulps
+         elements, by at most {:.3e} (the product's rounding error; where the add cancels, that is up to {} ULPs of \
+         the result)",
+        fma_difference.differing, fma_difference.elems, fma_difference.max_abs, fma_difference.max_ulps
     ));
     gpu_section.reading = Some(
         "The unfused pipeline rounds the product when it stores t1, so a fused kernel that must agree with it may not \
