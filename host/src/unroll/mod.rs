@@ -517,16 +517,29 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     // Part 3: the PTX.
     let mut ptx = Section::new("The PTX: no loop left, one index computation per 4 elements");
     let mut ptx_facts = Vec::new();
+    // The twins' PTX where NVRTC is here (it is not needed for the run).
+    let c_ptx = twins_ptx(gpu);
     for k in Kernel::ALL {
         let c = PtxCounts::of_kernel(k);
-        ptx.line(ptx_line(k, c));
+        ptx.line(format!("Rust   {}", ptx_line(k, c)));
+        let twin = c_ptx
+            .as_deref()
+            .and_then(|p| entry_body(p, k.symbol()))
+            .map(PtxCounts::of);
+        if let Some(t) = twin {
+            ptx.line(format!("CUDA C {}", ptx_line(k, t)));
+        }
         ptx_facts.push(
-            json!({"symbol": k.symbol(), "elems_per_thread": k.elems_per_thread(), "counts": c}),
+            json!({"symbol": k.symbol(), "elems_per_thread": k.elems_per_thread(), "counts": c,
+            "cuda_c_counts": twin}),
         );
     }
+    if c_ptx.is_none() {
+        ptx.line("CUDA C twins' PTX not shown: NVRTC is missing here or failed");
+    }
     ptx.reading = Some(
-        "Static counts in the Rust PTX (cargo xtask ptx; `--asm <kernel>` shows the CUDA C twin's beside it). No \
-         backward branch: the lane loop was unrolled completely, so nothing counts lanes at run time. What remains \
+        "Static counts in each kernel's PTX (`--asm <kernel>` shows both sides' PTX and SASS). No backward \
+         branch: the lane loop was unrolled completely, so nothing counts lanes at run time. What remains \
          per element is the seed's form: one bounds guard (setp + bra) and one add each; what unrolling saved is the \
          thread-index arithmetic and the launch of 4x fewer threads."
             .to_string(),
@@ -589,6 +602,13 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
             "sectors": sector_facts,
         }),
     }))
+}
+
+/// The twins compiled by NVRTC for `gpu`, or `None` where NVRTC is missing
+/// or fails (the run reports its own kernels either way).
+fn twins_ptx(gpu: &Gpu) -> Option<String> {
+    crate::nvrtc::require_nvrtc().ok()?;
+    crate::nvrtc::compile(&cuda_c_program(), "unroll.cu", gpu.info.compute_capability).ok()
 }
 
 /// The CUDA C twins.
