@@ -578,11 +578,11 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     };
     let strided = ms(Kernel::Unrolled) / ms(Kernel::UnrolledCoalesced);
     let verdict = if strided > 1.05 {
-        "the consecutive (strided) form is the slower one here: its warp accesses spread over 4x the sectors"
+        "the consecutive (strided) form is the slower one here, as its 4x the sectors per warp access would suggest"
     } else if strided < 1.0 / 1.05 {
         "the consecutive form is the faster one here, despite touching 4x the sectors per warp access"
     } else {
-        "the two forms are within 5% here: the caches absorb the strided form's extra sectors"
+        "the two forms are within 5% here: the strided form's extra sectors per access cost little time on this GPU"
     };
     timed.reading = Some(format!(
         "Bytes counted: a and b read once, out written once ({BYTES_PER_ELEM} bytes per element). One per thread / \
