@@ -503,20 +503,29 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     let elems = if quick { CHECK_ELEMS } else { TIMED_ELEMS };
     let mut lesson = Fuse::new(gpu, elems)?;
     let mut failures = Vec::new();
-    for n in CHECKED_SIZES {
-        for k in Kernel::ALL {
-            failures.extend(lesson.check(k, n)?.0);
-        }
-        failures.extend(lesson.check_pipeline(n)?.0);
-    }
-    // The two pipelines against each other, and the FMA kernel against the
-    // pipeline, on the same inputs at the check size.
-    let pipeline_y = lesson.check_pipeline(CHECK_ELEMS)?.1;
+    // Outputs at the check size, kept for the comparisons below.
+    let (mut pipeline_y, mut fused_y, mut fma_y) = (Vec::new(), Vec::new(), Vec::new());
     let as_f32 = |bits: Vec<u64>| -> Vec<f32> {
         bits.into_iter().map(|b| f32::from_bits(b as u32)).collect()
     };
-    let fused_y = as_f32(lesson.check(Kernel::Fused, CHECK_ELEMS)?.1);
-    let fma_y = as_f32(lesson.check(Kernel::FusedFma, CHECK_ELEMS)?.1);
+    for n in CHECKED_SIZES {
+        for k in Kernel::ALL {
+            let (failure, got) = lesson.check(k, n)?;
+            failures.extend(failure);
+            match k {
+                Kernel::Fused if n == CHECK_ELEMS => fused_y = as_f32(got),
+                Kernel::FusedFma if n == CHECK_ELEMS => fma_y = as_f32(got),
+                _ => {}
+            }
+        }
+        let (found, y) = lesson.check_pipeline(n)?;
+        failures.extend(found);
+        if n == CHECK_ELEMS {
+            pipeline_y = y;
+        }
+    }
+    // The fused kernel against the pipeline, element for element, on the
+    // same inputs.
     let agreement = Agreement::of(&pipeline_y, &fused_y);
     if let Agreement::Differ { count, first } = agreement {
         failures.push(Failure {
