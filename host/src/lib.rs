@@ -11,6 +11,7 @@ pub mod asm;
 pub mod check;
 pub mod compare;
 pub mod error;
+pub mod fuse;
 pub mod fusion;
 pub mod gpu;
 pub mod lesson;
@@ -22,6 +23,7 @@ pub mod record;
 pub mod report;
 pub mod roofline;
 pub mod timing;
+pub mod unroll;
 pub mod vectorize;
 
 pub use error::{Error, Result};

@@ -22,6 +22,12 @@ enum Lesson {
     /// Chapter 19.1: 16-byte vector adds with a scalar tail; the width trap
     /// (float4, double2, eight halves) in the types, the PTX and the SASS.
     Vectorize,
+    /// Chapter 19.2: loop unrolling, counted on the host, then one against
+    /// four elements per thread on the GPU (consecutive and coalesced).
+    Unroll,
+    /// Chapter 19.2: relu(a*b+c) as three kernels against one fused kernel:
+    /// memory operations counted (8 against 4) and timed.
+    Fuse,
 }
 
 impl Lesson {
@@ -31,6 +37,8 @@ impl Lesson {
         match self {
             Lesson::Roofline | Lesson::Fusion => None,
             Lesson::Vectorize => Some(&host::vectorize::LESSON),
+            Lesson::Unroll => Some(&host::unroll::LESSON),
+            Lesson::Fuse => Some(&host::fuse::LESSON),
         }
     }
 }

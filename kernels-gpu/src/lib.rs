@@ -8,7 +8,7 @@
 //!   sides need (tile sizes, block sizes, the polynomial degree), so a
 //!   constant lives once.
 //!
-//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`]; [`testing`] holds a kernel the
+//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`], [`unroll`], [`fuse`]; [`testing`] holds a kernel the
 //! error-path tests fault on purpose.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -27,9 +27,11 @@
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
 
+pub mod fuse;
 pub mod fusion;
 pub mod roofline;
 pub mod testing;
+pub mod unroll;
 pub mod vectorize;
 
 /// A kernel that panics has a bug; on the GPU the only thing to do is stop

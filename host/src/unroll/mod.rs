@@ -1,0 +1,637 @@
+//! The unroll lesson on the host (chapter 19.2): the seed's plain and
+//! unrolled loops counted by host mirrors at its sizes, the seed's
+//! 16-element GPU launch actually run, the PTX showing the unrolled loop is
+//! gone, and the one-element-per-thread add timed against two
+//! four-elements-per-thread adds (the seed's consecutive form and a
+//! coalesced form), every output checked bit for bit.
+
+pub mod reference;
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use kernels_gpu::unroll::*;
+use serde_json::json;
+
+use crate::check::Failure;
+use crate::compare::{Agreement, Kernels};
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned};
+use crate::ptx::{PTX, entry_body};
+use crate::timing::{self, Plan, Timing};
+
+/// The lesson's kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// One element per thread.
+    OnePerThread,
+    /// `UNROLL` consecutive elements per thread (the seed's form).
+    Unrolled,
+    /// `UNROLL` elements per thread, one block width apart.
+    UnrolledCoalesced,
+}
+
+impl Kernel {
+    /// Every kernel, in report order.
+    pub const ALL: [Kernel; 3] = [
+        Kernel::OnePerThread,
+        Kernel::Unrolled,
+        Kernel::UnrolledCoalesced,
+    ];
+
+    /// The exported symbol (the CUDA C twin's too).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Kernel::OnePerThread => "add_one_per_thread",
+            Kernel::Unrolled => "add_unrolled_4",
+            Kernel::UnrolledCoalesced => "add_unrolled_4_coalesced",
+        }
+    }
+
+    /// What the kernel is, for a table row.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kernel::OnePerThread => "1 element per thread",
+            Kernel::Unrolled => "4 consecutive elements per thread (the seed's)",
+            Kernel::UnrolledCoalesced => "4 elements per thread, a block width apart",
+        }
+    }
+
+    /// Elements one thread handles.
+    pub fn elems_per_thread(self) -> usize {
+        match self {
+            Kernel::OnePerThread => 1,
+            Kernel::Unrolled | Kernel::UnrolledCoalesced => UNROLL,
+        }
+    }
+
+    /// The kernel exported as `symbol`.
+    pub fn of_symbol(symbol: &str) -> Option<Kernel> {
+        Kernel::ALL.into_iter().find(|k| k.symbol() == symbol)
+    }
+
+    /// The launch over `n` elements: blocks of THREADS_PER_BLOCK, enough to
+    /// give every element a thread's lane (at least one block).
+    pub fn launch_config(self, n: usize) -> LaunchConfig {
+        let per_block = THREADS_PER_BLOCK as usize * self.elems_per_thread();
+        LaunchConfig {
+            grid_dim: (n.div_ceil(per_block).max(1) as u32, 1, 1),
+            block_dim: (THREADS_PER_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// The element that lane `access` (0 to elems_per_thread - 1) of
+    /// thread `thread` in block `block` handles, with `block_dim` threads
+    /// per block: the kernels' index maps, on the host.
+    pub fn element(self, block: usize, block_dim: usize, thread: usize, access: usize) -> usize {
+        match self {
+            Kernel::OnePerThread => block * block_dim + thread,
+            Kernel::Unrolled => (block * block_dim + thread) * UNROLL + access,
+            Kernel::UnrolledCoalesced => block * block_dim * UNROLL + access * block_dim + thread,
+        }
+    }
+
+    /// 32-byte sectors one warp-wide 4-byte access touches (warp 0 of block
+    /// 0, lane `access` of each thread): 4 when the warp's 32 floats are
+    /// contiguous, up to 32 when they are scattered. A count from the index
+    /// map, not a measurement.
+    pub fn sectors_per_warp_access(self, access: usize) -> usize {
+        let mut sectors: Vec<usize> = (0..32)
+            .map(|t| self.element(0, THREADS_PER_BLOCK as usize, t, access) * 4 / 32)
+            .collect();
+        sectors.sort_unstable();
+        sectors.dedup();
+        sectors.len()
+    }
+}
+
+/// Control-flow and arithmetic instructions in one kernel's PTX body
+/// (static counts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PtxCounts {
+    /// Compares (`setp.*`): bounds guards and loop tests.
+    pub setp: usize,
+    /// Branches (`bra`, predicated or not).
+    pub bra: usize,
+    /// Branches to a label earlier in the body: a loop's back edge.
+    pub backward_bra: usize,
+    /// f32 adds (`add.f32`, `add.rn.f32`, ...): the arithmetic.
+    pub add_f32: usize,
+    /// Global loads.
+    pub ld_global: usize,
+    /// Global stores.
+    pub st_global: usize,
+}
+
+impl PtxCounts {
+    /// Counts the instructions of `body` (one `.entry`'s text).
+    pub fn of(body: &str) -> PtxCounts {
+        let mut c = PtxCounts::default();
+        let mut labels_seen: Vec<&str> = Vec::new();
+        for line in body.lines().map(str::trim) {
+            if let Some(label) = line.strip_suffix(':') {
+                labels_seen.push(label);
+                continue;
+            }
+            let mut words = line.split_whitespace();
+            let mut op = words.next().unwrap_or("");
+            if op.starts_with('@') {
+                op = words.next().unwrap_or("");
+            }
+            if op.starts_with("setp.") {
+                c.setp += 1;
+            } else if op == "bra" || op.starts_with("bra.") {
+                c.bra += 1;
+                let target = words.next().unwrap_or("").trim_end_matches(';');
+                if labels_seen.contains(&target) {
+                    c.backward_bra += 1;
+                }
+            } else if op.starts_with("add.") && op.ends_with(".f32") {
+                c.add_f32 += 1;
+            } else if op.starts_with("ld.global") {
+                c.ld_global += 1;
+            } else if op.starts_with("st.global") {
+                c.st_global += 1;
+            }
+        }
+        c
+    }
+
+    /// The counts of `kernel` in the embedded (Rust) PTX.
+    pub fn of_kernel(kernel: Kernel) -> PtxCounts {
+        PtxCounts::of(entry_body(PTX, kernel.symbol()).unwrap_or(""))
+    }
+}
+
+/// The lesson's three device buffers (a, b, out) of `elems` floats, with a
+/// and b holding the reference fills.
+pub struct Unroll<'g> {
+    gpu: &'g Gpu,
+    kernels: Kernels,
+    a: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    out: CudaSlice<f32>,
+    elems: usize,
+}
+
+impl<'g> Unroll<'g> {
+    /// Checks free memory, allocates three buffers of `elems` floats and
+    /// uploads the inputs.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] before allocating; driver errors.
+    pub fn new(gpu: &'g Gpu, elems: usize) -> Result<Self> {
+        gpu.require_free_memory(
+            3 * elems * size_of::<f32>(),
+            "the unroll lesson's three buffers",
+        )?;
+        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+        let mut a = gpu.alloc_f32(elems)?;
+        let mut b = gpu.alloc_f32(elems)?;
+        gpu.upload(&reference::filled(elems, reference::fill_a), &mut a)?;
+        gpu.upload(&reference::filled(elems, reference::fill_b), &mut b)?;
+        Ok(Unroll {
+            gpu,
+            kernels: Kernels::new(gpu, &symbols)?,
+            a,
+            b,
+            out: gpu.alloc_f32(elems)?,
+            elems,
+        })
+    }
+
+    /// Loads the CUDA C twins from NVRTC's `ptx`.
+    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
+        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+        self.kernels.load_twins(self.gpu, ptx, &symbols)
+    }
+
+    /// Launches `kernel` over the first `n` elements (asynchronously) on the
+    /// side in use.
+    ///
+    /// # Errors
+    /// [`Error::KernelFault`] naming the kernel.
+    pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
+        assert!(n <= self.elems, "n = {n} exceeds the buffers");
+        let f = self.kernels.active(position(kernel)).clone();
+        launch_on(
+            self.gpu,
+            &f,
+            kernel,
+            (&self.a, &self.b, &mut self.out),
+            n,
+            kernel.launch_config(n),
+        )
+    }
+
+    /// Runs `kernel` over `n` elements into a poisoned output and checks
+    /// every element's bits against the reference; returns the failure (if
+    /// any) and the output's bits.
+    pub fn check(&mut self, kernel: Kernel, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
+        self.gpu.fill_bytes(&mut self.out.slice_mut(..n), 0xFF)?;
+        self.launch(kernel, n)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        let mut got = vec![0.0f32; n];
+        self.gpu.download(&self.out, &mut got)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        let want = reference::sum(
+            &reference::filled(n, reference::fill_a),
+            &reference::filled(n, reference::fill_b),
+        );
+        Ok((
+            bit_failure(kernel, n, &got, &want),
+            got.iter().map(|v| u64::from(v.to_bits())).collect(),
+        ))
+    }
+
+    /// Times `kernel` over all the buffers' elements with `plan`.
+    pub fn time(&mut self, kernel: Kernel, plan: Plan) -> Result<Timing> {
+        let n = self.elems;
+        let gpu = self.gpu;
+        timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel, n))
+    }
+
+    /// The seed's GPU example, run: `kernel` over 16 elements with a = i,
+    /// b = 2i, launched as the seed does (one block of 16 / UNROLL threads
+    /// for the unrolled kernels); returns the output.
+    pub fn seed_example(&mut self, kernel: Kernel) -> Result<Vec<f32>> {
+        let n = SEED_GPU_ELEMS;
+        let (ha, hb) = reference::seed_gpu_inputs(n);
+        let mut a = self.gpu.alloc_f32(n)?;
+        let mut b = self.gpu.alloc_f32(n)?;
+        let mut out = self.gpu.alloc_f32(n)?;
+        self.gpu.upload(&ha, &mut a)?;
+        self.gpu.upload(&hb, &mut b)?;
+        self.gpu.fill_bytes(&mut out, 0xFF)?;
+        let threads = n.div_ceil(kernel.elems_per_thread()) as u32;
+        let config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let f = self.kernels.active(position(kernel)).clone();
+        launch_on(self.gpu, &f, kernel, (&a, &b, &mut out), n, config)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        let mut got = vec![0.0f32; n];
+        self.gpu.download(&out, &mut got)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        Ok(got)
+    }
+}
+
+/// The position of `kernel` in [`Kernel::ALL`].
+fn position(kernel: Kernel) -> usize {
+    Kernel::ALL
+        .iter()
+        .position(|&k| k == kernel)
+        .expect("a kernel of the lesson")
+}
+
+/// Launches `f` (one of the lesson's kernels) on explicit buffers.
+fn launch_on(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    kernel: Kernel,
+    (a, b, out): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
+    n: usize,
+    config: LaunchConfig,
+) -> Result<()> {
+    assert!(
+        n <= a.len() && n <= b.len() && n <= out.len(),
+        "n = {n} exceeds the buffers"
+    );
+    let n64 = n as u64;
+    let mut builder = gpu.stream.launch_builder(f);
+    builder.arg(a).arg(b).arg(out).arg(&n64);
+    // SAFETY: the three buffers hold at least n floats (asserted), are
+    // distinct allocations, and every caller's grid covers n elements at
+    // the kernel's elements per thread.
+    unsafe { builder.launch(config) }.map_err(|source| Error::KernelFault {
+        kernel: kernel.symbol().to_string(),
+        source,
+    })?;
+    Ok(())
+}
+
+/// The first element whose bits differ from the reference's, as a failure
+/// naming the kernel, the index, the value got and the value wanted.
+fn bit_failure(kernel: Kernel, n: usize, got: &[f32], want: &[f32]) -> Option<Failure> {
+    crate::check::first_bit_mismatch(got, want).map(|m| Failure {
+        kernel: kernel.symbol(),
+        detail: format!("n = {n}: {m} (bit-exact: one f32 add per element)"),
+    })
+}
+
+impl Twinned for Unroll<'_> {
+    fn compared(&self) -> Vec<&'static str> {
+        Kernel::ALL.iter().map(|k| k.symbol()).collect()
+    }
+
+    fn kernels(&mut self) -> &mut Kernels {
+        &mut self.kernels
+    }
+
+    fn position(&self, symbol: &str) -> usize {
+        position(Kernel::of_symbol(symbol).expect("a kernel of the lesson"))
+    }
+
+    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
+        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+        let (failure, got) = Unroll::check(self, k, CHECK_ELEMS)?;
+        Ok((failure.into_iter().collect(), got))
+    }
+
+    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing> {
+        Unroll::time(
+            self,
+            Kernel::of_symbol(symbol).expect("a kernel of the lesson"),
+            plan,
+        )
+    }
+}
+
+/// The sizes every kernel is checked at: the seed's GPU example size, its
+/// two mirror sizes, and the odd check size.
+pub const CHECKED_SIZES: [usize; 4] = [SEED_GPU_ELEMS, SEED_SIZES[0], SEED_SIZES[1], CHECK_ELEMS];
+
+/// The seed's lines for one mirror size: both loops' counts, whether the
+/// arithmetic matches and whether every output element is identical.
+pub fn mirror_lines(size: usize) -> (Vec<String>, serde_json::Value) {
+    let (a, b) = reference::seed_inputs(size);
+    let (mut out_plain, mut out_unrolled) = (vec![0.0f32; size], vec![0.0f32; size]);
+    let plain = reference::plain_add(&mut out_plain, &a, &b);
+    let unrolled = reference::unrolled_add(&mut out_unrolled, &a, &b, UNROLL);
+    let main = (size / UNROLL) * UNROLL;
+    let remainder = size - main;
+    let identical = out_plain
+        .iter()
+        .zip(&out_unrolled)
+        .all(|(p, u)| p.to_bits() == u.to_bits());
+    let mut lines = Vec::new();
+    if remainder == 0 {
+        lines.push(format!(
+            "size={size}, UNROLL={UNROLL}: unrolled_count = ({size}/{UNROLL})*{UNROLL} = {main}"
+        ));
+    } else {
+        lines.push(format!(
+            "size={size}, UNROLL={UNROLL}: unrolled_count = ({size}/{UNROLL})*{UNROLL} = {main}, \
+             remainder = {remainder} element(s)"
+        ));
+    }
+    lines.push(format!(
+        "  plain loop:    {} loop-control events, {} arithmetic ops",
+        plain.loop_control_events, plain.arithmetic_ops
+    ));
+    if remainder == 0 {
+        lines.push(format!(
+            "  unrolled loop: {} loop-control events, {} arithmetic ops",
+            unrolled.loop_control_events, unrolled.arithmetic_ops
+        ));
+        lines.push(format!(
+            "  overhead reduction: {}x fewer loop-control events ({} -> {})",
+            plain.loop_control_events / unrolled.loop_control_events,
+            plain.loop_control_events,
+            unrolled.loop_control_events
+        ));
+        lines.push(format!(
+            "  arithmetic op count identical: {}",
+            plain.arithmetic_ops == unrolled.arithmetic_ops
+        ));
+    } else {
+        lines.push(format!(
+            "  unrolled loop: {} loop-control events ({} full groups + {} remainder), {} arithmetic ops",
+            unrolled.loop_control_events,
+            main / UNROLL,
+            remainder,
+            unrolled.arithmetic_ops
+        ));
+        lines.push(format!(
+            "  arithmetic totals match: {} (both {})",
+            plain.arithmetic_ops == unrolled.arithmetic_ops,
+            plain.arithmetic_ops
+        ));
+    }
+    lines.push(format!(
+        "  every output element identical between plain and unrolled: {identical}"
+    ));
+    let facts = json!({"size": size, "unroll": UNROLL, "unrolled_count": main, "remainder": remainder,
+        "plain": plain, "unrolled": unrolled, "outputs_identical": identical});
+    (lines, facts)
+}
+
+/// One line of PTX evidence for `kernel`: its counts and what they come to
+/// per element.
+pub fn ptx_line(kernel: Kernel, c: PtxCounts) -> String {
+    let per = kernel.elems_per_thread() as f64;
+    format!(
+        "{:<26} {} element(s)/thread: setp {}, bra {} ({} backward), add.f32 {}, ld.global {}, st.global {}; \
+         per element: {:.2} setp, {:.2} bra, {:.2} add",
+        kernel.symbol(),
+        kernel.elems_per_thread(),
+        c.setp,
+        c.bra,
+        c.backward_bra,
+        c.add_f32,
+        c.ld_global,
+        c.st_global,
+        c.setp as f64 / per,
+        c.bra as f64 / per,
+        c.add_f32 as f64 / per
+    )
+}
+
+/// The lesson's sizes for the context.
+pub fn sizes_json(quick: bool) -> serde_json::Value {
+    json!({"mirror": SEED_SIZES, "checked": CHECKED_SIZES, "timed": if quick { CHECK_ELEMS } else { TIMED_ELEMS },
+        "unroll": UNROLL, "bytes_per_elem": BYTES_PER_ELEM})
+}
+
+/// Every kernel checked at every checked size and on the seed's example;
+/// then the mirrors' counts, the seed's launch, the PTX and the timings.
+pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
+    let elems = if quick { CHECK_ELEMS } else { TIMED_ELEMS };
+    let mut lesson = Unroll::new(gpu, elems)?;
+    let mut failures = Vec::new();
+    let mut outputs = Vec::new();
+    for k in Kernel::ALL {
+        for n in CHECKED_SIZES {
+            let (failure, got) = lesson.check(k, n)?;
+            failures.extend(failure);
+            if n == CHECK_ELEMS {
+                outputs.push(got);
+            }
+        }
+    }
+    let mut seed_outputs = Vec::new();
+    let (sa, sb) = reference::seed_gpu_inputs(SEED_GPU_ELEMS);
+    let seed_want = reference::sum(&sa, &sb);
+    for k in Kernel::ALL {
+        let got = lesson.seed_example(k)?;
+        failures.extend(bit_failure(k, SEED_GPU_ELEMS, &got, &seed_want));
+        seed_outputs.push(got);
+    }
+    if !failures.is_empty() {
+        return Ok(Outcome::Failed(failures));
+    }
+    let identical_on_gpu = outputs
+        .iter()
+        .all(|o| Agreement::of_bits(o, &outputs[0]) == Agreement::Identical);
+
+    // Part 1: the seed's host mirrors, counted.
+    let mut mirrors =
+        Section::new("Loop unrolling on the host: overhead counted, arithmetic unchanged");
+    let mut mirror_facts = Vec::new();
+    for size in SEED_SIZES {
+        let (lines, facts) = mirror_lines(size);
+        for line in lines {
+            mirrors.line(line);
+        }
+        mirror_facts.push(facts);
+    }
+    mirrors.reading = Some(format!(
+        "Unrolling by {UNROLL} divides the loop's bookkeeping (increment, compare, branch) by about {UNROLL} and leaves \
+         the number of adds as it was: the two loops' outputs are equal element for element."
+    ));
+
+    // Part 2: the seed's GPU launch, which it could not run.
+    let mut launch =
+        Section::new("The unrolled kernel on the GPU: the seed's 16-element launch, run");
+    let show = |v: &[f32]| {
+        v.iter()
+            .map(|x| format!("{x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let seed_threads = SEED_GPU_ELEMS.div_ceil(UNROLL);
+    launch.line(format!(
+        "kernel launch <<<1,{seed_threads}>>> (each thread handles {UNROLL} elements): {}",
+        show(&seed_outputs[1])
+    ));
+    launch.line(format!("host reference (a+b): {}", show(&seed_want)));
+    launch.line(format!(
+        "every kernel checked bit for bit at n = {}: passed; the three kernels' outputs identical at n = {CHECK_ELEMS}: \
+         {identical_on_gpu}",
+        CHECKED_SIZES.map(|n| n.to_string()).join(", ")
+    ));
+
+    // Part 3: the PTX.
+    let mut ptx = Section::new("The PTX: no loop left, one index computation per 4 elements");
+    let mut ptx_facts = Vec::new();
+    // The twins' PTX where NVRTC is here (it is not needed for the run).
+    let c_ptx = twins_ptx(gpu);
+    for k in Kernel::ALL {
+        let c = PtxCounts::of_kernel(k);
+        ptx.line(format!("Rust   {}", ptx_line(k, c)));
+        let twin = c_ptx
+            .as_deref()
+            .and_then(|p| entry_body(p, k.symbol()))
+            .map(PtxCounts::of);
+        if let Some(t) = twin {
+            ptx.line(format!("CUDA C {}", ptx_line(k, t)));
+        }
+        ptx_facts.push(
+            json!({"symbol": k.symbol(), "elems_per_thread": k.elems_per_thread(), "counts": c,
+            "cuda_c_counts": twin}),
+        );
+    }
+    if c_ptx.is_none() {
+        ptx.line("CUDA C twins' PTX not shown: NVRTC is missing here or failed");
+    }
+    ptx.reading = Some(
+        "Static counts in each kernel's PTX (`--asm <kernel>` shows both sides' PTX and SASS). No backward \
+         branch: the lane loop was unrolled completely, so nothing counts lanes at run time. What remains \
+         per element is the seed's form: one bounds guard (setp + bra) and one add each; what unrolling saved is the \
+         thread-index arithmetic and the launch of 4x fewer threads."
+            .to_string(),
+    );
+
+    // Part 4: timed.
+    let mut timed = Section::new(format!(
+        "Timed: 1 against 4 elements per thread, 3 buffers of {} MiB",
+        (elems * 4) >> 20
+    ));
+    let mut sector_facts = Vec::new();
+    for k in Kernel::ALL {
+        let sectors: Vec<usize> = (0..k.elems_per_thread())
+            .map(|i| k.sectors_per_warp_access(i))
+            .collect();
+        timed.line(format!(
+            "{:<26} 32-byte sectors per warp-wide access (from the index map): {:?} for 128 useful bytes each",
+            k.symbol(),
+            sectors
+        ));
+        sector_facts.push(json!({"symbol": k.symbol(), "sectors_per_warp_access": sectors}));
+    }
+    for k in Kernel::ALL {
+        let t = lesson.time(k, plan)?;
+        timed.rows.push(
+            Row::new(k.symbol(), format!("{elems} floats, {}", k.label()), t)
+                .bytes((elems * BYTES_PER_ELEM) as f64),
+        );
+    }
+    let ms = |k: Kernel| {
+        timed
+            .rows
+            .iter()
+            .find(|r| r.key == k.symbol())
+            .map_or(f64::NAN, |r| r.timing.median_ms())
+    };
+    let strided = ms(Kernel::Unrolled) / ms(Kernel::UnrolledCoalesced);
+    let verdict = if strided > 1.05 {
+        "the consecutive (strided) form is the slower one here, as its 4x the sectors per warp access would suggest"
+    } else if strided < 1.0 / 1.05 {
+        "the consecutive form is the faster one here, despite touching 4x the sectors per warp access"
+    } else {
+        "the two forms are within 5% here: the strided form's extra sectors per access cost little time on this GPU"
+    };
+    timed.reading = Some(format!(
+        "Bytes counted: a and b read once, out written once ({BYTES_PER_ELEM} bytes per element). One per thread / \
+         consecutive unrolled: {:.2}x; one per thread / coalesced unrolled: {:.2}x; consecutive / coalesced: {strided:.2}x, \
+         so {verdict}.",
+        ms(Kernel::OnePerThread) / ms(Kernel::Unrolled),
+        ms(Kernel::OnePerThread) / ms(Kernel::UnrolledCoalesced),
+    ));
+
+    Ok(Outcome::Passed(Findings {
+        sections: vec![mirrors, launch, ptx, timed],
+        facts: json!({
+            "mirrors": mirror_facts,
+            "seed_gpu_example": {"elems": SEED_GPU_ELEMS, "threads": seed_threads, "output": seed_outputs[1]},
+            "outputs_identical_on_gpu": identical_on_gpu,
+            "ptx": ptx_facts,
+            "sectors": sector_facts,
+        }),
+    }))
+}
+
+/// The twins compiled by NVRTC for `gpu`, or `None` where NVRTC is missing
+/// or fails (the run reports its own kernels either way).
+fn twins_ptx(gpu: &Gpu) -> Option<String> {
+    crate::nvrtc::require_nvrtc().ok()?;
+    crate::nvrtc::compile(&cuda_c_program(), "unroll.cu", gpu.info.compute_capability).ok()
+}
+
+/// The CUDA C twins.
+pub const CUDA_C_SOURCE: &str = include_str!("unroll.cu");
+
+/// What NVRTC compiles: UNROLL as a `#define`, then the twins.
+pub fn cuda_c_program() -> String {
+    format!("#define UNROLL {UNROLL}\n{CUDA_C_SOURCE}")
+}
+
+/// Every kernel beside its twin (see [`lesson::compare_twins`]).
+pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
+    let mut lesson = Unroll::new(gpu, TIMED_ELEMS)?;
+    lesson.load_twins(c_ptx)?;
+    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
+}
+
+/// The lesson as `lab` runs it.
+pub const LESSON: lesson::Lesson = lesson::Lesson {
+    name: "unroll",
+    sizes: sizes_json,
+    block_sizes: || json!({"all": THREADS_PER_BLOCK, "seed_example": SEED_GPU_ELEMS.div_ceil(UNROLL)}),
+    run,
+    cuda_c: cuda_c_program,
+    compare,
+};

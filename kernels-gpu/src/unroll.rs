@@ -1,0 +1,156 @@
+//! The unroll lesson (chapter 19.2): an elementwise add where each thread
+//! handles `UNROLL` elements in a loop the compiler unrolls completely,
+//! beside the one-element-per-thread add.
+//!
+//! Unrolling keeps the arithmetic (one add per element) and removes
+//! bookkeeping: the thread index is computed once per `UNROLL` elements and
+//! no loop counter, compare or backward branch is left in the body. Two
+//! ways to give a thread `UNROLL` elements are compiled: the seed's
+//! (`UNROLL` consecutive elements per thread) and a coalesced one (the
+//! elements one block-width apart), so the lesson can measure what the
+//! access pattern costs.
+
+/// Threads per block of every launch: 8 warps.
+pub const THREADS_PER_BLOCK: u32 = 256;
+/// Elements one thread of an unrolled kernel handles (the seed's `UNROLL`).
+pub const UNROLL: usize = 4;
+/// Elements one block of an unrolled kernel covers: both unrolled kernels
+/// cover the same contiguous chunk per block, only the thread-to-element
+/// map inside it differs.
+pub const ELEMS_PER_UNROLLED_BLOCK: usize = UNROLL * THREADS_PER_BLOCK as usize;
+/// Elements of the timed adds: 64 Mi floats, so each of the three buffers
+/// (a, b, out) is 256 MiB, over 4x the largest L2 this project targets (an
+/// H200's 60 MiB): the timed adds stream from DRAM.
+pub const TIMED_ELEMS: usize = 1 << 26;
+/// Bytes one add moves per element: a and b read, out written, 4 bytes each.
+pub const BYTES_PER_ELEM: usize = 3 * size_of::<f32>();
+/// The correctness size: odd, so neither `UNROLL` nor a block divides it and
+/// every per-lane bounds guard runs.
+pub const CHECK_ELEMS: usize = 1_048_576 + 611;
+/// The seed's two host-mirror sizes: 1000 (no remainder) and 4002 (a
+/// remainder of 2).
+pub const SEED_SIZES: [usize; 2] = [1000, 4002];
+/// The seed's GPU launch: 16 elements, one thread per group of 4.
+pub const SEED_GPU_ELEMS: usize = 16;
+
+const _: () = assert!(CHECK_ELEMS % 2 == 1, "odd: UNROLL does not divide it");
+const _: () = assert!(
+    !CHECK_ELEMS.is_multiple_of(ELEMS_PER_UNROLLED_BLOCK),
+    "a partial last block, so the guards fire"
+);
+const _: () = assert!(
+    TIMED_ELEMS.is_multiple_of(ELEMS_PER_UNROLLED_BLOCK),
+    "the timed adds run whole blocks: the guards never fail there"
+);
+const _: () = assert!(
+    SEED_SIZES[0].is_multiple_of(UNROLL) && SEED_SIZES[1] % UNROLL == 2,
+    "the seed's sizes: no remainder, then a remainder of 2"
+);
+const _: () = assert!(
+    (TIMED_ELEMS * BYTES_PER_ELEM / 3) >= 4 * (60 << 20),
+    "each timed buffer is several times an H200's L2"
+);
+
+/// The kernels, compiled only for the GPU.
+#[cfg(target_arch = "nvptx64")]
+mod kernels {
+    use super::*;
+    use crate::device::thread::{block_dim_x, block_idx_x, global_index_x, thread_idx_x};
+
+    /// `out[i] = a[i] + b[i]` for one i, if i < n.
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold at least `n` floats; `out` overlaps neither
+    /// input.
+    #[inline(always)]
+    unsafe fn add_at(a: *const f32, b: *const f32, out: *mut f32, n: u64, i: u64) {
+        if i < n {
+            let i = i as usize;
+            // SAFETY: i < n.
+            unsafe { *out.add(i) = *a.add(i) + *b.add(i) };
+        }
+    }
+
+    /// `out[i] = a[i] + b[i]`, one element per thread: the baseline.
+    ///
+    /// # Memory
+    /// Three coalesced 4-byte streams (a warp's access covers 128
+    /// contiguous bytes); 12 bytes per element.
+    ///
+    /// # Launch assumption
+    /// `grid_dim.x * block_dim.x >= n`.
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold `n` floats; `out` overlaps neither input.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn add_one_per_thread(
+        a: *const f32,
+        b: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
+        // SAFETY: the caller's contract is add_at's.
+        unsafe { add_at(a, b, out, n, global_index_x()) }
+    }
+
+    /// `out[i] = a[i] + b[i]`, `UNROLL` consecutive elements per thread (the
+    /// seed's form): thread g handles [g UNROLL, g UNROLL + UNROLL), each
+    /// element behind its own bounds guard. The loop over the lanes has a
+    /// constant trip count, so LLVM unrolls it completely (CUDA's
+    /// `#pragma unroll`): no counter and no backward branch remain.
+    ///
+    /// # Memory
+    /// Strided: lane k of a warp's k-th access reads the floats 16 bytes
+    /// apart, so one warp-wide load spans 512 bytes (16 sectors of 32 bytes)
+    /// for 128 useful bytes; the next three accesses use the rest of those
+    /// sectors, if L1 still holds them. 12 bytes per element.
+    ///
+    /// # Launch assumption
+    /// `grid_dim.x * block_dim.x * UNROLL >= n`.
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold `n` floats; `out` overlaps neither input.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn add_unrolled_4(
+        a: *const f32,
+        b: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
+        let base = global_index_x() * UNROLL as u64;
+        for lane in 0..UNROLL as u64 {
+            // SAFETY: the caller's contract is add_at's.
+            unsafe { add_at(a, b, out, n, base + lane) }
+        }
+    }
+
+    /// `out[i] = a[i] + b[i]`, `UNROLL` elements per thread, one block width
+    /// apart: block β covers [β B UNROLL, (β + 1) B UNROLL) (B = block_dim.x)
+    /// and thread t of it handles elements t, t + B, t + 2B, t + 3B of that
+    /// chunk. The same chunk per block as `add_unrolled_4`, the same
+    /// unrolled loop; only the map from lanes to elements differs.
+    ///
+    /// # Memory
+    /// Coalesced: each of a warp's accesses covers 128 contiguous bytes (4
+    /// sectors, all used). 12 bytes per element.
+    ///
+    /// # Launch assumption
+    /// `grid_dim.x * block_dim.x * UNROLL >= n`.
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold `n` floats; `out` overlaps neither input.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn add_unrolled_4_coalesced(
+        a: *const f32,
+        b: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
+        let width = block_dim_x() as u64;
+        let first = block_idx_x() as u64 * width * UNROLL as u64 + thread_idx_x() as u64;
+        for lane in 0..UNROLL as u64 {
+            // SAFETY: the caller's contract is add_at's.
+            unsafe { add_at(a, b, out, n, first + lane * width) }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! CPU-only tests of the unroll lesson: the host mirrors' counts at the
+//! seed's sizes, the reference on hand-checked values, the launch shapes and
+//! index maps, the PTX (the lane loop unrolled away) and the CUDA C twins
+//! compiling with NVRTC.
+
+use host::ptx::{PTX, entries, entry_body};
+use host::unroll::reference::{self, UnrollStats};
+use host::unroll::{Kernel, PtxCounts, mirror_lines};
+use kernels_gpu::unroll::*;
+
+fn stats(loop_control_events: usize, arithmetic_ops: usize) -> UnrollStats {
+    UnrollStats {
+        loop_control_events,
+        arithmetic_ops,
+    }
+}
+
+#[test]
+fn the_mirrors_count_what_the_seed_prints() {
+    for (size, plain, unrolled) in [
+        (1000, stats(1000, 1000), stats(250, 1000)),
+        (4002, stats(4002, 4002), stats(1002, 4002)),
+    ] {
+        let (a, b) = reference::seed_inputs(size);
+        let (mut p, mut u) = (vec![f32::NAN; size], vec![f32::NAN; size]);
+        assert_eq!(reference::plain_add(&mut p, &a, &b), plain, "size {size}");
+        assert_eq!(
+            reference::unrolled_add(&mut u, &a, &b, UNROLL),
+            unrolled,
+            "size {size}"
+        );
+        assert!(p.iter().zip(&u).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+    // The seed's fills: a = i, b = 3i at 1000 (so out = 4i); b = 1 at 4002.
+    let (a, b) = reference::seed_inputs(1000);
+    assert_eq!((a[999], b[999]), (999.0, 2997.0));
+    let (a, b) = reference::seed_inputs(4002);
+    assert_eq!((a[4001], b[4001]), (4001.0, 1.0));
+}
+
+#[test]
+fn the_mirror_lines_are_the_seeds() {
+    let (lines, facts) = mirror_lines(1000);
+    assert_eq!(
+        lines,
+        [
+            "size=1000, UNROLL=4: unrolled_count = (1000/4)*4 = 1000",
+            "  plain loop:    1000 loop-control events, 1000 arithmetic ops",
+            "  unrolled loop: 250 loop-control events, 1000 arithmetic ops",
+            "  overhead reduction: 4x fewer loop-control events (1000 -> 250)",
+            "  arithmetic op count identical: true",
+            "  every output element identical between plain and unrolled: true",
+        ]
+    );
+    assert_eq!(facts["remainder"], 0);
+    let (lines, facts) = mirror_lines(4002);
+    assert_eq!(
+        lines,
+        [
+            "size=4002, UNROLL=4: unrolled_count = (4002/4)*4 = 4000, remainder = 2 element(s)",
+            "  plain loop:    4002 loop-control events, 4002 arithmetic ops",
+            "  unrolled loop: 1002 loop-control events (1000 full groups + 2 remainder), 4002 arithmetic ops",
+            "  arithmetic totals match: true (both 4002)",
+            "  every output element identical between plain and unrolled: true",
+        ]
+    );
+    assert_eq!(facts["unrolled"]["loop_control_events"], 1002);
+}
+
+#[test]
+fn the_reference_on_hand_checked_values() {
+    let (a, b) = reference::seed_gpu_inputs(SEED_GPU_ELEMS);
+    let want: Vec<f32> = (0..16).map(|i| (3 * i) as f32).collect();
+    assert_eq!(reference::sum(&a, &b), want);
+    assert_eq!(reference::fill_a(0), -5.0);
+    assert_eq!(reference::fill_a(1), 37.0 / 61.0 - 5.0);
+    assert_eq!(reference::fill_b(3), 11.0);
+    // The sums really round: a bit-exact check is sensitive to the order
+    // and kind of the operation, not only to gross errors.
+    let n = 10_000;
+    let (a, b) = (
+        reference::filled(n, reference::fill_a),
+        reference::filled(n, reference::fill_b),
+    );
+    let rounded = a
+        .iter()
+        .zip(&b)
+        .filter(|&(&x, &y)| f64::from(x + y) != f64::from(x) + f64::from(y))
+        .count();
+    assert!(rounded > n / 10, "only {rounded} sums round");
+}
+
+#[test]
+fn launch_shapes_cover_n_with_no_spare_block() {
+    for k in Kernel::ALL {
+        let per_block = THREADS_PER_BLOCK as usize * k.elems_per_thread();
+        for n in [1, SEED_GPU_ELEMS, 1000, 4002, CHECK_ELEMS, TIMED_ELEMS] {
+            let c = k.launch_config(n);
+            assert_eq!(c.block_dim, (THREADS_PER_BLOCK, 1, 1));
+            let blocks = c.grid_dim.0 as usize;
+            assert!(blocks * per_block >= n, "{k:?} at {n}");
+            assert!(
+                (blocks - 1) * per_block < n,
+                "{k:?} at {n}: a block too many"
+            );
+        }
+    }
+    assert_eq!(
+        Kernel::Unrolled.launch_config(TIMED_ELEMS).grid_dim.0 as usize,
+        TIMED_ELEMS / ELEMS_PER_UNROLLED_BLOCK
+    );
+}
+
+#[test]
+fn each_index_map_covers_its_block_chunk_once() {
+    let b = THREADS_PER_BLOCK as usize;
+    for k in Kernel::ALL {
+        let per_block = b * k.elems_per_thread();
+        for block in [0, 1, 7] {
+            let mut seen: Vec<usize> = (0..b)
+                .flat_map(|t| (0..k.elems_per_thread()).map(move |i| k.element(block, b, t, i)))
+                .collect();
+            seen.sort_unstable();
+            let want: Vec<usize> = (block * per_block..(block + 1) * per_block).collect();
+            assert_eq!(seen, want, "{k:?} block {block}");
+        }
+    }
+    // The seed's form: thread 1 handles 4..8.
+    assert_eq!(Kernel::Unrolled.element(0, b, 1, 0), 4);
+    assert_eq!(Kernel::UnrolledCoalesced.element(0, b, 1, 1), 1 + b);
+}
+
+#[test]
+fn sectors_per_warp_access_tell_the_two_maps_apart() {
+    assert_eq!(Kernel::OnePerThread.sectors_per_warp_access(0), 4);
+    for i in 0..UNROLL {
+        assert_eq!(Kernel::UnrolledCoalesced.sectors_per_warp_access(i), 4);
+        assert_eq!(Kernel::Unrolled.sectors_per_warp_access(i), 16);
+    }
+}
+
+#[test]
+fn the_ptx_has_every_kernel_and_no_loop() {
+    let found = entries(PTX);
+    for k in Kernel::ALL {
+        assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
+    }
+    let one = PtxCounts::of_kernel(Kernel::OnePerThread);
+    assert_eq!(
+        (one.add_f32, one.setp, one.backward_bra),
+        (1, 1, 0),
+        "{one:?}"
+    );
+    assert_eq!((one.ld_global, one.st_global), (2, 1));
+    for k in [Kernel::Unrolled, Kernel::UnrolledCoalesced] {
+        let c = PtxCounts::of_kernel(k);
+        assert_eq!(c.backward_bra, 0, "{k:?}: a loop is left: {c:?}");
+        assert_eq!(c.add_f32, UNROLL, "{k:?}: {c:?}");
+        assert_eq!(c.setp, UNROLL, "{k:?}: one guard per lane: {c:?}");
+        assert_eq!((c.ld_global, c.st_global), (2 * UNROLL, UNROLL), "{k:?}");
+    }
+}
+
+#[test]
+fn ptx_counts_find_a_back_edge() {
+    let body = "\
+{
+\tsetp.ge.u64 \t%p1, %rd1, %rd2;
+\t@%p1 bra \t$L__BB0_3;
+$L__BB0_2:
+\tld.global.b32 \t%r1, [%rd3];
+\tadd.rn.f32 \t%r2, %r1, %r1;
+\tadd.f32 \t%r3, %r2, %r1;
+\tadd.s64 \t%rd3, %rd3, 4;
+\tst.global.b32 \t[%rd3], %r2;
+\tsetp.lt.u64 \t%p2, %rd3, %rd4;
+\t@%p2 bra \t$L__BB0_2;
+$L__BB0_3:
+\tret;
+}";
+    let c = PtxCounts::of(body);
+    assert_eq!(
+        c,
+        PtxCounts {
+            setp: 2,
+            bra: 2,
+            backward_bra: 1,
+            add_f32: 2,
+            ld_global: 1,
+            st_global: 1
+        }
+    );
+}
+
+#[test]
+fn the_twins_compile_with_nvrtc_and_match_the_entries() {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return;
+    }
+    let ptx = host::nvrtc::compile(&host::unroll::cuda_c_program(), "unroll.cu", (7, 5)).unwrap();
+    let mut c = entries(&ptx);
+    c.sort();
+    let mut rust: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+    rust.sort();
+    assert_eq!(c, rust);
+    // `#pragma unroll` did the same as rustc: no loop in the twins either.
+    for k in [Kernel::Unrolled, Kernel::UnrolledCoalesced] {
+        let counts = PtxCounts::of(entry_body(&ptx, k.symbol()).unwrap());
+        assert_eq!(counts.backward_bra, 0, "{k:?}: {counts:?}");
+        assert_eq!(counts.add_f32, UNROLL, "{k:?}: {counts:?}");
+    }
+}
