@@ -13,6 +13,7 @@ pub mod compare;
 pub mod error;
 pub mod fusion;
 pub mod gpu;
+pub mod graph;
 pub mod ncu;
 pub mod nvrtc;
 pub mod plot;
@@ -20,6 +21,7 @@ pub mod ptx;
 pub mod record;
 pub mod report;
 pub mod roofline;
+pub mod softmax;
 pub mod timing;
 
 pub use error::{Error, Result};
