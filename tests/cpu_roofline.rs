@@ -210,7 +210,9 @@ fn ptx_has_all_twelve_entry_points() {
     // The twelve, the test-only kernels, and the fusion lesson's 13.
     assert!(found.contains(&kernels_gpu::testing::FAULT_ON_PURPOSE));
     assert!(found.contains(&kernels_gpu::testing::TANH_FOR_TESTS));
-    assert_eq!(found.len(), 12 + 2 + 13, "{found:?}");
+    // (The softmax lesson's kernels are counted in tests/cpu_softmax.rs.)
+    let others = found.iter().filter(|e| !e.starts_with("softmax_")).count();
+    assert_eq!(others, 12 + 2 + 13, "{found:?}");
 }
 
 #[test]
@@ -337,7 +339,9 @@ fn the_fma_loop_is_unrolled_but_not_flattened() {
 
 #[test]
 fn shared_tiles_are_declared_once_at_module_scope() {
-    let decls: Vec<&str> = PTX.lines().filter(|l| l.trim_start().starts_with(".shared")).collect();
+    // The roofline lesson's own (other lessons' are tested with them).
+    let decls: Vec<&str> =
+        PTX.lines().filter(|l| l.trim_start().starts_with(".shared") && l.contains("ROOFLINE_")).collect();
     assert_eq!(decls.len(), 5, "{decls:?}");
     assert!(decls.iter().any(|d| d.contains("ROOFLINE_TRANSPOSE_TILE[4224]")), "32 x 33 floats");
 }

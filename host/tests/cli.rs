@@ -17,7 +17,7 @@ fn an_unknown_lesson_lists_the_valid_ones() {
     let (code, stdout, stderr) = lab(&["no-such-lesson"]);
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
-    assert_eq!(stderr, "error: unknown lesson `no-such-lesson`; the lessons are: roofline, fusion\n");
+    assert_eq!(stderr, "error: unknown lesson `no-such-lesson`; the lessons are: roofline, fusion, softmax\n");
 }
 
 #[test]
@@ -33,7 +33,7 @@ fn an_unknown_flag_lists_the_valid_ones() {
 fn a_missing_lesson_lists_the_lessons() {
     let (code, _, stderr) = lab(&[]);
     assert_eq!(code, 2);
-    assert_eq!(stderr, "error: which lesson? `lab <LESSON>`; the lessons are: roofline, fusion\n");
+    assert_eq!(stderr, "error: which lesson? `lab <LESSON>`; the lessons are: roofline, fusion, softmax\n");
 }
 
 #[test]

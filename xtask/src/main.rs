@@ -15,9 +15,9 @@ const TASKS: &str = "\
 cargo xtask <task>
 
 Tasks:
-  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion)
+  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion, softmax)
   compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
-                                      (lessons: roofline, fusion)
+                                      (lessons: roofline, fusion, softmax)
   asm <kernel> [--arch sm_XX]         one kernel's PTX, Rust beside CUDA C, and SASS where ptxas and cuobjdump are
                                       on the PATH (needs NVRTC, which it fetches from PyPI where missing; no GPU)
   sanitize <lesson|all>               each lesson's --quick run under compute-sanitizer's memcheck, racecheck,
