@@ -230,14 +230,18 @@ fn run_softmax(args: &Args) -> anyhow::Result<ExitCode> {
             }
         };
     }
+    let clocks_start = host::report::read_clocks(args.device);
     let progress = progress_bar(args.json);
     let outcome = softmax::run(&mut lesson, plan, args.graphs_dir.as_deref(), &progress)?;
     progress.finish_and_clear();
     match outcome {
         softmax::Outcome::Failed(failures) => Ok(print_failures(&failures, "figure")),
         softmax::Outcome::Passed(rows) => {
-            let report =
-                softmax::report::build(&gpu.info, shape, plan, rows, lesson.shared_optin, started);
+            let mut report = softmax::report::build(&gpu.info, shape, plan, rows, lesson.shared_optin, started);
+            report.context.clocks_mhz = host::report::Clocks {
+                start: clocks_start,
+                end: host::report::read_clocks(args.device),
+            };
             let lines = report.json_lines();
             emit(args.json, || lines.clone(), || report.table());
             if let (Some(dir), false) = (&args.graphs_dir, args.json) {

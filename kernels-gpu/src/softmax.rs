@@ -78,15 +78,19 @@ pub const fn tiles_per_row(n: usize, w: u32) -> usize {
     n.div_ceil(w as usize)
 }
 
-const _: () = assert!(COLS % 4096 != 0 && QUICK_COLS % 4096 != 0 && TEST_COLS % 4096 != 0, "the last tile is partial");
+const _: () = assert!(
+    !COLS.is_multiple_of(4096) && !QUICK_COLS.is_multiple_of(4096) && !TEST_COLS.is_multiple_of(4096),
+    "the last tile is partial"
+);
 const _: () = assert!(QUICK_COLS > 2 * 131_072, "--quick gives even the widest tile several tiles a row");
 const _: () = assert!(TEST_COLS > 2 * 4096, "the tests' rows span several of the narrowest tiles");
 const _: () = assert!(BLOCK_SIZES[2] <= MAX_THREADS, "the scratch holds one slot per warp");
 const _: () = assert!(
-    BLOCK_SIZES[0] % 32 == 0 && BLOCK_SIZES[1] % 32 == 0 && BLOCK_SIZES[2] % 32 == 0,
+    BLOCK_SIZES[0].is_multiple_of(32) && BLOCK_SIZES[1].is_multiple_of(32) && BLOCK_SIZES[2].is_multiple_of(32),
     "blocks are whole warps: the shuffles use the full mask"
 );
-const _: () = assert!(TILE_WIDTHS[0] % BLOCK_SIZES[2] == 0, "every thread of a block has columns in a full tile");
+const _: () =
+    assert!(TILE_WIDTHS[0].is_multiple_of(BLOCK_SIZES[2]), "every thread of a block has columns in a full tile");
 
 /// The kernels, compiled only for the GPU.
 #[cfg(target_arch = "nvptx64")]

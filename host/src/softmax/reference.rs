@@ -53,14 +53,17 @@ pub fn close(got: f32, want: f64) -> bool {
     (got as f64 - want).abs() <= REL_TOLERANCE * want.abs()
 }
 
+/// A bad element: its flat index, the value got and the value wanted.
+pub type Bad = (usize, f32, f64);
+
 /// The first index where `got` is not [`close`] to `want`, with both
 /// values, or `None`; checked on all CPU cores. Also the largest relative
 /// error seen (over the elements checked before any mismatch).
-pub fn first_mismatch(got: &[f32], want: &[f64]) -> (Option<(usize, f32, f64)>, f64) {
+pub fn first_mismatch(got: &[f32], want: &[f64]) -> (Option<Bad>, f64) {
     assert_eq!(got.len(), want.len(), "compare outputs of equal length");
     let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
     let chunk = got.len().div_ceil(threads).max(1);
-    let results: Vec<(Option<(usize, f32, f64)>, f64)> = std::thread::scope(|s| {
+    let results: Vec<(Option<Bad>, f64)> = std::thread::scope(|s| {
         let handles: Vec<_> = got
             .chunks(chunk)
             .zip(want.chunks(chunk))

@@ -100,11 +100,13 @@ impl Report {
             "variant",
             "W",
             "T",
+            "blocks/SM",
             "rows/launch",
             "launches",
             "kernel nodes",
             "direct ms",
             "replay ms",
+            "replay saves us",
             "GB/s (replay)",
             "moved",
         ]);
@@ -117,10 +119,12 @@ impl Report {
                         geometry.w.to_string(),
                         geometry.t.to_string(),
                         "-".into(),
+                        "-".into(),
                         "0".into(),
                         "-".into(),
                         "refused".into(),
                         "refused".into(),
+                        "-".into(),
                         "-".into(),
                         "-".into(),
                     ]);
@@ -134,11 +138,13 @@ impl Report {
                         r.plan.variant.label().to_string(),
                         r.plan.geometry.w.to_string(),
                         r.plan.geometry.t.to_string(),
+                        r.plan.blocks_per_sm.map_or("-".to_string(), |b| b.to_string()),
                         r.plan.group_rows.to_string(),
                         r.plan.launches.to_string(),
                         r.graph.kernel_nodes.to_string(),
                         ms(&r.direct),
                         ms(&r.replay),
+                        format!("{:.1}", (r.direct.median_ms() - r.replay.median_ms()) * 1e3),
                         format!("{:.1}", compulsory_gb_per_s(elems, r.replay.median_ms())),
                         format!("{:.1}x", r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS),
                     ]);
@@ -146,6 +152,32 @@ impl Report {
             }
         }
         let _ = writeln!(s, "{t}");
+        let _ = writeln!(
+            s,
+            "blocks/SM: the occupancy API's figure for the megakernel at its shared memory; rows/launch = blocks/SM x SMs / \
+             tiles per row, capped at the rows. 'replay saves' is direct minus replay, per run of the whole sequence."
+        );
+        let _ = writeln!(s, "\nFastest geometry of each variant (replayed):");
+        for variant in super::Variant::ALL {
+            let best = self
+                .rows
+                .iter()
+                .filter_map(|r| if let Row::Ran(r) = r { Some(r) } else { None })
+                .filter(|r| r.plan.variant == variant)
+                .min_by(|a, b| a.replay.median_ms().total_cmp(&b.replay.median_ms()));
+            if let Some(r) = best {
+                let gbs = compulsory_gb_per_s(elems, r.replay.median_ms());
+                let _ = writeln!(
+                    s,
+                    "  {:<13} W={:<6} T={:<4} {:.4} ms, {gbs:.1} GB/s over the compulsory bytes, {:.1} GB/s over the bytes it moves",
+                    variant.label(),
+                    r.plan.geometry.w,
+                    r.plan.geometry.t,
+                    r.replay.median_ms(),
+                    gbs * variant.floats_per_elem() / COMPULSORY_FLOATS
+                );
+            }
+        }
         if !refusals.is_empty() {
             let _ = writeln!(s, "\nRefused at admission (the megakernel variants, before any launch):");
             for r in refusals {
