@@ -1,5 +1,6 @@
-//! Atomics, fences and sleeping at device (`.gpu`) scope, and a reusable
-//! row barrier built from them.
+//! Atomics and sleeping at device (`.gpu`) scope, and a reusable row
+//! barrier built from them. No separate fence is needed: each access here
+//! carries its own ordering (acquire, release, acquire-release, relaxed).
 //!
 //! Why inline PTX and not `core::sync::atomic`: with this LLVM a Rust
 //! `fetch_add` compiles to a relaxed `atom.global.add.u32` whatever ordering

@@ -11,7 +11,7 @@
 //! - [`math`]: fused multiply-add. rustc never contracts `a * b + c` on its
 //!   own, while nvcc does by default.
 //! - [`warp`]: register exchange between a warp's lanes (`shfl.sync`).
-//! - [`atomic`]: GPU-scope atomics, fences and `nanosleep`, and the row
+//! - [`atomic`]: GPU-scope ordered atomics and `nanosleep`, and the row
 //!   barrier the cooperative softmax kernel is built on.
 //!
 //! Several properties here depend on this exact LLVM (the toolchain is
