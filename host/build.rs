@@ -43,19 +43,34 @@ const HOST_ONLY_ENV: &[&str] = &[
 ];
 
 fn main() {
-    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace = manifest_dir.parent().expect("host/ sits in the workspace").to_path_buf();
+    let manifest_dir =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir
+        .parent()
+        .expect("host/ sits in the workspace")
+        .to_path_buf();
     let kernels = workspace.join("kernels-gpu");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
 
     println!("cargo:rerun-if-changed={}", kernels.join("src").display());
-    println!("cargo:rerun-if-changed={}", kernels.join("Cargo.toml").display());
-    println!("cargo:rerun-if-changed={}", workspace.join("rust-toolchain.toml").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        kernels.join("Cargo.toml").display()
+    );
+    println!(
+        "cargo:rerun-if-changed={}",
+        workspace.join("rust-toolchain.toml").display()
+    );
     println!("cargo:rerun-if-env-changed=LAB_PTX_ARCH");
 
     let arch = env::var("LAB_PTX_ARCH").unwrap_or_else(|_| DEFAULT_PTX_ARCH.to_string());
-    if !arch.strip_prefix("sm_").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric())) {
-        fail(&format!("LAB_PTX_ARCH={arch:?} is not a GPU architecture; use one like sm_75 or sm_90"));
+    if !arch
+        .strip_prefix("sm_")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric()))
+    {
+        fail(&format!(
+            "LAB_PTX_ARCH={arch:?} is not a GPU architecture; use one like sm_75 or sm_90"
+        ));
     }
 
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
@@ -70,9 +85,20 @@ fn main() {
     child
         .current_dir(&kernels)
         .env("RUSTC_BOOTSTRAP", "1")
-        .env("CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS", format!("-Ctarget-cpu={arch}"))
+        .env(
+            "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
+            format!("-Ctarget-cpu={arch}"),
+        )
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .args(["rustc", "--lib", "--crate-type", "cdylib", "--release", "--target", TARGET])
+        .args([
+            "rustc",
+            "--lib",
+            "--crate-type",
+            "cdylib",
+            "--release",
+            "--target",
+            TARGET,
+        ])
         .arg("-Zbuild-std=core")
         .arg("--manifest-path")
         .arg(kernels.join("Cargo.toml"))
@@ -85,12 +111,21 @@ fn main() {
         .status()
         .unwrap_or_else(|e| fail(&format!("could not start cargo to build the kernels: {e}")));
     if !status.success() {
-        fail("the GPU kernels in kernels-gpu failed to compile for nvptx64 (rustc's errors are above)");
+        fail(
+            "the GPU kernels in kernels-gpu failed to compile for nvptx64 (rustc's errors are above)",
+        );
     }
 
-    let ptx = target_dir.join(TARGET).join("release").join("kernels_gpu.ptx");
-    std::fs::copy(&ptx, out_dir.join("kernels.ptx"))
-        .unwrap_or_else(|e| fail(&format!("the kernel build left no PTX at {}: {e}", ptx.display())));
+    let ptx = target_dir
+        .join(TARGET)
+        .join("release")
+        .join("kernels_gpu.ptx");
+    std::fs::copy(&ptx, out_dir.join("kernels.ptx")).unwrap_or_else(|e| {
+        fail(&format!(
+            "the kernel build left no PTX at {}: {e}",
+            ptx.display()
+        ))
+    });
 
     let version = Command::new(&rustc)
         .arg("--version")
@@ -116,9 +151,18 @@ fn main() {
         .output()
         .ok()
         .is_some_and(|o| !o.stdout.is_empty());
-    println!("cargo:rustc-env=LAB_GIT_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
-    println!("cargo:rerun-if-changed={}", workspace.join(".git/HEAD").display());
-    println!("cargo:rerun-if-changed={}", workspace.join(".git/index").display());
+    println!(
+        "cargo:rustc-env=LAB_GIT_COMMIT={commit}{}",
+        if dirty { "-dirty" } else { "" }
+    );
+    println!(
+        "cargo:rerun-if-changed={}",
+        workspace.join(".git/HEAD").display()
+    );
+    println!(
+        "cargo:rerun-if-changed={}",
+        workspace.join(".git/index").display()
+    );
     println!("cargo:rustc-env=LAB_PTX_ARCH={arch}");
 }
 
@@ -143,9 +187,12 @@ fn check_components(rustc: &str) {
     let rustlib = sysroot.join("lib").join("rustlib");
     let has_src = rustlib.join("src/rust/library/core").is_dir();
     let has_linker = std::fs::read_dir(&rustlib).ok().is_some_and(|entries| {
-        entries
-            .flatten()
-            .any(|e| e.path().join("bin/self-contained/llvm-bitcode-linker").exists() || e.path().join("bin/llvm-bitcode-linker").exists())
+        entries.flatten().any(|e| {
+            e.path()
+                .join("bin/self-contained/llvm-bitcode-linker")
+                .exists()
+                || e.path().join("bin/llvm-bitcode-linker").exists()
+        })
     });
     if !has_src || !has_linker {
         fail(
@@ -161,7 +208,14 @@ fn check_components(rustc: &str) {
 /// (`<target>/<profile>/build/host-<hash>/out`). Falls back to `OUT_DIR`.
 fn kernel_target_dir(out_dir: &Path) -> PathBuf {
     match out_dir.ancestors().nth(3) {
-        Some(profile_dir) if out_dir.ancestors().nth(2).is_some_and(|b| b.ends_with("build")) => profile_dir.join("ptx"),
+        Some(profile_dir)
+            if out_dir
+                .ancestors()
+                .nth(2)
+                .is_some_and(|b| b.ends_with("build")) =>
+        {
+            profile_dir.join("ptx")
+        }
         _ => out_dir.join("ptx"),
     }
 }

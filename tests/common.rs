@@ -23,14 +23,18 @@ pub enum Opened {
 pub fn open_gpu() -> Opened {
     match Gpu::open(0) {
         Ok(gpu) => Opened::Gpu(gpu),
-        Err(e @ (Error::NoDriver | Error::NoDevice { .. })) => Opened::Absent(format!("GPU tests skipped: {e}")),
+        Err(e @ (Error::NoDriver | Error::NoDevice { .. })) => {
+            Opened::Absent(format!("GPU tests skipped: {e}"))
+        }
         Err(e) => Opened::Broken(e.to_string()),
     }
 }
 
 /// Runs GPU trials under libtest-mimic: each trial gets the shared GPU; with
 /// no GPU every trial is listed as ignored and one line says why.
-pub fn run_gpu_trials(trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)>) -> std::process::ExitCode {
+pub fn run_gpu_trials(
+    trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)>,
+) -> std::process::ExitCode {
     use libtest_mimic::{Arguments, Trial};
     use std::sync::Arc;
 
@@ -55,7 +59,9 @@ pub fn run_gpu_trials(trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)
             Err(None) => Trial::test(name, || Ok(())).with_ignored_flag(true),
             Err(Some(why)) => {
                 let why = why.clone();
-                Trial::test(name, move || Err(format!("the GPU could not be opened: {why}").into()))
+                Trial::test(name, move || {
+                    Err(format!("the GPU could not be opened: {why}").into())
+                })
             }
         })
         .collect();

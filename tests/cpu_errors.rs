@@ -15,15 +15,30 @@ fn driver(code: CUresult) -> DriverError {
 #[test]
 fn each_error_says_what_went_wrong_and_has_its_own_status() {
     let cases: Vec<(Error, &[&str], u8)> = vec![
-        (Error::NoDriver, &["no NVIDIA driver found", "libcuda.so"], exit::NO_DRIVER),
-        (Error::NoDevice { ordinal: 3, count: 1 }, &["no CUDA device 3", "reports 1 device"], exit::NO_DEVICE),
+        (
+            Error::NoDriver,
+            &["no NVIDIA driver found", "libcuda.so"],
+            exit::NO_DRIVER,
+        ),
+        (
+            Error::NoDevice {
+                ordinal: 3,
+                count: 1,
+            },
+            &["no CUDA device 3", "reports 1 device"],
+            exit::NO_DEVICE,
+        ),
         (
             Error::GpuTooOld {
                 gpu: "Tesla P100".into(),
                 cc: (6, 0),
                 target: (7, 5),
             },
-            &["Tesla P100 has compute capability 6.0", "below the PTX target sm_75", "LAB_PTX_ARCH=sm_60"],
+            &[
+                "Tesla P100 has compute capability 6.0",
+                "below the PTX target sm_75",
+                "LAB_PTX_ARCH=sm_60",
+            ],
             exit::PTX,
         ),
         (
@@ -33,7 +48,12 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
                 driver: "12.2".into(),
                 source: driver(CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
             },
-            &["the driver (CUDA 12.2) refused", "ISA 8.8", "sm_90", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"],
+            &[
+                "the driver (CUDA 12.2) refused",
+                "ISA 8.8",
+                "sm_90",
+                "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+            ],
             exit::PTX,
         ),
         (
@@ -42,7 +62,11 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
                 needed: 805_306_368 + 1_048_576,
                 free: 536_870_912,
             },
-            &["needs 806354944 bytes", "769.0 MiB", "only 536870912 bytes (512.0 MiB) are free"],
+            &[
+                "needs 806354944 bytes",
+                "769.0 MiB",
+                "only 536870912 bytes (512.0 MiB) are free",
+            ],
             exit::SIZE,
         ),
         (
@@ -50,7 +74,11 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
                 kernel: "transpose_tiled".into(),
                 source: driver(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
             },
-            &["kernel `transpose_tiled` failed", "CUDA_ERROR_ILLEGAL_ADDRESS", "cargo xtask sanitize"],
+            &[
+                "kernel `transpose_tiled` failed",
+                "CUDA_ERROR_ILLEGAL_ADDRESS",
+                "cargo xtask sanitize",
+            ],
             exit::KERNEL_FAULT,
         ),
         (
@@ -61,7 +89,11 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
             &["cuMemcpyDtoHAsync failed", "CUDA_ERROR_LAUNCH_FAILED"],
             exit::DRIVER,
         ),
-        (Error::NvrtcMissing, &["NVRTC library", "LD_LIBRARY_PATH", "nvidia-cuda-nvrtc-cu12"], exit::TOOL),
+        (
+            Error::NvrtcMissing,
+            &["NVRTC library", "LD_LIBRARY_PATH", "nvidia-cuda-nvrtc-cu12"],
+            exit::TOOL,
+        ),
         (
             Error::TimingBroken {
                 kernel: "vector_add".into(),
@@ -84,7 +116,11 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
     // Distinct kinds of failure get distinct statuses (and none is 0, 2 or 3,
     // which mean success, usage and a failed check).
     assert_eq!(statuses.len(), 7);
-    assert!(!statuses.contains(&0) && !statuses.contains(&exit::USAGE) && !statuses.contains(&exit::CHECK_FAILED));
+    assert!(
+        !statuses.contains(&0)
+            && !statuses.contains(&exit::USAGE)
+            && !statuses.contains(&exit::CHECK_FAILED)
+    );
 }
 
 #[test]
@@ -95,7 +131,11 @@ fn the_memory_budget_counts_three_buffers_and_the_partials() {
     // block: (3 x 67,108,864 + 262,144) x 4 bytes.
     assert_eq!(s.device_bytes(), (3 * 67_108_864 + 262_144) * 4);
     // A T4's 4 MiB L2 keeps the seed's 4096^2: 192 MiB and the partials.
-    let t4 = Sizes::for_device(&DeviceInfo { l2_bytes: 4 << 20, sms: 40, ..info });
+    let t4 = Sizes::for_device(&DeviceInfo {
+        l2_bytes: 4 << 20,
+        sms: 40,
+        ..info
+    });
     assert_eq!(t4.device_bytes(), (3 * 16_777_216 + 65_536) * 4);
 }
 
@@ -106,7 +146,10 @@ fn a_missing_ncu_is_named_with_where_to_get_it() {
         return;
     }
     let err = host::ncu::profile(std::path::Path::new("/bin/true"), &[]).unwrap_err();
-    assert!(err.starts_with("ncu (Nsight Compute) is not on the PATH"), "{err}");
+    assert!(
+        err.starts_with("ncu (Nsight Compute) is not on the PATH"),
+        "{err}"
+    );
     assert!(err.contains("CUDA toolkit"), "{err}");
     assert_eq!(host::Error::Tool(err).exit_code(), exit::TOOL);
 }

@@ -17,7 +17,11 @@ fn the_reference_on_hand_checked_values() {
     assert!((reference::chain(-4.0, -0.4) - -0.4).abs() < 1e-6);
     // GELU(1) = 0.5 (1 + tanh(0.79788456 * 1.044715)) = 0.8411920...
     let one = (1.0 - BETA) / GAMMA;
-    assert!((reference::chain(one, 0.0) - 0.841_192).abs() < 2e-6, "{}", reference::chain(one, 0.0));
+    assert!(
+        (reference::chain(one, 0.0) - 0.841_192).abs() < 2e-6,
+        "{}",
+        reference::chain(one, 0.0)
+    );
 }
 
 #[test]
@@ -33,7 +37,10 @@ fn the_fills_follow_the_seed() {
 #[test]
 fn the_tolerance_check_names_the_first_bad_index() {
     let want = [1.0, 2.0, 0.0];
-    assert_eq!(reference::first_mismatch(&[1.0, 2.000_01, 0.000_000_5], &want), None);
+    assert_eq!(
+        reference::first_mismatch(&[1.0, 2.000_01, 0.000_000_5], &want),
+        None
+    );
     let (i, g, w) = reference::first_mismatch(&[1.0, 2.001, 0.0], &want).unwrap();
     assert_eq!((i, g, w), (1, 2.001, 2.0));
     assert!(reference::first_mismatch(&[f32::NAN, 2.0, 0.0], &want).is_some());
@@ -53,7 +60,10 @@ fn launch_shapes_cover_n_at_every_width() {
     for w in WIDTHS {
         let c = launch_config(Kernel::Wide(w), CHECK_ELEMS);
         assert!(c.grid_dim.0 as usize * 256 * w >= CHECK_ELEMS, "width {w}");
-        assert!((c.grid_dim.0 as usize - 1) * 256 * w < CHECK_ELEMS, "width {w}: a block too many");
+        assert!(
+            (c.grid_dim.0 as usize - 1) * 256 * w < CHECK_ELEMS,
+            "width {w}: a block too many"
+        );
     }
     assert_eq!(blocks_for(ELEMS, 1), 65_536);
     assert_eq!(blocks_for(ELEMS, 32), 2048);
@@ -65,7 +75,10 @@ fn the_ptx_has_one_entry_per_width_and_every_kernel() {
     for k in Kernel::all() {
         assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
     }
-    let widths = found.iter().filter(|e| e.starts_with("chain_fused_wide_")).count();
+    let widths = found
+        .iter()
+        .filter(|e| e.starts_with("chain_fused_wide_"))
+        .count();
     assert_eq!(widths, WIDTHS.len());
 }
 
@@ -74,7 +87,12 @@ fn the_stages_use_fma_the_fast_units_and_the_read_only_path() {
     let body = |k: Kernel| entry_body(PTX, k.symbol()).unwrap();
     assert!(body(Kernel::ScaleBias).contains("fma.rn.f32"));
     let gelu = body(Kernel::Gelu);
-    for op in ["ex2.approx.ftz.f32", "rcp.approx.ftz.f32", "fma.rn.f32", "ld.global.nc"] {
+    for op in [
+        "ex2.approx.ftz.f32",
+        "rcp.approx.ftz.f32",
+        "fma.rn.f32",
+        "ld.global.nc",
+    ] {
         assert!(gelu.contains(op), "apply_gelu lacks {op}");
     }
     // The tanh is branch-free: the stage's only branch is its bounds guard.
@@ -86,7 +104,10 @@ fn the_stages_use_fma_the_fast_units_and_the_read_only_path() {
 #[test]
 fn the_twins_compile_with_nvrtc_and_match_the_entries() {
     if host::nvrtc::require_nvrtc().is_err() {
-        assert!(std::env::var_os("CI").is_none(), "CI must run this test: NVRTC is missing");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
         eprintln!("skipped: NVRTC is not on the loader path");
         return;
     }

@@ -3,9 +3,9 @@
 //! builder produced (entry points, state spaces, read-only loads, FMAs, no
 //! local-memory spills).
 
-use host::ptx::{self, PTX, entry_body, entries};
-use host::roofline::model::{Ceilings, cost};
 use host::gpu::DeviceInfo;
+use host::ptx::{self, PTX, entries, entry_body};
+use host::roofline::model::{Ceilings, cost};
 use host::roofline::{Kernel, Sizes, launch_config, reference, side_for_l2};
 use kernels_gpu::roofline::*;
 
@@ -32,42 +32,68 @@ fn fills_have_the_seed_periods() {
 #[test]
 fn scrambled_fill_is_small_and_rows_differ() {
     let d = MAT_DIM;
-    let a: Vec<f32> = (0..d * d).map(|i| reference::fill_scrambled(i, 1)).collect();
-    assert!(a.iter().all(|&v| v.fract() == 0.0 && (-4.0..=4.0).contains(&v)));
+    let a: Vec<f32> = (0..d * d)
+        .map(|i| reference::fill_scrambled(i, 1))
+        .collect();
+    assert!(
+        a.iter()
+            .all(|&v| v.fract() == 0.0 && (-4.0..=4.0).contains(&v))
+    );
     for r in 1..d {
         assert_ne!(a[..d], a[r * d..(r + 1) * d], "row {r} equals row 0");
     }
-    let differ = (0..100).filter(|&i| reference::fill_scrambled(i, 1) != reference::fill_scrambled(i, 2)).count();
-    assert!(differ > 50, "the two streams agree on {} of 100", 100 - differ);
+    let differ = (0..100)
+        .filter(|&i| reference::fill_scrambled(i, 1) != reference::fill_scrambled(i, 2))
+        .count();
+    assert!(
+        differ > 50,
+        "the two streams agree on {} of 100",
+        100 - differ
+    );
 }
 
 #[test]
 fn polynomial_by_value_agrees_with_the_chain() {
     let input: Vec<f32> = (0..100).map(reference::fill_a).collect();
-    assert_eq!(reference::polynomial_by_value(&input), reference::polynomial(&input));
+    assert_eq!(
+        reference::polynomial_by_value(&input),
+        reference::polynomial(&input)
+    );
 }
 
 #[test]
 fn vector_add_reference() {
-    assert_eq!(reference::vector_add(&[1.0, 2.0, 7.0], &[-2.0, 0.5, 2.0]), [-1.0, 2.5, 9.0]);
+    assert_eq!(
+        reference::vector_add(&[1.0, 2.0, 7.0], &[-2.0, 0.5, 2.0]),
+        [-1.0, 2.5, 9.0]
+    );
 }
 
 #[test]
 fn transpose_reference() {
     // [[0, 1, 2], [3, 4, 5], [6, 7, 8]] -> [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
     let m: Vec<f32> = (0..9).map(|i| i as f32).collect();
-    assert_eq!(reference::transpose(&m, 3), [0.0, 3.0, 6.0, 1.0, 4.0, 7.0, 2.0, 5.0, 8.0]);
+    assert_eq!(
+        reference::transpose(&m, 3),
+        [0.0, 3.0, 6.0, 1.0, 4.0, 7.0, 2.0, 5.0, 8.0]
+    );
 }
 
 #[test]
 fn matmul_reference() {
     // [[1, 2], [3, 4]] x [[5, 6], [7, 8]] = [[19, 22], [43, 50]]
-    assert_eq!(reference::matmul(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], 2), [19.0, 22.0, 43.0, 50.0]);
+    assert_eq!(
+        reference::matmul(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], 2),
+        [19.0, 22.0, 43.0, 50.0]
+    );
 }
 
 #[test]
 fn block_sums_reference() {
-    assert_eq!(reference::block_sums(&[1.0, 2.0, 3.0, 4.0, 5.0], 2), [3.0, 7.0, 5.0]);
+    assert_eq!(
+        reference::block_sums(&[1.0, 2.0, 3.0, 4.0, 5.0], 2),
+        [3.0, 7.0, 5.0]
+    );
 }
 
 #[test]
@@ -78,7 +104,9 @@ fn heat_step_reference() {
     // interior cell keeps its value; the ring is 0.
     let grid: Vec<f32> = (0..16).map(|i| i as f32 + 1.0).collect();
     let out = reference::heat_step(&grid, 4, 0.2);
-    let want = [0.0, 0.0, 0.0, 0.0, 0.0, 6.0, 7.0, 0.0, 0.0, 10.0, 11.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    let want = [
+        0.0, 0.0, 0.0, 0.0, 0.0, 6.0, 7.0, 0.0, 0.0, 10.0, 11.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+    ];
     assert_eq!(out, want);
     // A single hot cell spreads: centre 10 with cold neighbours -> 10 - 0.2 * 40 = 2.
     let mut spike = vec![0.0f32; 9];
@@ -110,7 +138,10 @@ fn fma_sum_reference() {
 fn vector_add_is_one_twelfth_flop_per_byte() {
     let s = lesson_sizes(4 << 20, 40);
     assert_eq!(cost(Kernel::VectorAdd, &s).intensity(), 1.0 / 12.0);
-    assert_eq!(cost(Kernel::VectorAddPermuted, &s), cost(Kernel::VectorAdd, &s));
+    assert_eq!(
+        cost(Kernel::VectorAddPermuted, &s),
+        cost(Kernel::VectorAdd, &s)
+    );
     assert_eq!(cost(Kernel::Copy, &s).bytes, 8.0 * s.n as f64);
     assert_eq!(cost(Kernel::Copy, &s).flop, 0.0);
 }
@@ -119,8 +150,14 @@ fn vector_add_is_one_twelfth_flop_per_byte() {
 fn matmul_bytes_follow_the_seed() {
     let s = lesson_sizes(4 << 20, 40);
     let d = MAT_DIM as f64;
-    assert_eq!(cost(Kernel::MatmulNaive, &s).bytes, (2.0 * d * d * d + d * d) * 4.0);
-    assert_eq!(cost(Kernel::MatmulTiled, &s).bytes, (2.0 * d * d * d / 16.0 + d * d) * 4.0);
+    assert_eq!(
+        cost(Kernel::MatmulNaive, &s).bytes,
+        (2.0 * d * d * d + d * d) * 4.0
+    );
+    assert_eq!(
+        cost(Kernel::MatmulTiled, &s).bytes,
+        (2.0 * d * d * d / 16.0 + d * d) * 4.0
+    );
     assert_eq!(cost(Kernel::MatmulTiled, &s).flop, 2.0 * d * d * d);
 }
 
@@ -135,9 +172,15 @@ fn reduction_stencil_polynomial_and_fma_counts() {
     assert_eq!(cost(Kernel::StencilGlobal, &s).flop, 7.0 * interior);
     assert_eq!(cost(Kernel::StencilGlobal, &s).bytes, 6.0 * interior * 4.0);
     // 2046 / 32 -> 64 blocks across, 2046 / 8 -> 256 down, 340 cells each.
-    assert_eq!(cost(Kernel::StencilTiled, &s).bytes, (340.0 * 64.0 * 256.0 + interior) * 4.0);
+    assert_eq!(
+        cost(Kernel::StencilTiled, &s).bytes,
+        (340.0 * 64.0 * 256.0 + interior) * 4.0
+    );
     assert_eq!(cost(Kernel::Polynomial, &s).flop, 513.0 * n);
-    assert_eq!(cost(Kernel::FmaPeak, &s).flop, (32 * 40 * 256) as f64 * 2048.0 * 8.0 * 2.0);
+    assert_eq!(
+        cost(Kernel::FmaPeak, &s).flop,
+        (32 * 40 * 256) as f64 * 2048.0 * 8.0 * 2.0
+    );
 }
 
 #[test]
@@ -174,9 +217,21 @@ fn invalid_sizes_are_errors_that_say_why() {
     let good = lesson_sizes(4 << 20, 40);
     let msg = |s: Sizes| s.validate().unwrap_err().to_string();
     assert!(msg(Sizes { side: 100, ..good }).contains("not a multiple of 32"));
-    assert!(msg(Sizes { mat_dim: 40, ..good }).contains("not a multiple of 16"));
+    assert!(
+        msg(Sizes {
+            mat_dim: 40,
+            ..good
+        })
+        .contains("not a multiple of 16")
+    );
     assert!(msg(Sizes { n: 1001, ..good }).contains("stride"));
-    assert!(msg(Sizes { fma_blocks: 1 << 20, ..good }).contains("FMA threads"));
+    assert!(
+        msg(Sizes {
+            fma_blocks: 1 << 20,
+            ..good
+        })
+        .contains("FMA threads")
+    );
 }
 
 #[test]
@@ -198,7 +253,8 @@ fn launch_shapes_cover_each_problem() {
 // ---- the PTX ---------------------------------------------------------------
 
 fn body(kernel: Kernel) -> &'static str {
-    entry_body(PTX, kernel.symbol()).unwrap_or_else(|| panic!("no .entry {} in the PTX", kernel.symbol()))
+    entry_body(PTX, kernel.symbol())
+        .unwrap_or_else(|| panic!("no .entry {} in the PTX", kernel.symbol()))
 }
 
 #[test]
@@ -210,8 +266,16 @@ fn ptx_has_all_twelve_entry_points() {
     // The twelve, the test-only kernels, and the fusion lesson's 13.
     assert!(found.contains(&kernels_gpu::testing::FAULT_ON_PURPOSE));
     assert!(found.contains(&kernels_gpu::testing::TANH_FOR_TESTS));
-    // (The softmax lesson's kernels are counted in tests/cpu_softmax.rs.)
-    let others = found.iter().filter(|e| !e.starts_with("softmax_")).count();
+    // (The softmax and vectorize lessons' kernels are checked in their own
+    // tests.)
+    let others = found
+        .iter()
+        .filter(|e| {
+            !e.starts_with("softmax_")
+                && !e.starts_with("add_scalar_")
+                && !e.starts_with("add_vec16_")
+        })
+        .count();
     assert_eq!(others, 12 + 2 + 13, "{found:?}");
 }
 
@@ -245,14 +309,23 @@ fn generic_accesses(body: &str) -> Vec<&str> {
 
 #[test]
 fn tiled_kernels_use_the_shared_state_space() {
-    for k in [Kernel::TransposeTiled, Kernel::MatmulTiled, Kernel::Reduce, Kernel::StencilTiled] {
+    for k in [
+        Kernel::TransposeTiled,
+        Kernel::MatmulTiled,
+        Kernel::Reduce,
+        Kernel::StencilTiled,
+    ] {
         let b = body(k);
         assert!(b.contains("ld.shared."), "{}: no ld.shared", k.symbol());
         assert!(b.contains("st.shared."), "{}: no st.shared", k.symbol());
     }
     for k in Kernel::ALL {
         let generic = generic_accesses(body(k));
-        assert!(generic.is_empty(), "{}: generic accesses {generic:?}", k.symbol());
+        assert!(
+            generic.is_empty(),
+            "{}: generic accesses {generic:?}",
+            k.symbol()
+        );
     }
 }
 
@@ -268,13 +341,21 @@ fn no_kernel_spills_to_local_memory() {
 fn inputs_use_the_read_only_path() {
     for k in Kernel::ALL.into_iter().filter(|&k| k != Kernel::FmaPeak) {
         let b = body(k);
-        assert!(b.contains("ld.global.nc."), "{}: inputs not loaded with ld.global.nc", k.symbol());
+        assert!(
+            b.contains("ld.global.nc."),
+            "{}: inputs not loaded with ld.global.nc",
+            k.symbol()
+        );
         let plain: Vec<&str> = b
             .lines()
             .map(str::trim)
             .filter(|l| l.starts_with("ld.global.") && !l.starts_with("ld.global.nc."))
             .collect();
-        assert!(plain.is_empty(), "{}: plain global loads {plain:?}", k.symbol());
+        assert!(
+            plain.is_empty(),
+            "{}: plain global loads {plain:?}",
+            k.symbol()
+        );
     }
 }
 
@@ -293,9 +374,16 @@ fn multiply_adds_are_fused() {
     }
     // The only multiply left in the polynomial is the input scale.
     assert_eq!(body(Kernel::Polynomial).matches("mul.rn.f32").count(), 1);
-    assert_eq!(body(Kernel::Polynomial).matches("fma.rn.f32").count(), POLY_DEGREE as usize);
+    assert_eq!(
+        body(Kernel::Polynomial).matches("fma.rn.f32").count(),
+        POLY_DEGREE as usize
+    );
     for k in [Kernel::MatmulNaive, Kernel::MatmulTiled, Kernel::FmaPeak] {
-        assert!(!body(k).contains("mul.rn.f32"), "{}: an unfused multiply", k.symbol());
+        assert!(
+            !body(k).contains("mul.rn.f32"),
+            "{}: an unfused multiply",
+            k.symbol()
+        );
     }
 }
 
@@ -307,7 +395,11 @@ fn has_backward_branch(body: &str) -> bool {
         if let Some(label) = code.strip_suffix(':').filter(|l| l.starts_with('$')) {
             seen.push(label.to_string());
         } else if let Some(pos) = line.find("bra") {
-            let target = line[pos..].split_whitespace().nth(1).unwrap_or("").trim_end_matches(';');
+            let target = line[pos..]
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("")
+                .trim_end_matches(';');
             if seen.iter().any(|l| l == target) {
                 return true;
             }
@@ -333,17 +425,30 @@ fn the_fma_loop_is_unrolled_but_not_flattened() {
     let b = body(Kernel::FmaPeak);
     let fmas = b.matches("fma.rn.f32").count();
     assert!(fmas >= (FMA_UNROLL as usize) * FMA_CHAINS, "{fmas} FMAs");
-    assert!(fmas < FMA_ITERS as usize, "{fmas} FMAs: the loop was flattened");
-    assert!(has_backward_branch(b), "no loop: no branch goes back to an earlier label");
+    assert!(
+        fmas < FMA_ITERS as usize,
+        "{fmas} FMAs: the loop was flattened"
+    );
+    assert!(
+        has_backward_branch(b),
+        "no loop: no branch goes back to an earlier label"
+    );
 }
 
 #[test]
 fn shared_tiles_are_declared_once_at_module_scope() {
     // The roofline lesson's own (other lessons' are tested with them).
-    let decls: Vec<&str> =
-        PTX.lines().filter(|l| l.trim_start().starts_with(".shared") && l.contains("ROOFLINE_")).collect();
+    let decls: Vec<&str> = PTX
+        .lines()
+        .filter(|l| l.trim_start().starts_with(".shared") && l.contains("ROOFLINE_"))
+        .collect();
     assert_eq!(decls.len(), 5, "{decls:?}");
-    assert!(decls.iter().any(|d| d.contains("ROOFLINE_TRANSPOSE_TILE[4224]")), "32 x 33 floats");
+    assert!(
+        decls
+            .iter()
+            .any(|d| d.contains("ROOFLINE_TRANSPOSE_TILE[4224]")),
+        "32 x 33 floats"
+    );
 }
 
 // ---- the PTX through ptxas ---------------------------------------------------
@@ -351,7 +456,9 @@ fn shared_tiles_are_declared_once_at_module_scope() {
 /// ptxas, from `$PTXAS` or the PATH (`cargo xtask test` provides one from
 /// PyPI's nvidia-cuda-nvcc-cu12 where neither has it).
 fn ptxas() -> Option<std::path::PathBuf> {
-    std::env::var_os("PTXAS").map(Into::into).or_else(|| host::asm::find_tool("ptxas"))
+    std::env::var_os("PTXAS")
+        .map(Into::into)
+        .or_else(|| host::asm::find_tool("ptxas"))
 }
 
 /// The driver JIT-compiles this PTX when a lesson starts; ptxas is the same
@@ -360,7 +467,10 @@ fn ptxas() -> Option<std::path::PathBuf> {
 #[test]
 fn ptx_assembles_without_spills() {
     let Some(ptxas) = ptxas() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must run this test: install ptxas or set PTXAS");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: install ptxas or set PTXAS"
+        );
         eprintln!("skipped: no ptxas on PATH and PTXAS unset");
         return;
     };
@@ -376,10 +486,16 @@ fn ptx_assembles_without_spills() {
             .output()
             .expect("ptxas runs");
         let log = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "ptxas rejected the PTX for {arch}:\n{log}");
+        assert!(
+            out.status.success(),
+            "ptxas rejected the PTX for {arch}:\n{log}"
+        );
         let compiled = log.matches("Compiling entry function").count();
         assert_eq!(compiled, entries(PTX).len(), "{arch}: {log}");
-        for line in log.lines().filter(|l| l.contains("spill") || l.contains("stack frame")) {
+        for line in log
+            .lines()
+            .filter(|l| l.contains("spill") || l.contains("stack frame"))
+        {
             assert!(
                 line.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
                 "{arch}: {line}"
@@ -451,7 +567,10 @@ fn cuda_c_kernels(source: &str) -> Vec<&str> {
 /// lessons' kernels and the test-only ones).
 fn roofline_entries(ptx: &str) -> Vec<&str> {
     let ours: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
-    let mut e: Vec<&str> = entries(ptx).into_iter().filter(|s| ours.contains(s)).collect();
+    let mut e: Vec<&str> = entries(ptx)
+        .into_iter()
+        .filter(|s| ours.contains(s))
+        .collect();
     e.sort();
     e
 }
@@ -461,7 +580,10 @@ fn every_rust_kernel_has_a_cuda_c_twin() {
     let rust = roofline_entries(PTX);
     let mut c = cuda_c_kernels(host::roofline::CUDA_C_SOURCE);
     c.sort();
-    assert_eq!(rust, c, "the Rust PTX's entries and roofline.cu's kernels differ");
+    assert_eq!(
+        rust, c,
+        "the Rust PTX's entries and roofline.cu's kernels differ"
+    );
     assert_eq!(c.len(), Kernel::ALL.len());
 }
 
@@ -491,7 +613,10 @@ fn cuda_c_defines_carry_the_rust_constants_exactly() {
 #[test]
 fn cuda_c_twins_compile_with_nvrtc() {
     if host::nvrtc::require_nvrtc().is_err() {
-        assert!(std::env::var_os("CI").is_none(), "CI must run this test: NVRTC is missing");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
         eprintln!("skipped: NVRTC is not on the loader path");
         return;
     }
@@ -502,15 +627,27 @@ fn cuda_c_twins_compile_with_nvrtc() {
         c.sort();
         assert_eq!(c, roofline_entries(PTX), "sm_{}{}", cc.0, cc.1);
         // nvcc's default contraction turns the multiply-adds into FMAs.
-        for k in [Kernel::MatmulNaive, Kernel::MatmulTiled, Kernel::StencilGlobal, Kernel::Polynomial] {
+        for k in [
+            Kernel::MatmulNaive,
+            Kernel::MatmulTiled,
+            Kernel::StencilGlobal,
+            Kernel::Polynomial,
+        ] {
             let body = entry_body(&ptx, k.symbol()).unwrap();
-            assert!(body.contains("fma.rn.f32"), "{}: no fma in the twin", k.symbol());
+            assert!(
+                body.contains("fma.rn.f32"),
+                "{}: no fma in the twin",
+                k.symbol()
+            );
         }
         assert!(!ptx.contains(".local"), "a twin uses local memory");
     }
     // A source that does not compile is an error carrying NVRTC's log.
     let err = host::nvrtc::compile("__global__ void broken( {", "broken.cu", (7, 5)).unwrap_err();
-    assert!(err.to_string().contains("broken.cu did not compile"), "{err}");
+    assert!(
+        err.to_string().contains("broken.cu did not compile"),
+        "{err}"
+    );
 }
 
 // ---- the report, from synthetic timings ------------------------------------------
@@ -529,7 +666,11 @@ fn synthetic_report() -> host::roofline::report::Report {
     let s = Sizes::for_device(&info);
     let ms_for = |k: Kernel, rate_per_s: f64| {
         let c = cost(k, &s);
-        let count = if k == Kernel::FmaPeak { c.flop } else { c.bytes };
+        let count = if k == Kernel::FmaPeak {
+            c.flop
+        } else {
+            c.bytes
+        };
         count / rate_per_s * 1e3
     };
     let measured: Vec<host::roofline::Measured> = Kernel::ALL
@@ -567,14 +708,29 @@ fn ncu_counters_merge_into_the_report() {
     r.merge_counters(host::ncu::parse_csv(&csv).unwrap());
     let table = r.table();
     assert!(table.contains("Measured bytes (Nsight Compute"), "{table}");
-    let matmul = table.lines().find(|l| l.starts_with("| matmul, naive") && l.contains("3.2")).expect("a measured matmul row");
+    let matmul = table
+        .lines()
+        .find(|l| l.starts_with("| matmul, naive") && l.contains("3.2"))
+        .expect("a measured matmul row");
     assert!(matmul.contains("1074.8"), "{matmul}");
     let lines = r.json_lines();
-    let row = lines.iter().find(|l| l["symbol"] == "matmul_naive").unwrap();
+    let row = lines
+        .iter()
+        .find(|l| l["symbol"] == "matmul_naive")
+        .unwrap();
     assert_eq!(row["measured"]["dram_bytes"], 3_200_000.0);
     let flop = row["flop"].as_f64().unwrap();
-    assert_eq!(row["measured"]["dram_intensity"].as_f64().unwrap(), flop / 3_200_000.0);
-    assert_eq!(lines.iter().find(|l| l["symbol"] == "transpose_naive").unwrap()["measured"], serde_json::Value::Null);
+    assert_eq!(
+        row["measured"]["dram_intensity"].as_f64().unwrap(),
+        flop / 3_200_000.0
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .find(|l| l["symbol"] == "transpose_naive")
+            .unwrap()["measured"],
+        serde_json::Value::Null
+    );
 }
 
 #[test]
@@ -589,7 +745,10 @@ fn the_chart_draws_both_ceilings_and_labels_every_kernel() {
     }
     std::fs::remove_file(&path).ok();
     assert!(svg.starts_with("<svg"), "not an SVG");
-    assert!(svg.contains("measured ceilings: copy 4000 GB/s, FMA 60000 GFLOP/s"), "no ceilings in the legend");
+    assert!(
+        svg.contains("measured ceilings: copy 4000 GB/s, FMA 60000 GFLOP/s"),
+        "no ceilings in the legend"
+    );
     assert!(svg.contains("ridge point, 15.00 FLOP/byte"));
     for k in Kernel::placed() {
         assert!(svg.contains(k.label()), "{} is not labelled", k.label());
@@ -600,9 +759,16 @@ fn the_chart_draws_both_ceilings_and_labels_every_kernel() {
 #[test]
 fn the_chart_with_the_recorded_counters_and_a_zero_byte_kernel() {
     let mut r = synthetic_report();
-    let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/results/ncu-h200-2026-11-29.csv")).unwrap();
+    let csv = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/results/ncu-h200-2026-11-29.csv"
+    ))
+    .unwrap();
     let mut counters = host::ncu::parse_csv(&csv).unwrap();
-    assert!(counters["matmul_naive"].dram_bytes.unwrap() < 3e6, "the recorded naive matmul moved ~2.1 MB");
+    assert!(
+        counters["matmul_naive"].dram_bytes.unwrap() < 3e6,
+        "the recorded naive matmul moved ~2.1 MB"
+    );
     // A placed kernel with 0 DRAM bytes has an infinite measured intensity:
     // it must be left off the chart, not hang the plotter.
     counters.get_mut("vector_add").unwrap().dram_bytes = Some(0.0);
@@ -615,8 +781,15 @@ fn the_chart_with_the_recorded_counters_and_a_zero_byte_kernel() {
     }
     std::fs::remove_file(&path).ok();
     assert!(svg.contains("Rust, DRAM bytes measured by ncu"));
-    let row = r.table().lines().find(|l| l.starts_with("| vector add ") && l.contains(" - |")).map(str::to_string);
-    assert!(row.is_some(), "a 0-byte kernel shows '-' for its DRAM intensity");
+    let row = r
+        .table()
+        .lines()
+        .find(|l| l.starts_with("| vector add ") && l.contains(" - |"))
+        .map(str::to_string);
+    assert!(
+        row.is_some(),
+        "a 0-byte kernel shows '-' for its DRAM intensity"
+    );
 }
 
 #[test]
@@ -628,12 +801,20 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
         let left = row.cost.intensity() < 15.0;
         assert_eq!(row.memory_bound, left, "{:?}", row.kernel);
         if left {
-            assert!((row.percent_of_ceiling - 50.0).abs() < 1e-6, "{:?}", row.kernel);
+            assert!(
+                (row.percent_of_ceiling - 50.0).abs() < 1e-6,
+                "{:?}",
+                row.kernel
+            );
         }
     }
     // The polynomial (64 FLOP/byte) is the one right of the ridge: its share
     // is its GFLOP/s over the FMA ceiling.
-    let poly = r.rows.iter().find(|x| x.kernel == Kernel::Polynomial).unwrap();
+    let poly = r
+        .rows
+        .iter()
+        .find(|x| x.kernel == Kernel::Polynomial)
+        .unwrap();
     assert!(!poly.memory_bound);
     assert!((poly.percent_of_ceiling - 100.0 * poly.gflop_per_s / 60_000.0).abs() < 1e-9);
 
@@ -642,10 +823,17 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
         assert!(table.contains(k.label()), "table lacks {}", k.label());
     }
     assert!(table.contains("ridge point: 15.00 FLOP/byte"), "{table}");
-    assert!(table.contains("9 of the 10 sit left of the ridge point"), "{table}");
+    assert!(
+        table.contains("9 of the 10 sit left of the ridge point"),
+        "{table}"
+    );
 
     let lines = r.json_lines();
-    assert_eq!(lines.len(), 3 + 1 + 10, "2 ceilings, the driver copy, the ridge, 10 kernels");
+    assert_eq!(
+        lines.len(),
+        3 + 1 + 10,
+        "2 ceilings, the driver copy, the ridge, 10 kernels"
+    );
     for line in &lines {
         assert_eq!(line["context"]["gpu"], "synthetic");
         assert_eq!(line["context"]["date"], "2026-11-29T00:00:00Z");

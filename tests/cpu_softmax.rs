@@ -4,7 +4,9 @@
 //! array, shared-memory accesses in the megakernel, the twins compiling).
 
 use host::ptx::{PTX, entries, entry_body};
-use host::softmax::{Geometry, Refusal, SYMBOLS, Shape, Variant, admit_shared, protocol, reference, rows_per_group};
+use host::softmax::{
+    Geometry, Refusal, SYMBOLS, Shape, Variant, admit_shared, protocol, reference, rows_per_group,
+};
 use kernels_gpu::softmax::*;
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -49,7 +51,10 @@ fn the_matrix_is_its_rows() {
     let x: Vec<f32> = (0..3 * n).map(|i| reference::fill_x(i, n)).collect();
     let y = reference::matrix(&x, n);
     for r in 0..3 {
-        assert_eq!(y[r * n..(r + 1) * n], reference::row(&x[r * n..(r + 1) * n]));
+        assert_eq!(
+            y[r * n..(r + 1) * n],
+            reference::row(&x[r * n..(r + 1) * n])
+        );
     }
 }
 
@@ -57,20 +62,31 @@ fn the_matrix_is_its_rows() {
 fn the_fill_is_exact_in_range_and_differs_by_row() {
     let n = 1000;
     let x: Vec<f32> = (0..4 * n).map(|i| reference::fill_x(i, n)).collect();
-    assert!(x.iter().all(|&v| (-4.0..4.0).contains(&v) && (v * 256.0).fract() == 0.0));
+    assert!(
+        x.iter()
+            .all(|&v| (-4.0..4.0).contains(&v) && (v * 256.0).fract() == 0.0)
+    );
     assert_ne!(x[..n], x[n..2 * n]);
 }
 
 #[test]
 fn the_check_names_row_and_column() {
     let want = [0.25f64, 0.25, 0.5, 0.5];
-    assert!(reference::first_mismatch(&[0.25, 0.25, 0.5, 0.5], &want).0.is_none());
+    assert!(
+        reference::first_mismatch(&[0.25, 0.25, 0.5, 0.5], &want)
+            .0
+            .is_none()
+    );
     let (bad, _) = reference::first_mismatch(&[0.25, 0.25, 0.5, 0.6], &want);
     assert_eq!(bad.map(|b| b.0), Some(3));
     let (f, _) = host::softmax::check("staged", &[0.25, 0.25, 0.5, 0.6], &want, 2);
     assert!(f.unwrap().detail.contains("(row 1, col 1)"));
     let nan = f32::from_bits(u32::MAX);
-    assert!(reference::first_mismatch(&[nan, 0.25, 0.5, 0.5], &want).0.is_some());
+    assert!(
+        reference::first_mismatch(&[nan, 0.25, 0.5, 0.5], &want)
+            .0
+            .is_some()
+    );
 }
 
 // ---- admission on made-up device limits --------------------------------------
@@ -81,7 +97,13 @@ fn shared_memory_admission() {
     let optin = 232_448;
     assert_eq!(admit_shared(4096, optin), Ok(4096 * 4 + 128));
     assert_eq!(admit_shared(16_384, optin), Ok(65_664));
-    assert_eq!(admit_shared(131_072, optin), Err(Refusal::SharedMemory { needed: 524_416, limit: optin }));
+    assert_eq!(
+        admit_shared(131_072, optin),
+        Err(Refusal::SharedMemory {
+            needed: 524_416,
+            limit: optin
+        })
+    );
     // A T4-like 64 KiB: the 16384 tile plus its 128 bytes of scratch is over.
     assert!(admit_shared(16_384, 65_536).is_err());
     assert!(admit_shared(8192, 65_536).is_ok());
@@ -96,16 +118,45 @@ fn residency_admission() {
     // Exactly one row.
     assert_eq!(rows_per_group(1, 10, 10, 64), Ok(1));
     // A row needing more blocks than can be resident is refused, not hung.
-    assert_eq!(rows_per_group(1, 4, 245, 64), Err(Refusal::Residency { tiles: 245, blocks_per_sm: 1, sms: 4 }));
-    assert_eq!(rows_per_group(0, 132, 1, 64), Err(Refusal::Residency { tiles: 1, blocks_per_sm: 0, sms: 132 }));
+    assert_eq!(
+        rows_per_group(1, 4, 245, 64),
+        Err(Refusal::Residency {
+            tiles: 245,
+            blocks_per_sm: 1,
+            sms: 4
+        })
+    );
+    assert_eq!(
+        rows_per_group(0, 132, 1, 64),
+        Err(Refusal::Residency {
+            tiles: 1,
+            blocks_per_sm: 0,
+            sms: 132
+        })
+    );
 }
 
 #[test]
 fn refusals_name_their_limit() {
-    let s = Refusal::SharedMemory { needed: 524_416, limit: 232_448 }.to_string();
-    assert!(s.contains("524416") && s.contains("232448") && s.contains("OPTIN"), "{s}");
-    let r = Refusal::Residency { tiles: 245, blocks_per_sm: 1, sms: 4 }.to_string();
-    assert!(r.contains("245") && r.contains("= 4") && r.contains("occupancy"), "{r}");
+    let s = Refusal::SharedMemory {
+        needed: 524_416,
+        limit: 232_448,
+    }
+    .to_string();
+    assert!(
+        s.contains("524416") && s.contains("232448") && s.contains("OPTIN"),
+        "{s}"
+    );
+    let r = Refusal::Residency {
+        tiles: 245,
+        blocks_per_sm: 1,
+        sms: 4,
+    }
+    .to_string();
+    assert!(
+        r.contains("245") && r.contains("= 4") && r.contains("occupancy"),
+        "{r}"
+    );
 }
 
 // ---- geometry and the byte model ---------------------------------------------
@@ -131,8 +182,16 @@ fn the_byte_model() {
     let floats: Vec<f64> = Variant::ALL.iter().map(|v| v.floats_per_elem()).collect();
     assert_eq!(floats, [5.0, 4.0, 2.0, 3.0, 4.0, 5.0]);
     assert_eq!(host::softmax::COMPULSORY_FLOATS, 2.0);
-    assert!(Variant::ALL.iter().filter(|v| v.cooperative()).all(|v| v.floats_per_elem() >= 2.0));
-    assert_eq!(Variant::BothReload.controls(), RELOAD_INPUT | ROUNDTRIP_EXPONENTIALS);
+    assert!(
+        Variant::ALL
+            .iter()
+            .filter(|v| v.cooperative())
+            .all(|v| v.floats_per_elem() >= 2.0)
+    );
+    assert_eq!(
+        Variant::BothReload.controls(),
+        RELOAD_INPUT | ROUNDTRIP_EXPONENTIALS
+    );
     assert_eq!(Variant::Retained.controls(), 0);
 }
 
@@ -160,7 +219,10 @@ fn the_barrier_uses_gpu_scoped_orderings() {
         assert!(body.contains(op), "softmax_retained lacks {op}");
     }
     // No system-scope or unordered atomics slipped in.
-    assert!(!body.contains(".sys"), "a system-scope access in the barrier");
+    assert!(
+        !body.contains(".sys"),
+        "a system-scope access in the barrier"
+    );
 }
 
 #[test]
@@ -188,14 +250,25 @@ fn the_kernels_use_the_shuffles_the_fast_exp_and_the_read_only_path() {
         assert!(body.contains("shfl.sync.bfly.b32"), "{s}");
         assert!(body.contains("ld.global.nc"), "{s}");
     }
-    assert!(entry_body(PTX, "softmax_tile_exp").unwrap().contains("ex2.approx.ftz.f32"));
-    assert!(entry_body(PTX, "softmax_tile_stats").unwrap().contains("fma.rn.f32"));
+    assert!(
+        entry_body(PTX, "softmax_tile_exp")
+            .unwrap()
+            .contains("ex2.approx.ftz.f32")
+    );
+    assert!(
+        entry_body(PTX, "softmax_tile_stats")
+            .unwrap()
+            .contains("fma.rn.f32")
+    );
 }
 
 #[test]
 fn the_twins_compile_with_nvrtc_and_match_the_entries() {
     if host::nvrtc::require_nvrtc().is_err() {
-        assert!(std::env::var_os("CI").is_none(), "CI must run this test: NVRTC is missing");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
         eprintln!("skipped: NVRTC is not on the loader path");
         return;
     }
@@ -206,5 +279,7 @@ fn the_twins_compile_with_nvrtc_and_match_the_entries() {
     rust.sort();
     assert_eq!(c, rust);
     let body = entry_body(&ptx, "softmax_retained").unwrap();
-    assert!(body.contains("atom.acq_rel.gpu.global.add.u32") && body.contains("ex2.approx.ftz.f32"));
+    assert!(
+        body.contains("atom.acq_rel.gpu.global.add.u32") && body.contains("ex2.approx.ftz.f32")
+    );
 }

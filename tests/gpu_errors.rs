@@ -34,7 +34,10 @@ fn a_faulting_kernel_is_named(gpu: &Gpu) -> Result<(), String> {
     }
     // The driver reports an illegal address; under compute-sanitizer the
     // same fault arrives as a launch failure (seen on the H200, 2026-11-29).
-    if !["CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_FAILED"].iter().any(|c| message.contains(c)) {
+    if !["CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_FAILED"]
+        .iter()
+        .any(|c| message.contains(c))
+    {
         return Err(format!("the message names no fault: {message}"));
     }
     if err.exit_code() != host::error::exit::KERNEL_FAULT {
@@ -44,5 +47,8 @@ fn a_faulting_kernel_is_named(gpu: &Gpu) -> Result<(), String> {
 }
 
 fn main() -> std::process::ExitCode {
-    run_gpu_trials(vec![("a_faulting_kernel_is_named", a_faulting_kernel_is_named)])
+    run_gpu_trials(vec![(
+        "a_faulting_kernel_is_named",
+        a_faulting_kernel_is_named,
+    )])
 }

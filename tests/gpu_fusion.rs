@@ -14,7 +14,12 @@ use lab_tests::run_gpu_trials;
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
     static PTX: OnceLock<Result<String, String>> = OnceLock::new();
     PTX.get_or_init(|| {
-        host::nvrtc::compile(&fusion::cuda_c_program(), "fusion.cu", gpu.info.compute_capability).map_err(|e| e.to_string())
+        host::nvrtc::compile(
+            &fusion::cuda_c_program(),
+            "fusion.cu",
+            gpu.info.compute_capability,
+        )
+        .map_err(|e| e.to_string())
     })
     .as_ref()
     .map(String::as_str)
@@ -24,7 +29,9 @@ fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
 fn check(gpu: &Gpu, chain: Chain, side: Side) -> Result<(), String> {
     let mut lesson = Fusion::new(gpu).map_err(|e| e.to_string())?;
     if side == Side::CudaC {
-        lesson.load_twins(twin_ptx(gpu)?).map_err(|e| e.to_string())?;
+        lesson
+            .load_twins(twin_ptx(gpu)?)
+            .map_err(|e| e.to_string())?;
         lesson.use_side(Side::CudaC);
     }
     let want = lesson.reference();
@@ -43,18 +50,29 @@ fn device_tanh_is_accurate(gpu: &Gpu) -> Result<(), String> {
     let mut x = gpu.alloc_f32(n).map_err(|e| e.to_string())?;
     let mut y = gpu.alloc_f32(n).map_err(|e| e.to_string())?;
     gpu.upload(&xs, &mut x).map_err(|e| e.to_string())?;
-    let f = gpu.function(kernels_gpu::testing::TANH_FOR_TESTS).map_err(|e| e.to_string())?;
-    gpu.launch_elementwise(&f, kernels_gpu::testing::TANH_FOR_TESTS, &x, &mut y, n).map_err(|e| e.to_string())?;
-    gpu.sync_after(kernels_gpu::testing::TANH_FOR_TESTS).map_err(|e| e.to_string())?;
+    let f = gpu
+        .function(kernels_gpu::testing::TANH_FOR_TESTS)
+        .map_err(|e| e.to_string())?;
+    gpu.launch_elementwise(&f, kernels_gpu::testing::TANH_FOR_TESTS, &x, &mut y, n)
+        .map_err(|e| e.to_string())?;
+    gpu.sync_after(kernels_gpu::testing::TANH_FOR_TESTS)
+        .map_err(|e| e.to_string())?;
     let mut ys = vec![0.0f32; n];
     gpu.download(&y, &mut ys).map_err(|e| e.to_string())?;
     let (worst, at) = xs
         .iter()
         .zip(&ys)
         .map(|(&x, &y)| ((y as f64 - (x as f64).tanh()).abs(), x))
-        .fold((0.0, 0.0), |(m, mx), (e, x)| if e > m { (e, x) } else { (m, mx) });
+        .fold(
+            (0.0, 0.0),
+            |(m, mx), (e, x)| if e > m { (e, x) } else { (m, mx) },
+        );
     println!("device tanh: largest absolute error {worst:.3e} at x = {at}");
-    if worst < 2e-7 { Ok(()) } else { Err(format!("largest absolute error {worst:e} at x = {at}")) }
+    if worst < 2e-7 {
+        Ok(())
+    } else {
+        Err(format!("largest absolute error {worst:e} at x = {at}"))
+    }
 }
 
 /// Two runs of every chain and width give bit-identical outputs (no
@@ -62,13 +80,22 @@ fn device_tanh_is_accurate(gpu: &Gpu) -> Result<(), String> {
 fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = Fusion::new(gpu).map_err(|e| e.to_string())?;
     let want = lesson.reference();
-    let mut chains = vec![Chain::Kernel(Kernel::CopyFloor), Chain::Staged, Chain::Kernel(Kernel::Fused)];
+    let mut chains = vec![
+        Chain::Kernel(Kernel::CopyFloor),
+        Chain::Staged,
+        Chain::Kernel(Kernel::Fused),
+    ];
     chains.extend(WIDTHS.iter().map(|&w| Chain::Kernel(Kernel::Wide(w))));
     for chain in chains {
         let first = lesson.check(chain, &want).map_err(|e| e.to_string())?.1;
         let second = lesson.check(chain, &want).map_err(|e| e.to_string())?.1;
-        if let host::compare::Agreement::Differ { count, first } = host::compare::Agreement::of(&first, &second) {
-            return Err(format!("{}: {count} elements differ between two runs, first at {first}", chain.symbol()));
+        if let host::compare::Agreement::Differ { count, first } =
+            host::compare::Agreement::of(&first, &second)
+        {
+            return Err(format!(
+                "{}: {count} elements differ between two runs, first at {first}",
+                chain.symbol()
+            ));
         }
     }
     Ok(())

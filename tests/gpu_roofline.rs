@@ -23,7 +23,8 @@ fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
     static PTX: OnceLock<Result<String, String>> = OnceLock::new();
     PTX.get_or_init(|| {
         let source = roofline::cuda_c_program();
-        host::nvrtc::compile(&source, "roofline.cu", gpu.info.compute_capability).map_err(|e| e.to_string())
+        host::nvrtc::compile(&source, "roofline.cu", gpu.info.compute_capability)
+            .map_err(|e| e.to_string())
     })
     .as_ref()
     .map(String::as_str)
@@ -41,14 +42,20 @@ fn check_twin(gpu: &Gpu, kernel: Kernel) -> Result<(), String> {
 fn check_side(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
     let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
     if side == Side::CudaC {
-        lesson.load_twins(twin_ptx(gpu)?).map_err(|e| e.to_string())?;
+        lesson
+            .load_twins(twin_ptx(gpu)?)
+            .map_err(|e| e.to_string())?;
         lesson.use_side(Side::CudaC);
     }
     let failures = lesson.check(kernel).map_err(|e| e.to_string())?;
     if failures.is_empty() {
         Ok(())
     } else {
-        Err(failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+        Err(failures
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"))
     }
 }
 
@@ -74,7 +81,8 @@ macro_rules! kernel_trials {
 fn lesson_sizes_are_valid(gpu: &Gpu) -> Result<(), String> {
     let sizes = Sizes::for_device(&gpu.info);
     sizes.validate().map_err(|e| e.to_string())?;
-    gpu.require_free_memory(sizes.device_bytes(), "the roofline lesson").map_err(|e| e.to_string())
+    gpu.require_free_memory(sizes.device_bytes(), "the roofline lesson")
+        .map_err(|e| e.to_string())
 }
 
 /// The events time the kernel, not the launch: the FMA kernel with twice
@@ -82,9 +90,14 @@ fn lesson_sizes_are_valid(gpu: &Gpu) -> Result<(), String> {
 /// timer measures device work, it is not a performance target).
 fn timing_follows_the_work(gpu: &Gpu) -> Result<(), String> {
     let time = |iters: i32| -> Result<f64, String> {
-        let sizes = Sizes { fma_iters: iters, ..small(gpu) };
+        let sizes = Sizes {
+            fma_iters: iters,
+            ..small(gpu)
+        };
         let mut lesson = Roofline::new(gpu, sizes).map_err(|e| e.to_string())?;
-        let t = lesson.time(Kernel::FmaPeak, host::timing::Plan::DEFAULT).map_err(|e| e.to_string())?;
+        let t = lesson
+            .time(Kernel::FmaPeak, host::timing::Plan::DEFAULT)
+            .map_err(|e| e.to_string())?;
         if t.samples_ms.len() != host::timing::Plan::DEFAULT.batches as usize {
             return Err(format!("{} samples", t.samples_ms.len()));
         }
@@ -95,7 +108,9 @@ fn timing_follows_the_work(gpu: &Gpu) -> Result<(), String> {
     if (1.6..2.4).contains(&ratio) {
         Ok(())
     } else {
-        Err(format!("2x the iterations took {ratio:.2}x the time ({one:.4} ms, {two:.4} ms)"))
+        Err(format!(
+            "2x the iterations took {ratio:.2}x the time ({one:.4} ms, {two:.4} ms)"
+        ))
     }
 }
 
@@ -104,10 +119,19 @@ fn timing_follows_the_work(gpu: &Gpu) -> Result<(), String> {
 fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
     for kernel in Kernel::ALL {
-        let first = lesson.check_output(kernel).map_err(|e| e.to_string())?.output;
-        let second = lesson.check_output(kernel).map_err(|e| e.to_string())?.output;
+        let first = lesson
+            .check_output(kernel)
+            .map_err(|e| e.to_string())?
+            .output;
+        let second = lesson
+            .check_output(kernel)
+            .map_err(|e| e.to_string())?
+            .output;
         if let Agreement::Differ { count, first } = Agreement::of(&first, &second) {
-            return Err(format!("{}: {count} elements differ between two runs, first at {first}", kernel.symbol()));
+            return Err(format!(
+                "{}: {count} elements differ between two runs, first at {first}",
+                kernel.symbol()
+            ));
         }
     }
     Ok(())

@@ -16,8 +16,12 @@ use lab_tests::run_gpu_trials;
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
     static PTX: OnceLock<Result<String, String>> = OnceLock::new();
     PTX.get_or_init(|| {
-        host::nvrtc::compile(&softmax::cuda_c_program(), "softmax.cu", gpu.info.compute_capability)
-            .map_err(|e| e.to_string())
+        host::nvrtc::compile(
+            &softmax::cuda_c_program(),
+            "softmax.cu",
+            gpu.info.compute_capability,
+        )
+        .map_err(|e| e.to_string())
     })
     .as_ref()
     .map(String::as_str)
@@ -27,7 +31,9 @@ fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
 fn lesson(gpu: &Gpu, side: Side) -> Result<Softmax<'_>, String> {
     let mut lesson = Softmax::new(gpu, Shape::TEST).map_err(|e| e.to_string())?;
     if side == Side::CudaC {
-        lesson.load_twins(twin_ptx(gpu)?).map_err(|e| e.to_string())?;
+        lesson
+            .load_twins(twin_ptx(gpu)?)
+            .map_err(|e| e.to_string())?;
         lesson.use_side(Side::CudaC);
     }
     Ok(lesson)
@@ -61,7 +67,11 @@ fn every_geometry(gpu: &Gpu, variant: Variant, side: Side) -> Result<(), String>
             }
         }
     }
-    println!("{} ({}): largest relative error {worst:.3e}", variant.label(), side.label());
+    println!(
+        "{} ({}): largest relative error {worst:.3e}",
+        variant.label(),
+        side.label()
+    );
     Ok(())
 }
 
@@ -72,7 +82,10 @@ fn barrier_is_reusable(gpu: &Gpu) -> Result<(), String> {
     let want = lesson.reference();
     let geometry = Geometry { w: 4096, t: 128 };
     for variant in [Variant::Retained, Variant::Roundtrip] {
-        let plan = lesson.admit(variant, geometry).map_err(|e| e.to_string())?.map_err(|r| r.to_string())?;
+        let plan = lesson
+            .admit(variant, geometry)
+            .map_err(|e| e.to_string())?
+            .map_err(|r| r.to_string())?;
         for round in 0..5 {
             let got = lesson.run_once(&plan).map_err(|e| e.to_string())?;
             if let (Some(f), _) = softmax::check(variant.label(), &got, &want, lesson.shape.n) {
@@ -119,11 +132,24 @@ fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
         if let Some(problem) = facts.verify(&plan) {
             return Err(format!("{}: {problem}", variant.label()));
         }
-        let want = if variant.cooperative() { lesson.shape.rows } else { 3 };
+        let want = if variant.cooperative() {
+            lesson.shape.rows
+        } else {
+            3
+        };
         if facts.kernel_nodes != want {
-            return Err(format!("{}: {} kernel nodes, want {want}", variant.label(), facts.kernel_nodes));
+            return Err(format!(
+                "{}: {} kernel nodes, want {want}",
+                variant.label(),
+                facts.kernel_nodes
+            ));
         }
-        println!("{}: {} kernel nodes, cooperative {:?}", variant.label(), facts.kernel_nodes, facts.cooperative);
+        println!(
+            "{}: {} kernel nodes, cooperative {:?}",
+            variant.label(),
+            facts.kernel_nodes,
+            facts.cooperative
+        );
     }
     Ok(())
 }
@@ -131,7 +157,9 @@ fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
 /// Rust and CUDA C give the same bits for every variant.
 fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = lesson(gpu, Side::Rust)?;
-    lesson.load_twins(twin_ptx(gpu)?).map_err(|e| e.to_string())?;
+    lesson
+        .load_twins(twin_ptx(gpu)?)
+        .map_err(|e| e.to_string())?;
     for variant in Variant::ALL {
         let plan = lesson
             .admit(variant, Geometry { w: 4096, t: 256 })
@@ -143,8 +171,13 @@ fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
             outs.push(lesson.run_once(&plan).map_err(|e| e.to_string())?);
         }
         lesson.use_side(Side::Rust);
-        if let host::compare::Agreement::Differ { count, first } = host::compare::Agreement::of(&outs[0], &outs[1]) {
-            return Err(format!("{}: {count} elements differ, first at {first}", variant.label()));
+        if let host::compare::Agreement::Differ { count, first } =
+            host::compare::Agreement::of(&outs[0], &outs[1])
+        {
+            return Err(format!(
+                "{}: {count} elements differ, first at {first}",
+                variant.label()
+            ));
         }
     }
     Ok(())
@@ -170,7 +203,10 @@ fn main() -> std::process::ExitCode {
         both_reload => Variant::BothReload,
     ];
     trials.push(("barrier_is_reusable", barrier_is_reusable));
-    trials.push(("graphs_have_the_expected_nodes", graphs_have_the_expected_nodes));
+    trials.push((
+        "graphs_have_the_expected_nodes",
+        graphs_have_the_expected_nodes,
+    ));
     trials.push(("twins_agree_bit_for_bit", twins_agree_bit_for_bit));
     run_gpu_trials(trials)
 }

@@ -23,7 +23,8 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
         name: kernel.to_string(),
         known: entries(PTX).join(", "),
     })?;
-    let cc = parse_sm(arch).ok_or_else(|| Error::Size(format!("--arch {arch:?} is not an architecture like sm_90")))?;
+    let cc = parse_sm(arch)
+        .ok_or_else(|| Error::Size(format!("--arch {arch:?} is not an architecture like sm_90")))?;
     let c_ptx = crate::nvrtc::compile(source, name, cc)?;
     let c = entry_body(&c_ptx, kernel).ok_or_else(|| Error::UnknownKernel {
         name: kernel.to_string(),
@@ -35,32 +36,8 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
         &format!("CUDA C PTX (NVRTC, {arch})"),
         c,
     );
-    match (find_tool("ptxas"), find_tool("cuobjdump")) {
-        (Some(ptxas), Some(cuobjdump)) => {
-            let dir = std::env::temp_dir().join(format!("lab-asm-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).map_err(|e| Error::Size(format!("temp dir: {e}")))?;
-            let sass = |label: &str, ptx: &str| -> Result<String> {
-                let src = dir.join(format!("{label}.ptx"));
-                let bin = dir.join(format!("{label}.cubin"));
-                std::fs::write(&src, ptx).map_err(|e| Error::Size(format!("{}: {e}", src.display())))?;
-                let run = |cmd: &mut Command| -> Result<String> {
-                    let o = cmd.output().map_err(|e| Error::Size(format!("{cmd:?}: {e}")))?;
-                    if !o.status.success() {
-                        return Err(Error::Size(format!("{cmd:?} failed: {}", String::from_utf8_lossy(&o.stderr))));
-                    }
-                    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
-                };
-                run(Command::new(&ptxas).arg(format!("-arch={arch}")).arg("-o").arg(&bin).arg(&src))?;
-                let dump = run(Command::new(&cuobjdump).args(["-sass", "-fun", kernel]).arg(&bin))?;
-                Ok(dump
-                    .lines()
-                    .filter(|l| l.trim_start().starts_with("/*") && l.contains("*/ "))
-                    .map(|l| l.trim().to_string())
-                    .collect::<Vec<_>>()
-                    .join("\n"))
-            };
-            let (r, c) = (sass("rust", PTX)?, sass("c", &c_ptx)?);
-            std::fs::remove_dir_all(&dir).ok();
+    match (sass(PTX, arch, kernel)?, sass(&c_ptx, arch, kernel)?) {
+        (Some(r), Some(c)) => {
             out.push('\n');
             out.push_str(&columns(&format!("Rust SASS ({arch})"), &r, &format!("CUDA C SASS ({arch})"), &c));
         }
@@ -73,10 +50,20 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
 fn columns(left_title: &str, left: &str, right_title: &str, right: &str) -> String {
     let cut = |s: &str| -> String {
         let s = s.replace('\t', "  ");
-        if s.chars().count() > COLUMN { s.chars().take(COLUMN - 1).chain(['~']).collect() } else { s }
+        if s.chars().count() > COLUMN {
+            s.chars().take(COLUMN - 1).chain(['~']).collect()
+        } else {
+            s
+        }
     };
     let (l, r): (Vec<&str>, Vec<&str>) = (left.lines().collect(), right.lines().collect());
-    let mut out = format!("{:<COLUMN$} | {}\n{:-<COLUMN$}-+-{:-<COLUMN$}\n", cut(left_title), cut(right_title), "", "");
+    let mut out = format!(
+        "{:<COLUMN$} | {}\n{:-<COLUMN$}-+-{:-<COLUMN$}\n",
+        cut(left_title),
+        cut(right_title),
+        "",
+        ""
+    );
     for i in 0..l.len().max(r.len()) {
         let a = cut(l.get(i).copied().unwrap_or(""));
         let b = cut(r.get(i).copied().unwrap_or(""));
@@ -86,7 +73,69 @@ fn columns(left_title: &str, left: &str, right_title: &str, right: &str) -> Stri
     out
 }
 
-/// `name` on the PATH.
+/// The SASS of `function` in `ptx` assembled for `arch` (`sm_90`): one
+/// instruction per line, as `cuobjdump -sass` prints them. `None` where
+/// `ptxas` or `cuobjdump` is not found.
+///
+/// # Errors
+/// [`Error::Tool`] when either tool fails (ptxas refusing the PTX, say).
+pub fn sass(ptx: &str, arch: &str, function: &str) -> Result<Option<String>> {
+    let (Some(ptxas), Some(cuobjdump)) = (find_tool("ptxas"), find_tool("cuobjdump")) else {
+        return Ok(None);
+    };
+    static SEQUENCE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let unique = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("lab-asm-{}-{unique}", std::process::id()));
+    let tool_error = |what: String| Error::Tool(what);
+    std::fs::create_dir_all(&dir).map_err(|e| tool_error(format!("{}: {e}", dir.display())))?;
+    let src = dir.join("kernels.ptx");
+    let bin = dir.join("kernels.cubin");
+    std::fs::write(&src, ptx).map_err(|e| tool_error(format!("{}: {e}", src.display())))?;
+    let run = |cmd: &mut Command| -> Result<String> {
+        let o = cmd
+            .output()
+            .map_err(|e| tool_error(format!("{cmd:?}: {e}")))?;
+        if !o.status.success() {
+            return Err(tool_error(format!(
+                "{cmd:?} failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )));
+        }
+        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let dumped = run(Command::new(&ptxas)
+        .arg(format!("-arch={arch}"))
+        .arg("-o")
+        .arg(&bin)
+        .arg(&src))
+    .and_then(|_| {
+        run(Command::new(&cuobjdump)
+            .args(["-sass", "-fun", function])
+            .arg(&bin))
+    });
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(Some(
+        dumped?
+            .lines()
+            .filter(|l| l.trim_start().starts_with("/*") && l.contains("*/ "))
+            .map(|l| l.trim().to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ))
+}
+
+/// `name` on the PATH, or in the CUDA toolkit's `bin` (`$CUDA_HOME`, then
+/// `/usr/local/cuda`).
 pub fn find_tool(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| {
+        let home = std::env::var_os("CUDA_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/usr/local/cuda"));
+        Some(home.join("bin").join(name)).filter(|p| p.is_file())
+    })
 }

@@ -23,7 +23,10 @@ impl Mismatch {
     /// The same mismatch, reported as (row, column) of a row-major array
     /// with `cols` columns.
     pub fn in_2d(self, cols: usize) -> Mismatch {
-        Mismatch { cols: Some(cols), ..self }
+        Mismatch {
+            cols: Some(cols),
+            ..self
+        }
     }
 }
 
@@ -34,8 +37,15 @@ impl fmt::Display for Mismatch {
             write!(f, " (row {}, col {})", self.index / cols, self.index % cols)?;
         }
         write!(f, ": got {:e}, want {:e}", self.got, self.want)?;
-        if self.got.to_bits() != self.want.to_bits() && (self.got.is_nan() || self.got.abs() < 1e-30) {
-            write!(f, " (bits got {:#010x}, want {:#010x})", self.got.to_bits(), self.want.to_bits())?;
+        if self.got.to_bits() != self.want.to_bits()
+            && (self.got.is_nan() || self.got.abs() < 1e-30)
+        {
+            write!(
+                f,
+                " (bits got {:#010x}, want {:#010x})",
+                self.got.to_bits(),
+                self.want.to_bits()
+            )?;
         }
         Ok(())
     }
@@ -49,28 +59,33 @@ impl fmt::Display for Mismatch {
 /// If the slices differ in length (a bug in the caller, not in a kernel).
 pub fn first_mismatch(got: &[f32], want: &[f32], rel_tol: f32) -> Option<Mismatch> {
     assert_eq!(got.len(), want.len(), "compare outputs of equal length");
-    got.iter().zip(want).position(|(&g, &w)| {
-        let scale = if w == 0.0 { 1.0 } else { w.abs() };
-        !((g - w).abs() <= rel_tol * scale)
-    })
-    .map(|index| Mismatch {
-        index,
-        got: got[index],
-        want: want[index],
-        cols: None,
-    })
+    got.iter()
+        .zip(want)
+        .position(|(&g, &w)| {
+            let scale = if w == 0.0 { 1.0 } else { w.abs() };
+            !((g - w).abs() <= rel_tol * scale)
+        })
+        .map(|index| Mismatch {
+            index,
+            got: got[index],
+            want: want[index],
+            cols: None,
+        })
 }
 
 /// The first index where the bit patterns differ: for kernels that only
 /// move data (copy, transpose), whose output must be the input's bits.
 pub fn first_bit_mismatch(got: &[f32], want: &[f32]) -> Option<Mismatch> {
     assert_eq!(got.len(), want.len(), "compare outputs of equal length");
-    got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits()).map(|index| Mismatch {
-        index,
-        got: got[index],
-        want: want[index],
-        cols: None,
-    })
+    got.iter()
+        .zip(want)
+        .position(|(g, w)| g.to_bits() != w.to_bits())
+        .map(|index| Mismatch {
+            index,
+            got: got[index],
+            want: want[index],
+            cols: None,
+        })
 }
 
 /// The first element that is not finite (NaN or infinite), or `None`.
@@ -105,7 +120,10 @@ mod tests {
         let got = [1.0, 2.0, 3.0, 4.0, 5.5, 7.0];
         let m = first_mismatch(&got, &want, 1e-5).unwrap();
         assert_eq!((m.index, m.got, m.want), (4, 5.5, 5.0));
-        assert_eq!(m.in_2d(3).to_string(), "wrong at index 4 (row 1, col 1): got 5.5e0, want 5e0");
+        assert_eq!(
+            m.in_2d(3).to_string(),
+            "wrong at index 4 (row 1, col 1): got 5.5e0, want 5e0"
+        );
     }
 
     #[test]
@@ -119,7 +137,10 @@ mod tests {
     #[test]
     fn poison_always_fails() {
         let nan = f32::from_bits(u32::MAX);
-        assert_eq!(first_mismatch(&[1.0, nan], &[1.0, 2.0], 1.0).unwrap().index, 1);
+        assert_eq!(
+            first_mismatch(&[1.0, nan], &[1.0, 2.0], 1.0).unwrap().index,
+            1
+        );
         assert_eq!(first_bit_mismatch(&[nan], &[nan]), None);
         assert_eq!(first_non_finite(&[0.0, 1.0, nan]), Some(2));
         assert_eq!(first_non_finite(&[0.0, f32::INFINITY]), Some(1));

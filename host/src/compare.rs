@@ -48,14 +48,22 @@ impl Kernels {
     /// The Rust kernels named `symbols`, from the embedded PTX.
     pub fn new(gpu: &crate::gpu::Gpu, symbols: &[&str]) -> crate::error::Result<Kernels> {
         Ok(Kernels {
-            rust: symbols.iter().map(|s| gpu.function(s)).collect::<crate::error::Result<_>>()?,
+            rust: symbols
+                .iter()
+                .map(|s| gpu.function(s))
+                .collect::<crate::error::Result<_>>()?,
             twins: None,
             active: Side::Rust,
         })
     }
 
     /// Loads the CUDA C twins of the same `symbols` from NVRTC's `ptx`.
-    pub fn load_twins(&mut self, gpu: &crate::gpu::Gpu, ptx: &str, symbols: &[&str]) -> crate::error::Result<()> {
+    pub fn load_twins(
+        &mut self,
+        gpu: &crate::gpu::Gpu,
+        ptx: &str,
+        symbols: &[&str],
+    ) -> crate::error::Result<()> {
         self.twins = Some(gpu.load_twins(ptx, symbols)?);
         Ok(())
     }
@@ -65,7 +73,10 @@ impl Kernels {
     /// # Panics
     /// On [`Side::CudaC`] before [`Kernels::load_twins`] (a caller bug).
     pub fn use_side(&mut self, side: Side) {
-        assert!(side == Side::Rust || self.twins.is_some(), "load_twins first");
+        assert!(
+            side == Side::Rust || self.twins.is_some(),
+            "load_twins first"
+        );
         self.active = side;
     }
 
@@ -82,7 +93,8 @@ impl Kernels {
     /// # Panics
     /// For a position past the lesson's list (a caller bug).
     pub fn active(&self, i: usize) -> &CudaFunction {
-        self.get(i, self.active).expect("a kernel of the lesson's list")
+        self.get(i, self.active)
+            .expect("a kernel of the lesson's list")
     }
 }
 
@@ -121,7 +133,11 @@ pub struct PairTiming {
 impl PairTiming {
     /// Rust / C of each trial: the two were timed back to back.
     pub fn ratios(&self) -> Vec<f64> {
-        self.rust_ms.iter().zip(&self.c_ms).map(|(r, c)| r / c).collect()
+        self.rust_ms
+            .iter()
+            .zip(&self.c_ms)
+            .map(|(r, c)| r / c)
+            .collect()
     }
 
     /// Median of the per-trial ratios.
@@ -170,7 +186,11 @@ pub fn pair(
     agreement: Agreement,
     note: Option<&'static str>,
 ) -> crate::error::Result<ComparedKernel> {
-    let mix = |ptx: &str| crate::ptx::entry_body(ptx, symbol).map(PtxMix::of).unwrap_or_default();
+    let mix = |ptx: &str| {
+        crate::ptx::entry_body(ptx, symbol)
+            .map(PtxMix::of)
+            .unwrap_or_default()
+    };
     Ok(ComparedKernel {
         label,
         symbol,
@@ -201,7 +221,18 @@ pub enum Agreement {
 impl Agreement {
     /// Compares two outputs bit for bit.
     pub fn of(rust: &[f32], c: &[f32]) -> Agreement {
-        let mut differ = rust.iter().zip(c).enumerate().filter(|(_, (r, c))| r.to_bits() != c.to_bits());
+        let bits = |x: &[f32]| {
+            x.iter()
+                .map(|v| u64::from(v.to_bits()))
+                .collect::<Vec<u64>>()
+        };
+        Agreement::of_bits(&bits(rust), &bits(c))
+    }
+
+    /// Compares two outputs given as each element's bits (any element type
+    /// up to 64 bits: `f32::to_bits`, `f64::to_bits`, `f16::to_bits` widened).
+    pub fn of_bits(rust: &[u64], c: &[u64]) -> Agreement {
+        let mut differ = rust.iter().zip(c).enumerate().filter(|(_, (r, c))| r != c);
         match differ.next() {
             None if rust.len() == c.len() => Agreement::Identical,
             None => Agreement::Differ {
@@ -277,7 +308,17 @@ impl Comparison {
             c.timing.batches,
             c.timing.launches_per_batch,
         );
-        let mut t = table(&["kernel", "Rust ms", "C ms", "Rust/C", "range", "regs R/C", "smem R/C", "local R/C", "outputs"]);
+        let mut t = table(&[
+            "kernel",
+            "Rust ms",
+            "C ms",
+            "Rust/C",
+            "range",
+            "regs R/C",
+            "smem R/C",
+            "local R/C",
+            "outputs",
+        ]);
         for k in &self.kernels {
             let (lo, hi) = k.timing.ratio_range();
             t.add_row(vec![
@@ -292,11 +333,23 @@ impl Comparison {
                 k.agreement.text(),
             ]);
         }
-        s.push_str(&format!("{t}\n\nPTX instruction mix (static counts: a loop body counts once)\n"));
-        let mut t = table(&["kernel", "side", "loads and stores by space, path, width", "fma", "bra"]);
+        s.push_str(&format!(
+            "{t}\n\nPTX instruction mix (static counts: a loop body counts once)\n"
+        ));
+        let mut t = table(&[
+            "kernel",
+            "side",
+            "loads and stores by space, path, width",
+            "fma",
+            "bra",
+        ]);
         for k in &self.kernels {
             for (side, mix) in [(Side::Rust, &k.rust_mix), (Side::CudaC, &k.c_mix)] {
-                let accesses: Vec<String> = mix.accesses.iter().map(|(key, n)| format!("{key} x{n}")).collect();
+                let accesses: Vec<String> = mix
+                    .accesses
+                    .iter()
+                    .map(|(key, n)| format!("{key} x{n}"))
+                    .collect();
                 t.add_row(vec![
                     k.symbol.to_string(),
                     side.label().to_string(),
@@ -309,7 +362,11 @@ impl Comparison {
         s.push_str(&format!("{t}\n"));
         // A kernel is slower only when every trial says so; a range that
         // spans 1.00 is parity within this run's noise.
-        let slower: Vec<&ComparedKernel> = self.kernels.iter().filter(|k| k.timing.ratio_range().0 > 1.0).collect();
+        let slower: Vec<&ComparedKernel> = self
+            .kernels
+            .iter()
+            .filter(|k| k.timing.ratio_range().0 > 1.0)
+            .collect();
         let parity = self.kernels.len() - slower.len();
         s.push_str(&format!(
             "{parity} of {} kernels: Rust at or under CUDA C, or within the trial range (it spans 1.00).\n",
@@ -353,7 +410,10 @@ mod tests {
 
     #[test]
     fn agreement_counts_differing_bits() {
-        assert_eq!(Agreement::of(&[1.0, 2.0], &[1.0, 2.0]), Agreement::Identical);
+        assert_eq!(
+            Agreement::of(&[1.0, 2.0], &[1.0, 2.0]),
+            Agreement::Identical
+        );
         assert_eq!(
             Agreement::of(&[1.0, 2.0, 3.0, -0.0], &[1.0, 2.5, 3.0, 0.0]),
             Agreement::Differ { count: 2, first: 1 }

@@ -4,7 +4,10 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    PushKernelArg,
+};
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
 
@@ -110,7 +113,12 @@ impl Gpu {
             Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => {
                 return Err(Error::NoDevice { ordinal, count: 0 });
             }
-            Err(source) => return Err(Error::Driver { call: "cuInit", source }),
+            Err(source) => {
+                return Err(Error::Driver {
+                    call: "cuInit",
+                    source,
+                });
+            }
         }
         let count = CudaContext::device_count().call("cuDeviceGetCount")?;
         if ordinal >= count.max(0) as usize {
@@ -132,12 +140,14 @@ impl Gpu {
                 target,
             });
         }
-        let module = ctx.load_module(Ptx::from_src(ptx::PTX)).map_err(|source| Error::PtxRejected {
-            isa: ptx::isa_version().to_string(),
-            target: ptx::target().to_string(),
-            driver: info.driver_cuda.clone(),
-            source,
-        })?;
+        let module =
+            ctx.load_module(Ptx::from_src(ptx::PTX))
+                .map_err(|source| Error::PtxRejected {
+                    isa: ptx::isa_version().to_string(),
+                    target: ptx::target().to_string(),
+                    driver: info.driver_cuda.clone(),
+                    source,
+                })?;
         Ok(Gpu {
             ctx,
             stream,
@@ -149,10 +159,12 @@ impl Gpu {
 
     /// The kernel exported as `symbol` from the embedded PTX.
     pub fn function(&self, symbol: &str) -> Result<CudaFunction> {
-        self.module.load_function(symbol).map_err(|source| Error::KernelFault {
-            kernel: symbol.to_string(),
-            source,
-        })
+        self.module
+            .load_function(symbol)
+            .map_err(|source| Error::KernelFault {
+                kernel: symbol.to_string(),
+                source,
+            })
     }
 
     /// Fails with [`Error::OutOfMemory`] unless `needed` bytes are free now.
@@ -176,10 +188,13 @@ impl Gpu {
     /// # Errors
     /// The driver refusing the PTX, or a symbol missing from it.
     pub fn load_twins(&self, ptx: &str, symbols: &[&str]) -> Result<Vec<CudaFunction>> {
-        let module = self.ctx.load_module(Ptx::from_src(ptx)).map_err(|source| Error::Driver {
-            call: "cuModuleLoadData (the CUDA C twins)",
-            source,
-        })?;
+        let module = self
+            .ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|source| Error::Driver {
+                call: "cuModuleLoadData (the CUDA C twins)",
+                source,
+            })?;
         symbols
             .iter()
             .map(|s| {
@@ -205,8 +220,10 @@ impl Gpu {
         let bytes = buf.num_bytes();
         let (ptr, _record) = buf.device_ptr_mut(&self.stream);
         // SAFETY: `ptr` addresses `bytes` bytes of this context's memory.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }
-            .call("cuMemsetD8Async")
+        unsafe {
+            cudarc::driver::result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream())
+        }
+        .call("cuMemsetD8Async")
     }
 
     /// Copies host floats into `dst` (a buffer or a view of the same length).
@@ -217,14 +234,22 @@ impl Gpu {
     /// Copies the first `dst.len()` floats of `src` to the host.
     pub fn download(&self, src: &CudaSlice<f32>, dst: &mut [f32]) -> Result<()> {
         let view = src.slice(..dst.len());
-        self.stream.memcpy_dtoh(&view, dst).call("cuMemcpyDtoHAsync")
+        self.stream
+            .memcpy_dtoh(&view, dst)
+            .call("cuMemcpyDtoHAsync")
     }
 
     /// Evicts L2 by writing twice its size of scratch memory (on the stream,
     /// asynchronously): the next kernel starts with a cold cache.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when the scratch buffer (allocated on first
+    /// use) does not fit; driver errors.
     pub fn flush_l2(&self) -> Result<()> {
         if self.flush.get().is_none() {
-            let buf = self.alloc_f32((2 * self.info.l2_bytes).div_ceil(4).max(1))?;
+            let floats = (2 * self.info.l2_bytes).div_ceil(4).max(1);
+            self.require_free_memory(floats * 4, "the L2 flush buffer (twice the L2)")?;
+            let buf = self.alloc_f32(floats)?;
             let _ = self.flush.set(buf);
         }
         let buf = self.flush.get().expect("set above");
@@ -252,7 +277,11 @@ impl Gpu {
         n: usize,
     ) -> Result<()> {
         if n > input.len() || n > out.len() {
-            return Err(Error::Size(format!("{kernel}: {n} elements, buffers of {} and {}", input.len(), out.len())));
+            return Err(Error::Size(format!(
+                "{kernel}: {n} elements, buffers of {} and {}",
+                input.len(),
+                out.len()
+            )));
         }
         let cfg = cudarc::driver::LaunchConfig {
             grid_dim: (n.div_ceil(256) as u32, 1, 1),
@@ -276,7 +305,12 @@ impl Gpu {
     ///
     /// # Errors
     /// A launch the driver refuses, charged to `kernel`.
-    pub fn launch_without_args(&self, f: &CudaFunction, kernel: &str, cfg: cudarc::driver::LaunchConfig) -> Result<()> {
+    pub fn launch_without_args(
+        &self,
+        f: &CudaFunction,
+        kernel: &str,
+        cfg: cudarc::driver::LaunchConfig,
+    ) -> Result<()> {
         let mut builder = self.stream.launch_builder(f);
         // SAFETY: the kernel takes no arguments, so there is nothing to get
         // wrong about them; what it does on the GPU is its own business.
@@ -290,10 +324,12 @@ impl Gpu {
     /// Waits for the stream; an error that surfaces here is charged to
     /// `kernel`, the last kernel launched on it.
     pub fn sync_after(&self, kernel: &str) -> Result<()> {
-        self.stream.synchronize().map_err(|source| Error::KernelFault {
-            kernel: kernel.to_string(),
-            source,
-        })
+        self.stream
+            .synchronize()
+            .map_err(|source| Error::KernelFault {
+                kernel: kernel.to_string(),
+                source,
+            })
     }
 }
 
@@ -346,8 +382,14 @@ mod tests {
     fn kernel_module_version_from_both_module_flavours() {
         let open = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16)";
         let closed = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023";
-        assert_eq!(parse_kernel_module_version(open).as_deref(), Some("580.159.04"));
-        assert_eq!(parse_kernel_module_version(closed).as_deref(), Some("535.104.05"));
+        assert_eq!(
+            parse_kernel_module_version(open).as_deref(),
+            Some("580.159.04")
+        );
+        assert_eq!(
+            parse_kernel_module_version(closed).as_deref(),
+            Some("535.104.05")
+        );
         assert_eq!(parse_kernel_module_version("nothing here"), None);
     }
 

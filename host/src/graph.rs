@@ -74,21 +74,34 @@ pub fn capture(gpu: &Gpu, enqueue: impl FnOnce() -> Result<()>) -> Result<Graph>
     if graph.is_null() {
         return Err(Error::Driver {
             call: "cuStreamEndCapture (no graph captured)",
-            source: cudarc::driver::DriverError(sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
+            source: cudarc::driver::DriverError(
+                sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+            ),
         });
     }
     let started = Instant::now();
     // SAFETY: `graph` is the valid graph just captured.
-    let exec = match unsafe { cudarc::driver::result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)) } {
+    let exec = match unsafe {
+        cudarc::driver::result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0))
+    } {
         Ok(exec) => exec,
         Err(source) => {
             // SAFETY: as above.
             unsafe { sys::cuGraphDestroy(graph) };
-            return Err(Error::Driver { call: "cuGraphInstantiateWithFlags", source });
+            return Err(Error::Driver {
+                call: "cuGraphInstantiateWithFlags",
+                source,
+            });
         }
     };
     let instantiate_us = started.elapsed().as_secs_f64() * 1e6;
-    Ok(Graph { graph, exec, stream, capture_us, instantiate_us })
+    Ok(Graph {
+        graph,
+        exec,
+        stream,
+        capture_us,
+        instantiate_us,
+    })
 }
 
 impl Graph {
@@ -96,7 +109,9 @@ impl Graph {
     /// from.
     pub fn launch(&self) -> Result<()> {
         // SAFETY: both handles are alive while `self` is.
-        unsafe { sys::cuGraphLaunch(self.exec, self.stream) }.result().call("cuGraphLaunch")
+        unsafe { sys::cuGraphLaunch(self.exec, self.stream) }
+            .result()
+            .call("cuGraphLaunch")
     }
 
     /// The graph's nodes, each with its type and, for kernel nodes, the
@@ -109,14 +124,18 @@ impl Graph {
             .call("cuGraphGetNodes")?;
         let mut nodes: Vec<sys::CUgraphNode> = vec![std::ptr::null_mut(); count];
         // SAFETY: `nodes` has room for `count` handles.
-        unsafe { sys::cuGraphGetNodes(self.graph, nodes.as_mut_ptr(), &mut count) }.result().call("cuGraphGetNodes")?;
+        unsafe { sys::cuGraphGetNodes(self.graph, nodes.as_mut_ptr(), &mut count) }
+            .result()
+            .call("cuGraphGetNodes")?;
         nodes.truncate(count);
         nodes
             .into_iter()
             .map(|node| {
                 let mut kind = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
                 // SAFETY: `node` belongs to the live graph; writes one enum.
-                unsafe { sys::cuGraphNodeGetType(node, &mut kind) }.result().call("cuGraphNodeGetType")?;
+                unsafe { sys::cuGraphNodeGetType(node, &mut kind) }
+                    .result()
+                    .call("cuGraphNodeGetType")?;
                 let cooperative = if kind == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
                     // SAFETY: a zeroed union is a valid out-parameter.
                     let mut value: sys::CUkernelNodeAttrValue = unsafe { std::mem::zeroed() };

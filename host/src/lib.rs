@@ -14,6 +14,7 @@ pub mod error;
 pub mod fusion;
 pub mod gpu;
 pub mod graph;
+pub mod lesson;
 pub mod ncu;
 pub mod nvrtc;
 pub mod plot;
@@ -23,5 +24,6 @@ pub mod report;
 pub mod roofline;
 pub mod softmax;
 pub mod timing;
+pub mod vectorize;
 
 pub use error::{Error, Result};

@@ -19,9 +19,23 @@ enum Lesson {
     /// A four-stage elementwise chain, staged against fused; launch cost; a
     /// size sweep; widening.
     Fusion,
+    /// Chapter 19.1: 16-byte vector adds with a scalar tail; the width trap
+    /// (float4, double2, eight halves) in the types, the PTX and the SASS.
+    Vectorize,
     /// RMS-scaled softmax: staged kernels against a cooperative megakernel
     /// that keeps its tile in shared memory, replayed from CUDA graphs.
     Softmax,
+}
+
+impl Lesson {
+    /// The chapter-19 lessons' descriptors; `None` for the lessons with a
+    /// runner of their own.
+    fn small(self) -> Option<&'static host::lesson::Lesson> {
+        match self {
+            Lesson::Roofline | Lesson::Fusion | Lesson::Softmax => None,
+            Lesson::Vectorize => Some(&host::vectorize::LESSON),
+        }
+    }
 }
 
 /// Runs a GPU lesson: checks every kernel against a CPU reference, times it
@@ -104,7 +118,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
-            let code = e.downcast_ref::<host::Error>().map_or(exit::OTHER, host::Error::exit_code);
+            let code = e
+                .downcast_ref::<host::Error>()
+                .map_or(exit::OTHER, host::Error::exit_code);
             ExitCode::from(code)
         }
     }
@@ -117,7 +133,10 @@ fn usage_error(e: clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
-    let invalid = match e.get(ContextKind::InvalidArg).or(e.get(ContextKind::InvalidValue)) {
+    let invalid = match e
+        .get(ContextKind::InvalidArg)
+        .or(e.get(ContextKind::InvalidValue))
+    {
         Some(ContextValue::String(s)) => s.clone(),
         _ => String::new(),
     };
@@ -130,22 +149,39 @@ fn usage_error(e: clap::Error) -> ExitCode {
         .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
         .collect();
     let message = match e.kind() {
-        ErrorKind::InvalidValue if e.get(ContextKind::InvalidArg).is_some_and(|a| a.to_string().contains("LESSON")) => {
+        ErrorKind::InvalidValue
+            if e.get(ContextKind::InvalidArg)
+                .is_some_and(|a| a.to_string().contains("LESSON")) =>
+        {
             let value = match e.get(ContextKind::InvalidValue) {
                 Some(ContextValue::String(v)) => v.clone(),
                 _ => String::new(),
             };
-            format!("unknown lesson `{value}`; the lessons are: {}", lessons.join(", "))
+            format!(
+                "unknown lesson `{value}`; the lessons are: {}",
+                lessons.join(", ")
+            )
         }
         ErrorKind::UnknownArgument => {
-            format!("unknown flag `{invalid}`; the flags are: {} (and --help)", flags.join(", "))
+            format!(
+                "unknown flag `{invalid}`; the flags are: {} (and --help)",
+                flags.join(", ")
+            )
         }
         ErrorKind::MissingRequiredArgument => {
-            format!("which lesson? `lab <LESSON>`; the lessons are: {}", lessons.join(", "))
+            format!(
+                "which lesson? `lab <LESSON>`; the lessons are: {}",
+                lessons.join(", ")
+            )
         }
         _ => {
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ")
+                .to_string();
             format!("{first} (see `lab --help`)")
         }
     };
@@ -158,6 +194,7 @@ fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Lesson::Roofline => run_roofline(args),
         Lesson::Fusion => run_fusion(args),
         Lesson::Softmax => run_softmax(args),
+        other => run_small(args, other.small().expect("a chapter-19 lesson")),
     }
 }
 
@@ -237,7 +274,8 @@ fn run_softmax(args: &Args) -> anyhow::Result<ExitCode> {
     match outcome {
         softmax::Outcome::Failed(failures) => Ok(print_failures(&failures, "figure")),
         softmax::Outcome::Passed(rows) => {
-            let mut report = softmax::report::build(&gpu.info, shape, plan, rows, lesson.shared_optin, started);
+            let mut report =
+                softmax::report::build(&gpu.info, shape, plan, rows, lesson.shared_optin, started);
             report.context.clocks_mhz = host::report::Clocks {
                 start: clocks_start,
                 end: host::report::read_clocks(args.device),
@@ -246,6 +284,95 @@ fn run_softmax(args: &Args) -> anyhow::Result<ExitCode> {
             emit(args.json, || lines.clone(), || report.table());
             if let (Some(dir), false) = (&args.graphs_dir, args.json) {
                 println!("Graphs written as DOT files to {}", dir.display());
+            }
+            if args.record {
+                record(args.json, &recorded, &lines)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Runs one chapter-19 lesson: `--asm`, `--compare`, or its run with
+/// `--json`, `--record` and `--baseline`.
+fn run_small(args: &Args, lesson: &host::lesson::Lesson) -> anyhow::Result<ExitCode> {
+    let unsupported = [
+        (args.profile, "--profile"),
+        (args.plot.is_some(), "--plot"),
+        (args.ncu || args.ncu_csv.is_some(), "--ncu"),
+    ];
+    if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
+        eprintln!("error: {flag} is available for the roofline lesson only, so far");
+        return Ok(ExitCode::from(exit::USAGE));
+    }
+    let file = format!("{}.cu", lesson.name);
+    if let Some(kernel) = &args.asm {
+        print!(
+            "{}",
+            host::asm::side_by_side(kernel, &(lesson.cuda_c)(), &file, &args.arch)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let started = host::report::now();
+    let gpu = Gpu::open(args.device)?;
+    let recorded = host::record::results_file(&args.results, &gpu.info.name, lesson.name);
+    let plan = Plan {
+        flush_l2: args.flush_l2,
+        ..if args.quick {
+            Plan::QUICK
+        } else {
+            Plan::DEFAULT
+        }
+    };
+    let context = |plan: Plan, quick: bool| {
+        host::report::Context::new(
+            lesson.name,
+            &gpu.info,
+            (lesson.sizes)(quick),
+            (lesson.block_sizes)(),
+            plan,
+            started.clone(),
+        )
+    };
+    let baseline = load_baseline(args, &recorded, context(plan, args.quick))?;
+    if args.compare {
+        let c_ptx = host::nvrtc::compile(&(lesson.cuda_c)(), &file, gpu.info.compute_capability)?;
+        let plan = Plan {
+            flush_l2: args.flush_l2,
+            ..COMPARE_PLAN
+        };
+        return match (lesson.compare)(&gpu, &c_ptx, COMPARE_TRIALS, plan)? {
+            Err(failures) => Ok(print_failures(&failures, "comparison")),
+            Ok(kernels) => {
+                let comparison = comparison(context(plan, false), kernels)?;
+                emit(args.json, || comparison.json_lines(), || comparison.table());
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
+    let mut report_context = context(plan, args.quick);
+    let clocks_start = host::report::read_clocks(args.device);
+    match (lesson.run)(&gpu, plan, args.quick)? {
+        host::lesson::Outcome::Failed(failures) => Ok(print_failures(&failures, "figure")),
+        host::lesson::Outcome::Passed(findings) => {
+            report_context.clocks_mhz = host::report::Clocks {
+                start: clocks_start,
+                end: host::report::read_clocks(args.device),
+            };
+            let report = host::lesson::Report {
+                context: report_context,
+                findings,
+            };
+            if let Some(key) = report.duplicate_key() {
+                anyhow::bail!(
+                    "the {} lesson reported two rows named `{key}` (a bug: row keys must be unique)",
+                    lesson.name
+                );
+            }
+            let lines = report.json_lines();
+            emit(args.json, || lines.clone(), || report.table());
+            if let Some(base) = &baseline {
+                print_baseline(args.json, base, &lines);
             }
             if args.record {
                 record(args.json, &recorded, &lines)?;
@@ -272,9 +399,17 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
     let recorded = host::record::results_file(&args.results, &gpu.info.name, "fusion");
     let plan = Plan {
         flush_l2: args.flush_l2,
-        ..if args.quick { Plan::QUICK } else { Plan::DEFAULT }
+        ..if args.quick {
+            Plan::QUICK
+        } else {
+            Plan::DEFAULT
+        }
     };
-    let scale = if args.quick { fusion::Scale::QUICK } else { fusion::Scale::LESSON };
+    let scale = if args.quick {
+        fusion::Scale::QUICK
+    } else {
+        fusion::Scale::LESSON
+    };
     let setup = host::report::Context::new(
         "fusion",
         &gpu.info,
@@ -286,7 +421,11 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
     let baseline = load_baseline(args, &recorded, setup)?;
     let mut lesson = Fusion::new(&gpu)?;
     if args.compare {
-        let c_ptx = host::nvrtc::compile(&fusion::cuda_c_program(), "fusion.cu", gpu.info.compute_capability)?;
+        let c_ptx = host::nvrtc::compile(
+            &fusion::cuda_c_program(),
+            "fusion.cu",
+            gpu.info.compute_capability,
+        )?;
         lesson.load_twins(&c_ptx)?;
         let plan = Plan {
             flush_l2: args.flush_l2,
@@ -347,9 +486,15 @@ fn load_baseline(
     recorded: &std::path::Path,
     setup: host::report::Context,
 ) -> anyhow::Result<Option<host::record::Run>> {
-    let Some(spec) = &args.baseline else { return Ok(None) };
+    let Some(spec) = &args.baseline else {
+        return Ok(None);
+    };
     let base = host::record::baseline(spec, recorded).map_err(anyhow::Error::msg)?;
-    host::record::comparable(&base, &[serde_json::json!({"samples_ms": [], "context": setup})]).map_err(anyhow::Error::msg)?;
+    host::record::comparable(
+        &base,
+        &[serde_json::json!({"samples_ms": [], "context": setup})],
+    )
+    .map_err(anyhow::Error::msg)?;
     Ok(Some(base))
 }
 
@@ -373,7 +518,10 @@ fn print_baseline(json: bool, base: &host::record::Run, lines: &[serde_json::Val
         for symbol in &order {
             if let (Some(b), Some(n)) = (base.samples.get(symbol), now.get(symbol)) {
                 let change = host::record::compare(b, n);
-                let context = lines.first().map(|l| l["context"].clone()).unwrap_or_default();
+                let context = lines
+                    .first()
+                    .map(|l| l["context"].clone())
+                    .unwrap_or_default();
                 println!(
                     "{}",
                     serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": base.date, "change": change, "context": context})
@@ -409,7 +557,11 @@ fn comparison(
 }
 
 /// Prints a report as JSON lines or as its table.
-fn emit(json: bool, lines: impl FnOnce() -> Vec<serde_json::Value>, table: impl FnOnce() -> String) {
+fn emit(
+    json: bool,
+    lines: impl FnOnce() -> Vec<serde_json::Value>,
+    table: impl FnOnce() -> String,
+) {
     if json {
         for line in lines() {
             println!("{line}");
@@ -423,14 +575,20 @@ fn print_failures(failures: &[host::check::Failure], what: &str) -> ExitCode {
     for f in failures {
         eprintln!("FAILED {f}");
     }
-    eprintln!("{} check(s) failed; no {what} is printed from a run whose kernels are wrong", failures.len());
+    eprintln!(
+        "{} check(s) failed; no {what} is printed from a run whose kernels are wrong",
+        failures.len()
+    );
     ExitCode::from(exit::CHECK_FAILED)
 }
 
 fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(kernel) = &args.asm {
         let source = roofline::cuda_c_program();
-        print!("{}", host::asm::side_by_side(kernel, &source, "roofline.cu", &args.arch)?);
+        print!(
+            "{}",
+            host::asm::side_by_side(kernel, &source, "roofline.cu", &args.arch)?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let started = host::report::now();
@@ -442,13 +600,20 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let plan = Plan {
         flush_l2: args.flush_l2,
-        ..if args.quick { Plan::QUICK } else { Plan::DEFAULT }
+        ..if args.quick {
+            Plan::QUICK
+        } else {
+            Plan::DEFAULT
+        }
     };
     // Files first: a bad path or an incomparable baseline is an error before
     // minutes of GPU work, not after.
     let recorded = host::record::results_file(&args.results, &gpu.info.name, "roofline");
     let saved_csv = match &args.ncu_csv {
-        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?),
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        ),
         None => None,
     };
     let setup = host::report::Context::new(
@@ -463,7 +628,12 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     // ncu runs this program as a child, before this process allocates.
     let profiled_csv = if args.ncu {
         let exe = std::env::current_exe()?;
-        let child_args = vec!["roofline".into(), "--profile".into(), "--device".into(), args.device.to_string()];
+        let child_args = vec![
+            "roofline".into(),
+            "--profile".into(),
+            "--device".into(),
+            args.device.to_string(),
+        ];
         Some(host::ncu::profile(&exe, &child_args).map_err(host::Error::Tool)?)
     } else {
         None
@@ -478,7 +648,9 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
             ..COMPARE_PLAN
         };
         return match roofline::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, plan)? {
-            roofline::CompareOutcome::Failed(failures) => Ok(print_failures(&failures, "comparison")),
+            roofline::CompareOutcome::Failed(failures) => {
+                Ok(print_failures(&failures, "comparison"))
+            }
             roofline::CompareOutcome::Passed(kernels) => {
                 let context = host::report::Context::new(
                     "roofline",
@@ -491,7 +663,10 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
                 let comparison = comparison(context, kernels)?;
                 emit(args.json, || comparison.json_lines(), || comparison.table());
                 if let Some(path) = &args.plot {
-                    let title = format!("Roofline, Rust and CUDA C, {} ({})", gpu.info.name, comparison.context.date);
+                    let title = format!(
+                        "Roofline, Rust and CUDA C, {} ({})",
+                        gpu.info.name, comparison.context.date
+                    );
                     let chart = roofline::report::compare_chart(&comparison.kernels, &sizes, title);
                     host::plot::roofline_svg(&chart, path).map_err(anyhow::Error::msg)?;
                 }
@@ -501,7 +676,10 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     }
     if args.profile {
         lesson.profile()?;
-        println!("profile mode: {} launches, no checks, no timings", roofline::Kernel::ALL.len());
+        println!(
+            "profile mode: {} launches, no checks, no timings",
+            roofline::Kernel::ALL.len()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let csv_text = match (saved_csv, profiled_csv) {
@@ -533,8 +711,12 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
             }
             Err(error.into())
         }
-        Outcome::Passed { measured, driver_copy } => {
-            let mut report = roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy, started);
+        Outcome::Passed {
+            measured,
+            driver_copy,
+        } => {
+            let mut report =
+                roofline::report::build(&gpu.info, sizes, plan, &measured, driver_copy, started);
             report.context.clocks_mhz = host::report::Clocks {
                 start: clocks_start,
                 end: host::report::read_clocks(args.device),

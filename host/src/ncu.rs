@@ -58,11 +58,23 @@ pub fn parse_csv(text: &str) -> Result<BTreeMap<String, Counters>, String> {
         .filter(|l| l.starts_with('"'))
         .map(|l| format!("{l}\n"))
         .collect();
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(csv_text.as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(csv_text.as_bytes());
     let headers = reader.headers().map_err(|e| e.to_string())?.clone();
-    let col = |name: &str| headers.iter().position(|h| h == name).ok_or(format!("the CSV has no {name:?} column"));
-    let (id, kernel, metric, unit, value) =
-        (col("ID")?, col("Kernel Name")?, col("Metric Name")?, col("Metric Unit")?, col("Metric Value")?);
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or(format!("the CSV has no {name:?} column"))
+    };
+    let (id, kernel, metric, unit, value) = (
+        col("ID")?,
+        col("Kernel Name")?,
+        col("Metric Name")?,
+        col("Metric Unit")?,
+        col("Metric Value")?,
+    );
     let mut out: BTreeMap<String, Counters> = BTreeMap::new();
     let mut first_launch: BTreeMap<String, String> = BTreeMap::new();
     for record in reader.records() {
@@ -71,7 +83,9 @@ pub fn parse_csv(text: &str) -> Result<BTreeMap<String, Counters>, String> {
             continue;
         }
         let name = r[kernel].to_string();
-        let launch = first_launch.entry(name.clone()).or_insert_with(|| r[id].to_string());
+        let launch = first_launch
+            .entry(name.clone())
+            .or_insert_with(|| r[id].to_string());
         if *launch != r[id] {
             continue;
         }
@@ -79,14 +93,20 @@ pub fn parse_csv(text: &str) -> Result<BTreeMap<String, Counters>, String> {
         if raw == "n/a" || raw.is_empty() {
             continue; // ncu could not collect this metric for this kernel
         }
-        let number: f64 = raw.parse().map_err(|_| format!("{name}: {} is not a number: {:?}", &r[metric], &r[value]))?;
-        let scaled = number * unit_scale(&r[unit]).ok_or_else(|| format!("{name}: unknown unit {:?} for {}", &r[unit], &r[metric]))?;
+        let number: f64 = raw
+            .parse()
+            .map_err(|_| format!("{name}: {} is not a number: {:?}", &r[metric], &r[value]))?;
+        let scaled = number
+            * unit_scale(&r[unit])
+                .ok_or_else(|| format!("{name}: unknown unit {:?} for {}", &r[unit], &r[metric]))?;
         let c = out.entry(name).or_default();
         match &r[metric] {
             "dram__bytes.sum" => c.dram_bytes = Some(scaled),
             "lts__t_bytes.sum" => c.l2_bytes = Some(scaled),
             "l1tex__t_bytes.sum" => c.l1_bytes = Some(scaled),
-            "sm__warps_active.avg.pct_of_peak_sustained_active" => c.achieved_occupancy_pct = Some(number),
+            "sm__warps_active.avg.pct_of_peak_sustained_active" => {
+                c.achieved_occupancy_pct = Some(number)
+            }
             "sm__maximum_warps_per_active_cycle_pct" => c.theoretical_occupancy_pct = Some(number),
             _ => {}
         }
@@ -126,7 +146,15 @@ pub fn profile(program: &std::path::Path, args: &[String]) -> Result<String, Str
          it comes with the CUDA toolkit",
     )?;
     let out = Command::new(&ncu)
-        .args(["--clock-control", "none", "--csv", "--print-units", "base", "--metrics", METRICS])
+        .args([
+            "--clock-control",
+            "none",
+            "--csv",
+            "--print-units",
+            "base",
+            "--metrics",
+            METRICS,
+        ])
         .arg(program)
         .args(args)
         .output()
@@ -138,7 +166,11 @@ pub fn profile(program: &std::path::Path, args: &[String]) -> Result<String, Str
     }
     if !out.status.success() {
         let tail: Vec<&str> = stderr.lines().chain(stdout.lines()).rev().take(6).collect();
-        return Err(format!("ncu failed ({}): {}", out.status, tail.into_iter().rev().collect::<Vec<_>>().join(" | ")));
+        return Err(format!(
+            "ncu failed ({}): {}",
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        ));
     }
     Ok(stdout)
 }
@@ -210,8 +242,16 @@ mod tests {
 
     #[test]
     fn restricted_counters_say_how_to_allow_them() {
-        let err = parse_csv("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission").unwrap_err();
-        assert!(err.contains("NVreg_RestrictProfilingToAdminUsers=0"), "{err}");
-        assert!(parse_csv("no csv here").unwrap_err().contains("no ncu CSV header"));
+        let err = parse_csv("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
+            .unwrap_err();
+        assert!(
+            err.contains("NVreg_RestrictProfilingToAdminUsers=0"),
+            "{err}"
+        );
+        assert!(
+            parse_csv("no csv here")
+                .unwrap_err()
+                .contains("no ncu CSV header")
+        );
     }
 }

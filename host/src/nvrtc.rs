@@ -43,14 +43,18 @@ pub fn compile(source: &str, name: &str, cc: (i32, i32)) -> Result<String> {
     require_nvrtc()?;
     let opts = CompileOptions {
         fmad: Some(true),
-        options: vec![format!("--gpu-architecture=sm_{}{}", cc.0, cc.1), "--std=c++17".into()],
+        options: vec![
+            format!("--gpu-architecture=sm_{}{}", cc.0, cc.1),
+            "--std=c++17".into(),
+        ],
         name: Some(name.to_string()),
         ..Default::default()
     };
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| match e {
-        CompileError::CompileError { log, .. } => {
-            Error::Nvrtc(format!("{name} did not compile:\n{}", log.to_string_lossy()))
-        }
+        CompileError::CompileError { log, .. } => Error::Nvrtc(format!(
+            "{name} did not compile:\n{}",
+            log.to_string_lossy()
+        )),
         other => Error::Nvrtc(format!("{name}: {other:?}")),
     })?;
     Ok(ptx.to_src())

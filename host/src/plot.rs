@@ -72,7 +72,12 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
     let ridge = chart.fma_gflop_per_s / chart.copy_gb_per_s;
     // A point sits on a log axis only with a finite, positive intensity and
     // rate (a kernel that moved 0 DRAM bytes has an infinite one).
-    let on_chart = |p: &Point| p.intensity.is_finite() && p.gflop_per_s.is_finite() && p.intensity > 0.0 && p.gflop_per_s > 0.0;
+    let on_chart = |p: &Point| {
+        p.intensity.is_finite()
+            && p.gflop_per_s.is_finite()
+            && p.intensity > 0.0
+            && p.gflop_per_s > 0.0
+    };
     let shown: Vec<&Point> = chart.points.iter().filter(|p| on_chart(p)).collect();
     let (x_lo, x_hi) = shown
         .iter()
@@ -80,7 +85,10 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
         .chain([ridge])
         .fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
     let x_range = (x_lo / 4.0)..(x_hi * 8.0);
-    let y_lo = shown.iter().map(|p| p.gflop_per_s).fold(chart.copy_gb_per_s * x_range.start, f64::min);
+    let y_lo = shown
+        .iter()
+        .map(|p| p.gflop_per_s)
+        .fold(chart.copy_gb_per_s * x_range.start, f64::min);
     let y_range = (y_lo / 2.0)..(chart.fma_gflop_per_s * 3.0);
 
     let mut ctx = ChartBuilder::on(&root)
@@ -111,10 +119,14 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
             chart.copy_gb_per_s, chart.fma_gflop_per_s
         ))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
-    ctx.draw_series(std::iter::once(Circle::new((ridge, chart.fma_gflop_per_s), 5, BLACK.filled())))
-        .map_err(|e| err(&e))?
-        .label(format!("ridge point, {ridge:.2} FLOP/byte"))
-        .legend(|(x, y)| Circle::new((x + 10, y), 4, BLACK.filled()));
+    ctx.draw_series(std::iter::once(Circle::new(
+        (ridge, chart.fma_gflop_per_s),
+        5,
+        BLACK.filled(),
+    )))
+    .map_err(|e| err(&e))?
+    .label(format!("ridge point, {ridge:.2} FLOP/byte"))
+    .legend(|(x, y)| Circle::new((x + 10, y), 4, BLACK.filled()));
 
     for series in [Series::Rust, Series::CudaC, Series::MeasuredDram] {
         let pts: Vec<&&Point> = shown.iter().filter(|p| p.series == series).collect();
@@ -122,10 +134,13 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
             continue;
         }
         let colour = series.colour();
-        ctx.draw_series(pts.iter().map(|p| Circle::new((p.intensity, p.gflop_per_s), 4, colour.filled())))
-            .map_err(|e| err(&e))?
-            .label(series.name())
-            .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
+        ctx.draw_series(
+            pts.iter()
+                .map(|p| Circle::new((p.intensity, p.gflop_per_s), 4, colour.filled())),
+        )
+        .map_err(|e| err(&e))?
+        .label(series.name())
+        .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
     }
     // Labels, placed greedily in pixels: each beside its point, moved up or
     // down a line at a time until it overlaps no label placed before it.
@@ -135,20 +150,38 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
         let (w, h) = (7 * p.label.chars().count() as i32, 14);
         let x = px + 7;
         let first = if p.series == Series::Rust { -16 } else { 4 };
-        let candidates = (0..12).map(|k| first + if k % 2 == 0 { k / 2 * 14 } else { -(k / 2 + 1) * 14 });
+        let candidates = (0..12).map(|k| {
+            first
+                + if k % 2 == 0 {
+                    k / 2 * 14
+                } else {
+                    -(k / 2 + 1) * 14
+                }
+        });
         let y = candidates
             .map(|dy| py + dy)
-            .find(|&y| !placed.iter().any(|&(ax, ay, aw, ah)| x < ax + aw && ax < x + w && y < ay + ah && ay < y + h))
+            .find(|&y| {
+                !placed
+                    .iter()
+                    .any(|&(ax, ay, aw, ah)| x < ax + aw && ax < x + w && y < ay + ah && ay < y + h)
+            })
             .unwrap_or(py + first);
         placed.push((x, y, w, h));
         let colour = p.series.colour();
         if y != py + first {
             // Moved off its spot: a leader line says which point it names.
-            root.draw(&PathElement::new(vec![(px + 3, py), (x - 1, y + h / 2)], colour.stroke_width(1)))
-                .map_err(|e| err(&e))?;
-        }
-        root.draw(&Text::new(p.label.clone(), (x, y), ("sans-serif", 12).into_font().color(&colour)))
+            root.draw(&PathElement::new(
+                vec![(px + 3, py), (x - 1, y + h / 2)],
+                colour.stroke_width(1),
+            ))
             .map_err(|e| err(&e))?;
+        }
+        root.draw(&Text::new(
+            p.label.clone(),
+            (x, y),
+            ("sans-serif", 12).into_font().color(&colour),
+        ))
+        .map_err(|e| err(&e))?;
     }
     ctx.configure_series_labels()
         .position(SeriesLabelPosition::LowerRight)

@@ -34,7 +34,11 @@ pub fn target_compute_capability() -> (i32, i32) {
 /// `sm_XY` (with an optional letter suffix such as `sm_90a`) as (X, Y);
 /// `sm_100` is (10, 0).
 pub fn parse_sm(arch: &str) -> Option<(i32, i32)> {
-    let digits: String = arch.strip_prefix("sm_")?.chars().take_while(char::is_ascii_digit).collect();
+    let digits: String = arch
+        .strip_prefix("sm_")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     if digits.len() < 2 {
         return None;
     }
@@ -107,8 +111,17 @@ impl PtxMix {
 
     /// One line: `ld.global.nc 32b x2, st.global 32b x1; fma 0; bra 1`.
     pub fn summary(&self) -> String {
-        let accesses: Vec<String> = self.accesses.iter().map(|(k, n)| format!("{k} x{n}")).collect();
-        format!("{}; fma {}; bra {}", accesses.join(", "), self.fma_f32, self.branches)
+        let accesses: Vec<String> = self
+            .accesses
+            .iter()
+            .map(|(k, n)| format!("{k} x{n}"))
+            .collect();
+        format!(
+            "{}; fma {}; bra {}",
+            accesses.join(", "),
+            self.fma_f32,
+            self.branches
+        )
     }
 }
 
@@ -136,7 +149,11 @@ fn access_key(op: &str) -> Option<String> {
     let bits: usize = rest
         .iter()
         .rev()
-        .find_map(|p| p.get(1..).and_then(|n| n.parse().ok()).filter(|_| p.len() > 1 && "bfsu".contains(&p[..1])))
+        .find_map(|p| {
+            p.get(1..)
+                .and_then(|n| n.parse().ok())
+                .filter(|_| p.len() > 1 && "bfsu".contains(&p[..1]))
+        })
         .unwrap_or(0);
     Some(format!("{kind}.{space}{nc} {}b", lanes * bits))
 }

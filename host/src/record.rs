@@ -32,7 +32,10 @@ pub fn append(path: &Path, lines: &[serde_json::Value]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     for line in lines {
         writeln!(file, "{line}")?;
     }
@@ -64,7 +67,9 @@ pub fn setup_of(row: &serde_json::Value) -> serde_json::Value {
 /// baseline's GPU, sizes, timing plan and L2 treatment: a comparison across
 /// those would read a change of setup as a change of speed.
 pub fn comparable(base: &Run, now: &[serde_json::Value]) -> Result<(), String> {
-    let Some(first) = now.iter().find(|r| r["samples_ms"].is_array()) else { return Ok(()) };
+    let Some(first) = now.iter().find(|r| r["samples_ms"].is_array()) else {
+        return Ok(());
+    };
     let setup = setup_of(first);
     let differing: Vec<&str> = ["gpu", "sizes", "timing", "l2_flushed"]
         .into_iter()
@@ -91,14 +96,22 @@ pub fn comparable(base: &Run, now: &[serde_json::Value]) -> Result<(), String> {
 pub fn load_runs(path: &Path) -> Result<Vec<Run>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut runs: Vec<Run> = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let row: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let row: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
         let date = row["context"]["date"].as_str().unwrap_or("").to_string();
-        let (Some(symbol), Some(samples)) = (row["symbol"].as_str(), row["samples_ms"].as_array()) else {
+        let (Some(symbol), Some(samples)) = (row["symbol"].as_str(), row["samples_ms"].as_array())
+        else {
             continue;
         };
-        let samples: Vec<f64> = samples.iter().filter_map(serde_json::Value::as_f64).collect();
+        let samples: Vec<f64> = samples
+            .iter()
+            .filter_map(serde_json::Value::as_f64)
+            .collect();
         if runs.last().is_none_or(|r| r.date != date) {
             runs.push(Run {
                 date,
@@ -106,7 +119,10 @@ pub fn load_runs(path: &Path) -> Result<Vec<Run>, String> {
                 samples: BTreeMap::new(),
             });
         }
-        runs.last_mut().expect("pushed above").samples.insert(symbol.to_string(), samples);
+        runs.last_mut()
+            .expect("pushed above")
+            .samples
+            .insert(symbol.to_string(), samples);
     }
     Ok(runs)
 }
@@ -118,8 +134,16 @@ pub fn samples_of(lines: &[serde_json::Value]) -> (BTreeMap<String, Vec<f64>>, V
     let mut map = BTreeMap::new();
     let mut order = Vec::new();
     for row in lines {
-        if let (Some(symbol), Some(samples)) = (row["symbol"].as_str(), row["samples_ms"].as_array()) {
-            map.insert(symbol.to_string(), samples.iter().filter_map(serde_json::Value::as_f64).collect());
+        if let (Some(symbol), Some(samples)) =
+            (row["symbol"].as_str(), row["samples_ms"].as_array())
+        {
+            map.insert(
+                symbol.to_string(),
+                samples
+                    .iter()
+                    .filter_map(serde_json::Value::as_f64)
+                    .collect(),
+            );
             order.push(symbol.to_string());
         }
     }
@@ -174,7 +198,11 @@ pub fn compare(base: &[f64], now: &[f64]) -> Change {
     let change_pct = 100.0 * (now_ms - base_ms) / base_ms;
     let p_value = welch_p(base, now);
     let verdict = if p_value < SIGNIFICANCE && change_pct.abs() >= MIN_CHANGE_PCT {
-        if now_ms < base_ms { Verdict::Faster } else { Verdict::Slower }
+        if now_ms < base_ms {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        }
     } else {
         Verdict::NoChange
     };
@@ -194,7 +222,11 @@ fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     }
     let stats = |x: &[f64]| {
         let d = Data::new(x.to_vec());
-        (d.mean().unwrap_or(0.0), d.variance().unwrap_or(0.0), x.len() as f64)
+        (
+            d.mean().unwrap_or(0.0),
+            d.variance().unwrap_or(0.0),
+            x.len() as f64,
+        )
     };
     let (ma, va, na) = stats(a);
     let (mb, vb, nb) = stats(b);
@@ -218,7 +250,11 @@ fn welch_p(a: &[f64], b: &[f64]) -> f64 {
 /// # Errors
 /// No such file, or no run in it.
 pub fn baseline(spec: &str, recorded: &Path) -> Result<Run, String> {
-    let path = if spec == "last" { recorded.to_path_buf() } else { PathBuf::from(spec) };
+    let path = if spec == "last" {
+        recorded.to_path_buf()
+    } else {
+        PathBuf::from(spec)
+    };
     if spec == "last" && !path.exists() {
         return Err(format!(
             "no recorded run to compare with yet ({} does not exist): record one with --record first",
@@ -233,9 +269,18 @@ pub fn baseline(spec: &str, recorded: &Path) -> Result<Run, String> {
 /// The comparison table: per kernel the baseline and current medians, the
 /// change, the p-value and the verdict.
 pub fn table(base: &Run, now: &BTreeMap<String, Vec<f64>>, order: &[String]) -> String {
-    let mut t = crate::report::table(&["kernel", "baseline ms", "now ms", "change %", "p", "verdict"]);
+    let mut t = crate::report::table(&[
+        "kernel",
+        "baseline ms",
+        "now ms",
+        "change %",
+        "p",
+        "verdict",
+    ]);
     for symbol in order {
-        let (Some(b), Some(n)) = (base.samples.get(symbol), now.get(symbol)) else { continue };
+        let (Some(b), Some(n)) = (base.samples.get(symbol), now.get(symbol)) else {
+            continue;
+        };
         let c = compare(b, n);
         t.add_row(vec![
             symbol.to_string(),
@@ -305,7 +350,11 @@ mod tests {
     #[test]
     fn runs_measured_differently_are_not_compared() {
         let row = |flushed: bool| serde_json::json!({"symbol": "k", "samples_ms": [1.0, 1.0], "context": {"date": "d", "gpu": "G", "sizes": {"n": 1}, "timing": {"batches": 7}, "l2_flushed": flushed}});
-        let base = Run { date: "d".into(), setup: setup_of(&row(false)), samples: BTreeMap::new() };
+        let base = Run {
+            date: "d".into(),
+            setup: setup_of(&row(false)),
+            samples: BTreeMap::new(),
+        };
         assert!(comparable(&base, &[row(false)]).is_ok());
         let err = comparable(&base, &[row(true)]).unwrap_err();
         assert!(err.contains("different l2_flushed"), "{err}");
@@ -323,11 +372,20 @@ mod tests {
     fn runs_group_by_date_and_the_newest_is_the_baseline() {
         let dir = std::env::temp_dir().join(format!("lab-record-{}", std::process::id()));
         let file = results_file(&dir, "NVIDIA H200", "roofline");
-        assert!(file.ends_with("nvidia-h200/roofline.jsonl"), "{}", file.display());
-        let row = |date: &str, ms: f64| {
-            serde_json::json!({"symbol": "vector_add", "samples_ms": [ms, ms], "context": {"date": date}})
-        };
-        append(&file, &[row("d1", 1.0), serde_json::json!({"variant": "ridge-point", "context": {"date": "d1"}})]).unwrap();
+        assert!(
+            file.ends_with("nvidia-h200/roofline.jsonl"),
+            "{}",
+            file.display()
+        );
+        let row = |date: &str, ms: f64| serde_json::json!({"symbol": "vector_add", "samples_ms": [ms, ms], "context": {"date": date}});
+        append(
+            &file,
+            &[
+                row("d1", 1.0),
+                serde_json::json!({"variant": "ridge-point", "context": {"date": "d1"}}),
+            ],
+        )
+        .unwrap();
         append(&file, &[row("d2", 2.0)]).unwrap();
         let runs = load_runs(&file).unwrap();
         assert_eq!(runs.len(), 2);
@@ -335,6 +393,10 @@ mod tests {
         let last = baseline("last", &file).unwrap();
         assert_eq!(last.date, "d2");
         std::fs::remove_dir_all(&dir).ok();
-        assert!(baseline("last", &file).unwrap_err().contains("record one with --record first"));
+        assert!(
+            baseline("last", &file)
+                .unwrap_err()
+                .contains("record one with --record first")
+        );
     }
 }

@@ -61,7 +61,10 @@ pub struct Clocks {
 /// where it is missing or says something else.
 pub fn read_clocks(ordinal: usize) -> Option<(u32, u32)> {
     let out = std::process::Command::new("nvidia-smi")
-        .args(["--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader,nounits"])
+        .args([
+            "--query-gpu=clocks.sm,clocks.mem",
+            "--format=csv,noheader,nounits",
+        ])
         .arg(format!("--id={ordinal}"))
         .output()
         .ok()
@@ -88,7 +91,10 @@ impl Context {
         Context {
             lesson,
             gpu: info.name.clone(),
-            compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
+            compute_capability: format!(
+                "{}.{}",
+                info.compute_capability.0, info.compute_capability.1
+            ),
             sms: info.sms,
             l2_bytes: info.l2_bytes,
             driver_version: info.driver_version.clone(),

@@ -83,13 +83,22 @@ impl Timing {
 /// # Errors
 /// Any launch or driver error; a kernel fault is charged to `kernel`;
 /// [`Error::TimingBroken`] if a batch measures no time.
-pub fn time_kernel(gpu: &Gpu, kernel: &str, plan: Plan, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+pub fn time_kernel(
+    gpu: &Gpu,
+    kernel: &str,
+    plan: Plan,
+    mut launch: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
     for _ in 0..plan.warmups {
         launch()?;
     }
     gpu.sync_after(kernel)?;
 
-    let event = || gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).call("cuEventCreate");
+    let event = || {
+        gpu.ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .call("cuEventCreate")
+    };
     let (start, stop) = (event()?, event()?);
     let mut samples_ms = Vec::with_capacity(plan.batches as usize);
     for _ in 0..plan.batches {
@@ -110,7 +119,14 @@ pub fn time_kernel(gpu: &Gpu, kernel: &str, plan: Plan, mut launch: impl FnMut()
             samples_ms.push(total / plan.launches_per_batch as f64);
             continue;
         }
-        let ms = between_events(gpu, kernel, &start, &stop, plan.launches_per_batch, &mut launch)?;
+        let ms = between_events(
+            gpu,
+            kernel,
+            &start,
+            &stop,
+            plan.launches_per_batch,
+            &mut launch,
+        )?;
         if !(ms > 0.0) {
             return Err(Error::TimingBroken {
                 kernel: kernel.to_string(),

@@ -4,7 +4,10 @@
 use std::process::Command;
 
 fn lab(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_lab")).args(args).output().expect("lab runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(args)
+        .output()
+        .expect("lab runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -17,7 +20,10 @@ fn an_unknown_lesson_lists_the_valid_ones() {
     let (code, stdout, stderr) = lab(&["no-such-lesson"]);
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
-    assert_eq!(stderr, "error: unknown lesson `no-such-lesson`; the lessons are: roofline, fusion, softmax\n");
+    assert_eq!(
+        stderr,
+        "error: unknown lesson `no-such-lesson`; the lessons are: roofline, fusion, vectorize, softmax\n"
+    );
 }
 
 #[test]
@@ -25,7 +31,12 @@ fn an_unknown_flag_lists_the_valid_ones() {
     let (code, _, stderr) = lab(&["roofline", "--fast"]);
     assert_eq!(code, 2);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("error: unknown flag `--fast`; the flags are: --json, --profile, --compare"), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: unknown flag `--fast`; the flags are: --json, --profile, --compare"
+        ),
+        "{stderr}"
+    );
     assert!(stderr.contains("--device"), "{stderr}");
 }
 
@@ -33,7 +44,10 @@ fn an_unknown_flag_lists_the_valid_ones() {
 fn a_missing_lesson_lists_the_lessons() {
     let (code, _, stderr) = lab(&[]);
     assert_eq!(code, 2);
-    assert_eq!(stderr, "error: which lesson? `lab <LESSON>`; the lessons are: roofline, fusion, softmax\n");
+    assert_eq!(
+        stderr,
+        "error: which lesson? `lab <LESSON>`; the lessons are: roofline, fusion, vectorize, softmax\n"
+    );
 }
 
 #[test]
@@ -48,7 +62,10 @@ fn json_and_profile_are_exclusive() {
 fn asm_of_an_unknown_kernel_names_the_kernels() {
     let (code, _, stderr) = lab(&["roofline", "--asm", "no_such_kernel"]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.starts_with("error: no kernel named `no_such_kernel`; the kernels are: "), "{stderr}");
+    assert!(
+        stderr.starts_with("error: no kernel named `no_such_kernel`; the kernels are: "),
+        "{stderr}"
+    );
     assert!(stderr.contains("vector_add"), "{stderr}");
 }
 
@@ -59,12 +76,21 @@ fn without_a_driver_the_lesson_says_so_in_one_line() {
         eprintln!("skipped: this machine has an NVIDIA driver");
         return;
     }
-    for args in [&["roofline"][..], &["roofline", "--compare"], &["roofline", "--quick"], &["fusion"], &["fusion", "--compare"]] {
+    for args in [
+        &["roofline"][..],
+        &["roofline", "--compare"],
+        &["roofline", "--quick"],
+        &["fusion"],
+        &["fusion", "--compare"],
+    ] {
         let (code, stdout, stderr) = lab(args);
         assert_eq!(code, 4, "{args:?}: {stderr}");
         assert!(stdout.is_empty(), "{stdout}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(stderr.starts_with("error: no NVIDIA driver found"), "{stderr}");
+        assert!(
+            stderr.starts_with("error: no NVIDIA driver found"),
+            "{stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
@@ -73,7 +99,10 @@ fn without_a_driver_the_lesson_says_so_in_one_line() {
 fn roofline_only_flags_are_refused_for_fusion() {
     let (code, _, stderr) = lab(&["fusion", "--plot", "x.svg"]);
     assert_eq!(code, 2);
-    assert_eq!(stderr, "error: --plot is available for the roofline lesson only, so far\n");
+    assert_eq!(
+        stderr,
+        "error: --plot is available for the roofline lesson only, so far\n"
+    );
 }
 
 #[test]

@@ -51,9 +51,18 @@ pub const REL_TOLERANCE: f64 = 1e-5;
 /// Absolute tolerance against the f64 reference (for results near 0).
 pub const ABS_TOLERANCE: f64 = 1e-6;
 
-const _: () = assert!(THREADS_PER_BLOCK % 32 == 0, "a block is a whole number of warps");
-const _: () = assert!(CHECK_ELEMS % 2 == 1, "an odd size: no block size divides it");
-const _: () = assert!(SWEEP[SWEEP.len() - 1] <= ELEMS, "the sweep reuses the timed buffers");
+const _: () = assert!(
+    THREADS_PER_BLOCK % 32 == 0,
+    "a block is a whole number of warps"
+);
+const _: () = assert!(
+    CHECK_ELEMS % 2 == 1,
+    "an odd size: no block size divides it"
+);
+const _: () = assert!(
+    SWEEP[SWEEP.len() - 1] <= ELEMS,
+    "the sweep reuses the timed buffers"
+);
 const _: () = assert!(HI > LO, "the clamp range is a range");
 const _: () = assert!(
     STAGE_FLOATS[0] + STAGE_FLOATS[1] + STAGE_FLOATS[2] + STAGE_FLOATS[3] == STAGED_FLOATS,
@@ -176,12 +185,19 @@ mod kernels {
     /// # Safety
     /// `input`, `r` and `out` hold `n` floats; `out` overlaps neither.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn apply_add_residual(input: *const f32, r: *const f32, out: *mut f32, n: u64) {
+    pub unsafe extern "ptx-kernel" fn apply_add_residual(
+        input: *const f32,
+        r: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
         let i = global_index_x();
         if i < n {
             let i = i as usize;
             // SAFETY: i < n.
-            unsafe { *out.add(i) = add_residual(load_readonly(input.add(i)), load_readonly(r.add(i))) };
+            unsafe {
+                *out.add(i) = add_residual(load_readonly(input.add(i)), load_readonly(r.add(i)))
+            };
         }
     }
 
@@ -217,7 +233,12 @@ mod kernels {
     /// # Safety
     /// `x`, `r` and `out` hold `n` floats; `out` overlaps neither.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn chain_fused(x: *const f32, r: *const f32, out: *mut f32, n: u64) {
+    pub unsafe extern "ptx-kernel" fn chain_fused(
+        x: *const f32,
+        r: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
         let i = global_index_x();
         if i < n {
             let i = i as usize;
@@ -244,19 +265,32 @@ mod kernels {
     /// # Safety
     /// As `chain_fused`.
     #[inline(always)]
-    unsafe fn chain_fused_wide<const W: usize>(x: *const f32, r: *const f32, out: *mut f32, n: u64) {
+    unsafe fn chain_fused_wide<const W: usize>(
+        x: *const f32,
+        r: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
         let base = global_index_x();
         let stride = grid_dim_x() as u64 * block_dim_x() as u64;
         let mut v = [0.0f32; W];
         for (k, v) in v.iter_mut().enumerate() {
             let i = base + k as u64 * stride;
             // SAFETY: read only when i < n.
-            *v = if i < n { scale_bias(unsafe { load_readonly(x.add(i as usize)) }) } else { 0.0 };
+            *v = if i < n {
+                scale_bias(unsafe { load_readonly(x.add(i as usize)) })
+            } else {
+                0.0
+            };
         }
         for (k, v) in v.iter_mut().enumerate() {
             let i = base + k as u64 * stride;
             // SAFETY: read only when i < n.
-            let res = if i < n { unsafe { load_readonly(r.add(i as usize)) } } else { 0.0 };
+            let res = if i < n {
+                unsafe { load_readonly(r.add(i as usize)) }
+            } else {
+                0.0
+            };
             *v = add_residual(gelu(*v), res);
         }
         for (k, v) in v.iter().enumerate() {

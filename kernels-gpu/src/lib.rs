@@ -8,7 +8,7 @@
 //!   sides need (tile sizes, block sizes, the polynomial degree), so a
 //!   constant lives once.
 //!
-//! One module per lesson: [`roofline`], [`fusion`], [`softmax`]; [`testing`] holds a kernel the
+//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`], [`softmax`]; [`testing`] holds a kernel the
 //! error-path tests fault on purpose.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -31,6 +31,7 @@ pub mod fusion;
 pub mod roofline;
 pub mod softmax;
 pub mod testing;
+pub mod vectorize;
 
 /// A kernel that panics has a bug; on the GPU the only thing to do is stop
 /// the launch. `trap` aborts the kernel and the host sees

@@ -102,7 +102,10 @@ pub const FMA_MUL: f32 = 1.000_000_1;
 pub const FMA_ADD: f32 = 1.0;
 
 // Compile-time relations, each with the reason it must hold.
-const _: () = assert!(THREADS_PER_BLOCK % 32 == 0, "a block is a whole number of warps");
+const _: () = assert!(
+    THREADS_PER_BLOCK % 32 == 0,
+    "a block is a whole number of warps"
+);
 const _: () = assert!(
     THREADS_PER_BLOCK.is_power_of_two(),
     "the reduction halves its stride, so the block size is a power of two"
@@ -119,12 +122,18 @@ const _: () = assert!(
     (SEED_SIDE * SEED_SIDE) % STRIDE as usize == 0,
     "the strided add's 2D grid is a permutation only when the stride divides n"
 );
-const _: () = assert!(TRANSPOSE_TILE * TRANSPOSE_TILE <= 1024, "a block is at most 1024 threads");
+const _: () = assert!(
+    TRANSPOSE_TILE * TRANSPOSE_TILE <= 1024,
+    "a block is at most 1024 threads"
+);
 const _: () = assert!(
     TRANSPOSE_TILE * TRANSPOSE_TILE_PITCH * 4 <= 49_152,
     "the padded transpose tile fits the 48 KiB a block gets without opting in"
 );
-const _: () = assert!(MAT_DIM % MAT_TILE as usize == 0, "the tiled matmul has no edge guard");
+const _: () = assert!(
+    MAT_DIM % MAT_TILE as usize == 0,
+    "the tiled matmul has no edge guard"
+);
 const _: () = assert!(
     MAT_DIM * MAT_DIM <= SEED_SIDE * SEED_SIDE,
     "the matmul borrows the vector buffers"
@@ -141,7 +150,10 @@ const _: () = assert!(
     STENCIL_SHARED_CELLS * 4 <= 49_152,
     "the stencil apron fits the default 48 KiB of shared memory"
 );
-const _: () = assert!(POLY_CHECK <= SEED_SIDE * SEED_SIDE, "the check reads a prefix");
+const _: () = assert!(
+    POLY_CHECK <= SEED_SIDE * SEED_SIDE,
+    "the check reads a prefix"
+);
 
 /// The kernels, compiled only for the GPU.
 #[cfg(target_arch = "nvptx64")]
@@ -182,7 +194,11 @@ mod kernels {
     /// `input` and `out` hold `n4` float4s (16-byte aligned) and do not
     /// overlap.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn copy_coalesced(input: *const Float4, out: *mut Float4, n4: u64) {
+    pub unsafe extern "ptx-kernel" fn copy_coalesced(
+        input: *const Float4,
+        out: *mut Float4,
+        n4: u64,
+    ) {
         let i = global_index_x();
         if i < n4 {
             // SAFETY: i < n4 and the buffers hold n4 aligned float4s.
@@ -205,7 +221,12 @@ mod kernels {
     /// # Safety
     /// `a`, `b`, `out` hold `n` floats; `out` overlaps neither input.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn vector_add(a: *const f32, b: *const f32, out: *mut f32, n: u64) {
+    pub unsafe extern "ptx-kernel" fn vector_add(
+        a: *const f32,
+        b: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
         let i = global_index_x();
         if i < n {
             let i = i as usize;
@@ -265,7 +286,8 @@ mod kernels {
         let col = global_index_x();
         // SAFETY: the exact tiling keeps row and col below side.
         unsafe {
-            *out.add((col * side + row) as usize) = load_readonly(input.add((row * side + col) as usize))
+            *out.add((col * side + row) as usize) =
+                load_readonly(input.add((row * side + col) as usize))
         };
     }
 
@@ -332,7 +354,11 @@ mod kernels {
         let i = global_index_x();
         // SAFETY: tid < 256 = the tile's length; i < n is checked.
         unsafe {
-            *tile.add(tid as usize) = if i < n { load_readonly(input.add(i as usize)) } else { 0.0 }
+            *tile.add(tid as usize) = if i < n {
+                load_readonly(input.add(i as usize))
+            } else {
+                0.0
+            }
         };
         sync_threads();
 
@@ -368,7 +394,12 @@ mod kernels {
     /// # Safety
     /// `a`, `b`, `c` hold `d * d` floats; `c` overlaps neither input.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, d: u64) {
+    pub unsafe extern "ptx-kernel" fn matmul_naive(
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        d: u64,
+    ) {
         let row = global_index_y();
         let col = global_index_x();
         let d = d as usize;
@@ -406,7 +437,12 @@ mod kernels {
     /// # Safety
     /// As `matmul_naive`.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn matmul_tiled(a: *const f32, b: *const f32, c: *mut f32, d: u64) {
+    pub unsafe extern "ptx-kernel" fn matmul_tiled(
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        d: u64,
+    ) {
         let tile_a = ROOFLINE_MATMUL_A::as_mut_ptr();
         let tile_b = ROOFLINE_MATMUL_B::as_mut_ptr();
         let (tx, ty) = (thread_idx_x(), thread_idx_y());
@@ -460,7 +496,12 @@ mod kernels {
     /// # Safety
     /// `input` and `out` hold `n * n` floats and do not overlap.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn heat_step_global(input: *const f32, out: *mut f32, n: i32, r: f32) {
+    pub unsafe extern "ptx-kernel" fn heat_step_global(
+        input: *const f32,
+        out: *mut f32,
+        n: i32,
+        r: f32,
+    ) {
         let col = (block_idx_x() * block_dim_x() + thread_idx_x()) as i32 + 1;
         let row = (block_idx_y() * block_dim_y() + thread_idx_y()) as i32 + 1;
         if col < n - 1 && row < n - 1 {
@@ -495,7 +536,12 @@ mod kernels {
     /// # Safety
     /// As `heat_step_global`.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn heat_step_tiled(input: *const f32, out: *mut f32, n: i32, r: f32) {
+    pub unsafe extern "ptx-kernel" fn heat_step_tiled(
+        input: *const f32,
+        out: *mut f32,
+        n: i32,
+        r: f32,
+    ) {
         let tile = ROOFLINE_STENCIL_TILE::as_mut_ptr();
         let tile_col = (block_idx_x() * STENCIL_BLOCK_X) as i32 + 1;
         let tile_row = (block_idx_y() * STENCIL_BLOCK_Y) as i32 + 1;
@@ -537,7 +583,8 @@ mod kernels {
                     + *tile.add(at(sy, sx + 1))
                     + *tile.add(at(sy - 1, sx))
                     + *tile.add(at(sy + 1, sx));
-                *out.add(row as usize * n as usize + col as usize) = fma(r, fma(-4.0, centre, sum), centre);
+                *out.add(row as usize * n as usize + col as usize) =
+                    fma(r, fma(-4.0, centre, sum), centre);
             }
         }
     }

@@ -79,18 +79,33 @@ pub const fn tiles_per_row(n: usize, w: u32) -> usize {
 }
 
 const _: () = assert!(
-    !COLS.is_multiple_of(4096) && !QUICK_COLS.is_multiple_of(4096) && !TEST_COLS.is_multiple_of(4096),
+    !COLS.is_multiple_of(4096)
+        && !QUICK_COLS.is_multiple_of(4096)
+        && !TEST_COLS.is_multiple_of(4096),
     "the last tile is partial"
 );
-const _: () = assert!(QUICK_COLS > 2 * 131_072, "--quick gives even the widest tile several tiles a row");
-const _: () = assert!(TEST_COLS > 2 * 4096, "the tests' rows span several of the narrowest tiles");
-const _: () = assert!(BLOCK_SIZES[2] <= MAX_THREADS, "the scratch holds one slot per warp");
 const _: () = assert!(
-    BLOCK_SIZES[0].is_multiple_of(32) && BLOCK_SIZES[1].is_multiple_of(32) && BLOCK_SIZES[2].is_multiple_of(32),
+    QUICK_COLS > 2 * 131_072,
+    "--quick gives even the widest tile several tiles a row"
+);
+const _: () = assert!(
+    TEST_COLS > 2 * 4096,
+    "the tests' rows span several of the narrowest tiles"
+);
+const _: () = assert!(
+    BLOCK_SIZES[2] <= MAX_THREADS,
+    "the scratch holds one slot per warp"
+);
+const _: () = assert!(
+    BLOCK_SIZES[0].is_multiple_of(32)
+        && BLOCK_SIZES[1].is_multiple_of(32)
+        && BLOCK_SIZES[2].is_multiple_of(32),
     "blocks are whole warps: the shuffles use the full mask"
 );
-const _: () =
-    assert!(TILE_WIDTHS[0].is_multiple_of(BLOCK_SIZES[2]), "every thread of a block has columns in a full tile");
+const _: () = assert!(
+    TILE_WIDTHS[0].is_multiple_of(BLOCK_SIZES[2]),
+    "every thread of a block has columns in a full tile"
+);
 
 /// The kernels, compiled only for the GPU.
 #[cfg(target_arch = "nvptx64")]
@@ -187,7 +202,11 @@ mod kernels {
     /// [`block_reduce`]. Plain loads: the values were written by other
     /// blocks before a kernel boundary or a row barrier.
     #[inline(always)]
-    unsafe fn row_reduce<const MAX: bool>(values: *const f32, count: u32, scratch: *mut f32) -> f32 {
+    unsafe fn row_reduce<const MAX: bool>(
+        values: *const f32,
+        count: u32,
+        scratch: *mut f32,
+    ) -> f32 {
         let mut acc = if MAX { f32::NEG_INFINITY } else { 0.0 };
         let mut i = thread_idx_x();
         while i < count {
@@ -227,7 +246,12 @@ mod kernels {
             j += block_dim_x();
         }
         // SAFETY: the caller's scratch; every thread reaches both reductions.
-        let (m, ss) = unsafe { (block_reduce::<true>(m, scratch), block_reduce::<false>(ss, scratch)) };
+        let (m, ss) = unsafe {
+            (
+                block_reduce::<true>(m, scratch),
+                block_reduce::<false>(ss, scratch),
+            )
+        };
         if thread_idx_x() == 0 {
             // SAFETY: slot < rows * tiles, the arrays' length.
             unsafe {
@@ -328,11 +352,25 @@ mod kernels {
     /// Phase 3 for one tile: the row's sum from its tiles' sums, then
     /// `y = v / sum` for each of the tile's exponentials `v`.
     #[inline(always)]
-    unsafe fn phase_normalize(y: *mut f32, tl: Tile, s: RowStats, tiles: u32, source: Source, scratch: *mut f32) {
+    unsafe fn phase_normalize(
+        y: *mut f32,
+        tl: Tile,
+        s: RowStats,
+        tiles: u32,
+        source: Source,
+        scratch: *mut f32,
+    ) {
         // SAFETY: the row's slots exist; the caller's scratch.
-        let z = unsafe { row_reduce::<false>(s.tile_sum.add((tl.row * tiles) as usize), tiles, scratch) };
+        let z = unsafe {
+            row_reduce::<false>(s.tile_sum.add((tl.row * tiles) as usize), tiles, scratch)
+        };
         // SAFETY: row < rows.
-        let (m, scale) = unsafe { (*s.row_max.add(tl.row as usize), *s.row_scale.add(tl.row as usize)) };
+        let (m, scale) = unsafe {
+            (
+                *s.row_max.add(tl.row as usize),
+                *s.row_scale.add(tl.row as usize),
+            )
+        };
         if thread_idx_x() == 0 && tl.t == 0 {
             // SAFETY: as above.
             unsafe { *s.row_sum.add(tl.row as usize) = z };
@@ -378,7 +416,16 @@ mod kernels {
     ) {
         let tl = tile(block_idx_x(), n, w, tiles);
         // SAFETY: the launch assumption and the caller's buffers.
-        unsafe { phase_stats(x, tl, tile_max, tile_sumsq, None, SOFTMAX_SCRATCH::as_mut_ptr()) }
+        unsafe {
+            phase_stats(
+                x,
+                tl,
+                tile_max,
+                tile_sumsq,
+                None,
+                SOFTMAX_SCRATCH::as_mut_ptr(),
+            )
+        }
     }
 
     /// Phase 2 of the staged and recompute variants: each block reduces
@@ -413,9 +460,29 @@ mod kernels {
         write_e: u32,
     ) {
         let tl = tile(block_idx_x(), n, w, tiles);
-        let s = RowStats { tile_max, tile_sumsq, tile_sum, row_max, row_scale, row_sum: core::ptr::null_mut() };
+        let s = RowStats {
+            tile_max,
+            tile_sumsq,
+            tile_sum,
+            row_max,
+            row_scale,
+            row_sum: core::ptr::null_mut(),
+        };
         // SAFETY: the launch assumption and the caller's buffers.
-        unsafe { phase_exponentials(x, e, tl, s, n, tiles, None, None, write_e != 0, SOFTMAX_SCRATCH::as_mut_ptr()) }
+        unsafe {
+            phase_exponentials(
+                x,
+                e,
+                tl,
+                s,
+                n,
+                tiles,
+                None,
+                None,
+                write_e != 0,
+                SOFTMAX_SCRATCH::as_mut_ptr(),
+            )
+        }
     }
 
     /// Phase 3 of the staged and recompute variants: each block reduces its
@@ -455,7 +522,11 @@ mod kernels {
             row_scale,
             row_sum,
         };
-        let source = if recompute != 0 { Source::Recompute(src) } else { Source::GlobalReadOnly(src) };
+        let source = if recompute != 0 {
+            Source::Recompute(src)
+        } else {
+            Source::GlobalReadOnly(src)
+        };
         // SAFETY: the launch assumption and the caller's buffers.
         unsafe { phase_normalize(y, tl, s, tiles, source, SOFTMAX_SCRATCH::as_mut_ptr()) }
     }
@@ -507,7 +578,14 @@ mod kernels {
         controls: u32,
     ) {
         let tl = tile(row_base * tiles + block_idx_x(), n, w, tiles);
-        let s = RowStats { tile_max, tile_sumsq, tile_sum, row_max, row_scale, row_sum };
+        let s = RowStats {
+            tile_max,
+            tile_sumsq,
+            tile_sum,
+            row_max,
+            row_scale,
+            row_sum,
+        };
         let kept = SOFTMAX_TILE::as_mut_ptr();
         let scratch = kept.wrapping_add(w as usize);
         let reload = controls & RELOAD_INPUT != 0;
@@ -515,7 +593,14 @@ mod kernels {
         let slot = tl.row as usize * 2;
         // SAFETY: the launch assumption; the barrier slots of this row.
         unsafe {
-            phase_stats(x, tl, tile_max, tile_sumsq, if reload { None } else { Some(kept) }, scratch);
+            phase_stats(
+                x,
+                tl,
+                tile_max,
+                tile_sumsq,
+                if reload { None } else { Some(kept) },
+                scratch,
+            );
             row_barrier(arrivals.add(slot), epochs.add(slot), tiles);
             phase_exponentials(
                 x,
@@ -530,7 +615,11 @@ mod kernels {
                 scratch,
             );
             row_barrier(arrivals.add(slot + 1), epochs.add(slot + 1), tiles);
-            let source = if roundtrip { Source::Global(e) } else { Source::Kept(kept) };
+            let source = if roundtrip {
+                Source::Global(e)
+            } else {
+                Source::Kept(kept)
+            };
             phase_normalize(y, tl, s, tiles, source, scratch);
         }
     }

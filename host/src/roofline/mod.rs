@@ -75,7 +75,9 @@ impl Kernel {
 
     /// The ten kernels placed on the roofline (all but the two ceilings).
     pub fn placed() -> impl Iterator<Item = Kernel> {
-        Kernel::ALL.into_iter().filter(|k| !matches!(k, Kernel::Copy | Kernel::FmaPeak))
+        Kernel::ALL
+            .into_iter()
+            .filter(|k| !matches!(k, Kernel::Copy | Kernel::FmaPeak))
     }
 
     /// The exported PTX symbol (and the CUDA C twin's name).
@@ -223,22 +225,40 @@ impl Sizes {
     pub fn validate(&self) -> Result<()> {
         let fail = |msg: String| Err(Error::Size(msg));
         if self.side % TRANSPOSE_TILE as usize != 0 {
-            return fail(format!("transpose side {} is not a multiple of {TRANSPOSE_TILE}: the transposes have no edge guard", self.side));
+            return fail(format!(
+                "transpose side {} is not a multiple of {TRANSPOSE_TILE}: the transposes have no edge guard",
+                self.side
+            ));
         }
         if self.mat_dim % MAT_TILE as usize != 0 {
-            return fail(format!("matmul side {} is not a multiple of {MAT_TILE}: the matmuls have no edge guard", self.mat_dim));
+            return fail(format!(
+                "matmul side {} is not a multiple of {MAT_TILE}: the matmuls have no edge guard",
+                self.mat_dim
+            ));
         }
         if self.n % STRIDE as usize != 0 {
-            return fail(format!("n = {} is not a multiple of the stride {STRIDE}: the strided add's grid would not be a permutation", self.n));
+            return fail(format!(
+                "n = {} is not a multiple of the stride {STRIDE}: the strided add's grid would not be a permutation",
+                self.n
+            ));
         }
         if self.n % 4 != 0 {
-            return fail(format!("n = {} is not a multiple of 4: the copy ceiling moves float4s", self.n));
+            return fail(format!(
+                "n = {} is not a multiple of 4: the copy ceiling moves float4s",
+                self.n
+            ));
         }
         if self.stencil_side < 3 {
-            return fail(format!("stencil side {} has no interior", self.stencil_side));
+            return fail(format!(
+                "stencil side {} has no interior",
+                self.stencil_side
+            ));
         }
         if self.n > u32::MAX as usize || self.vector_blocks() > i32::MAX as usize {
-            return fail(format!("n = {} is past what one launch's grid and the index fill cover", self.n));
+            return fail(format!(
+                "n = {} is past what one launch's grid and the index fill cover",
+                self.n
+            ));
         }
         if self.fma_threads() > self.buffer_len() {
             return fail(format!(
@@ -262,11 +282,21 @@ pub fn launch_config(kernel: Kernel, sizes: &Sizes) -> LaunchConfig {
     let vector = (sizes.vector_blocks() as u32, 1, 1);
     let block = (THREADS_PER_BLOCK, 1, 1);
     match kernel {
-        Kernel::Copy => cfg(((sizes.n / 4).div_ceil(THREADS_PER_BLOCK as usize) as u32, 1, 1), block),
+        Kernel::Copy => cfg(
+            (
+                (sizes.n / 4).div_ceil(THREADS_PER_BLOCK as usize) as u32,
+                1,
+                1,
+            ),
+            block,
+        ),
         Kernel::VectorAdd | Kernel::Reduce | Kernel::Polynomial => cfg(vector, block),
         Kernel::VectorAddPermuted => {
             let cols = sizes.n / STRIDE as usize;
-            cfg((cols.div_ceil(THREADS_PER_BLOCK as usize) as u32, STRIDE, 1), block)
+            cfg(
+                (cols.div_ceil(THREADS_PER_BLOCK as usize) as u32, STRIDE, 1),
+                block,
+            )
         }
         Kernel::TransposeNaive | Kernel::TransposeTiled => {
             let tiles = (sizes.side / TRANSPOSE_TILE as usize) as u32;
@@ -403,7 +433,8 @@ impl<'g> Roofline<'g> {
     /// # Errors
     /// The driver refusing the PTX, or a twin missing from it.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx, &Kernel::ALL.map(Kernel::symbol))
+        self.kernels
+            .load_twins(self.gpu, ptx, &Kernel::ALL.map(Kernel::symbol))
     }
 
     /// Makes every later launch, check and timing use `side`'s kernels.
@@ -448,11 +479,22 @@ impl<'g> Roofline<'g> {
         match kernel {
             Kernel::Copy => builder.arg(&*a).arg(&mut *out).arg(&n4),
             Kernel::VectorAdd => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&n),
-            Kernel::VectorAddPermuted => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&cols).arg(&stride),
-            Kernel::TransposeNaive | Kernel::TransposeTiled => builder.arg(&*a).arg(&mut *out).arg(&side),
-            Kernel::MatmulNaive | Kernel::MatmulTiled => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&d),
+            Kernel::VectorAddPermuted => builder
+                .arg(&*a)
+                .arg(&*b)
+                .arg(&mut *out)
+                .arg(&cols)
+                .arg(&stride),
+            Kernel::TransposeNaive | Kernel::TransposeTiled => {
+                builder.arg(&*a).arg(&mut *out).arg(&side)
+            }
+            Kernel::MatmulNaive | Kernel::MatmulTiled => {
+                builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&d)
+            }
             Kernel::Reduce => builder.arg(&*a).arg(&mut *partials).arg(&n),
-            Kernel::StencilGlobal | Kernel::StencilTiled => builder.arg(&*a).arg(&mut *out).arg(&grid).arg(&r),
+            Kernel::StencilGlobal | Kernel::StencilTiled => {
+                builder.arg(&*a).arg(&mut *out).arg(&grid).arg(&r)
+            }
             Kernel::Polynomial => builder.arg(&*a).arg(&mut *out).arg(&n),
             Kernel::FmaPeak => builder.arg(&mut *out).arg(&iters),
         };
@@ -492,7 +534,10 @@ impl<'g> Roofline<'g> {
     pub fn check_output(&mut self, kernel: Kernel) -> Result<Checked> {
         let s = self.sizes;
         let sym = kernel.symbol();
-        let fail = |detail: String| Failure { kernel: sym, detail };
+        let fail = |detail: String| Failure {
+            kernel: sym,
+            detail,
+        };
         let mut failures = Vec::new();
         let output = match kernel {
             Kernel::Copy | Kernel::VectorAdd | Kernel::VectorAddPermuted => {
@@ -523,7 +568,8 @@ impl<'g> Roofline<'g> {
                 // A fault returns here: the context is unusable then, and the
                 // error must name the kernel, not the restoring copy.
                 let got = self.run_poisoned(kernel, len)?;
-                self.gpu.upload(&self.host_a[..len], &mut self.a.slice_mut(..len))?;
+                self.gpu
+                    .upload(&self.host_a[..len], &mut self.a.slice_mut(..len))?;
                 let want = reference::transpose(&input, s.side);
                 if let Some(m) = first_bit_mismatch(&got, &want) {
                     failures.push(fail(m.in_2d(s.side).to_string()));
@@ -537,12 +583,21 @@ impl<'g> Roofline<'g> {
                 // own, small integers in a pseudo-random order (exact dot
                 // products still), then restores the fills.
                 let len = s.mat_dim * s.mat_dim;
-                let (ca, cb): (Vec<f32>, Vec<f32>) = (0..len).map(|i| (reference::fill_scrambled(i, 1), reference::fill_scrambled(i, 2))).unzip();
+                let (ca, cb): (Vec<f32>, Vec<f32>) = (0..len)
+                    .map(|i| {
+                        (
+                            reference::fill_scrambled(i, 1),
+                            reference::fill_scrambled(i, 2),
+                        )
+                    })
+                    .unzip();
                 self.gpu.upload(&ca, &mut self.a.slice_mut(..len))?;
                 self.gpu.upload(&cb, &mut self.b.slice_mut(..len))?;
                 let got = self.run_poisoned(kernel, len)?;
-                self.gpu.upload(&self.host_a[..len], &mut self.a.slice_mut(..len))?;
-                self.gpu.upload(&self.host_b[..len], &mut self.b.slice_mut(..len))?;
+                self.gpu
+                    .upload(&self.host_a[..len], &mut self.a.slice_mut(..len))?;
+                self.gpu
+                    .upload(&self.host_b[..len], &mut self.b.slice_mut(..len))?;
                 let want = reference::matmul(&ca, &cb, s.mat_dim);
                 if let Some(m) = first_mismatch(&got, &want, 0.0) {
                     failures.push(fail(m.in_2d(s.mat_dim).to_string()));
@@ -555,10 +610,11 @@ impl<'g> Roofline<'g> {
                 // the total, and it names the bad block.
                 self.gpu.fill_bytes(&mut self.partials, 0xFF)?;
                 let got = self.run_and_read(kernel, Output::Partials, s.vector_blocks())?;
-                let want: Vec<f32> = reference::block_sums(&self.host_a[..s.n], THREADS_PER_BLOCK as usize)
-                    .into_iter()
-                    .map(|x| x as f32)
-                    .collect();
+                let want: Vec<f32> =
+                    reference::block_sums(&self.host_a[..s.n], THREADS_PER_BLOCK as usize)
+                        .into_iter()
+                        .map(|x| x as f32)
+                        .collect();
                 if let Some(m) = first_mismatch(&got, &want, 0.0) {
                     failures.push(fail(format!("block sum {m}")));
                 }
@@ -586,10 +642,15 @@ impl<'g> Roofline<'g> {
                 let prefix = POLY_CHECK.min(s.n);
                 let want = reference::polynomial(&self.host_a[..prefix]);
                 if let Some(m) = first_mismatch(&got[..prefix], &want, 0.0) {
-                    failures.push(fail(format!("{m}; the chain did not run the {POLY_DEGREE} steps the FLOP count assumes")));
+                    failures.push(fail(format!(
+                        "{m}; the chain did not run the {POLY_DEGREE} steps the FLOP count assumes"
+                    )));
                 }
                 if let Some(i) = first_non_finite(&got) {
-                    failures.push(fail(format!("element {i} is unwritten or not finite: {:e}", got[i])));
+                    failures.push(fail(format!(
+                        "element {i} is unwritten or not finite: {:e}",
+                        got[i]
+                    )));
                 }
                 let want_all = reference::polynomial_by_value(&self.host_a[..s.n]);
                 if let Some(m) = first_mismatch(&got, &want_all, 0.0) {
@@ -706,7 +767,11 @@ pub enum Outcome {
 ///
 /// # Errors
 /// Driver errors and kernel faults.
-pub fn run(lesson: &mut Roofline<'_>, plan: Plan, progress: &indicatif::ProgressBar) -> Result<Outcome> {
+pub fn run(
+    lesson: &mut Roofline<'_>,
+    plan: Plan,
+    progress: &indicatif::ProgressBar,
+) -> Result<Outcome> {
     progress.set_length(2 * Kernel::ALL.len() as u64 + 1);
     let mut failures = Vec::new();
     for kernel in Kernel::ALL {
@@ -734,7 +799,10 @@ pub fn run(lesson: &mut Roofline<'_>, plan: Plan, progress: &indicatif::Progress
     progress.set_message("timing cuMemcpyDtoDAsync");
     progress.inc(1);
     let driver_copy = lesson.time_driver_copy(plan)?;
-    Ok(Outcome::Passed { measured, driver_copy })
+    Ok(Outcome::Passed {
+        measured,
+        driver_copy,
+    })
 }
 
 /// The outcome of comparing the Rust kernels with their CUDA C twins.
@@ -780,7 +848,12 @@ pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
 ///
 /// # Errors
 /// Driver errors and kernel faults (wrong answers are failures).
-pub fn compare(lesson: &mut Roofline<'_>, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
+pub fn compare(
+    lesson: &mut Roofline<'_>,
+    c_ptx: &str,
+    trials: u32,
+    plan: Plan,
+) -> Result<CompareOutcome> {
     let mut failures = Vec::new();
     let mut agreements = Vec::new();
     for kernel in Kernel::ALL {

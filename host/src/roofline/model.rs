@@ -76,7 +76,10 @@ pub fn cost(kernel: Kernel, sizes: &Sizes) -> Cost {
         Kernel::Polynomial => ((2.0 * POLY_DEGREE as f64 + 1.0) * n, 2.0 * n),
         Kernel::FmaPeak => {
             let threads = sizes.fma_threads() as f64;
-            (threads * sizes.fma_iters as f64 * FMA_CHAINS as f64 * 2.0, threads)
+            (
+                threads * sizes.fma_iters as f64 * FMA_CHAINS as f64 * 2.0,
+                threads,
+            )
         }
     };
     Cost {

@@ -77,7 +77,9 @@ pub fn matmul(a: &[f32], b: &[f32], d: usize) -> Vec<f32> {
 /// The sum of each consecutive `block`-element slice of `x` (the last slice
 /// may be short), in f64.
 pub fn block_sums(x: &[f32], block: usize) -> Vec<f64> {
-    x.chunks(block).map(|chunk| chunk.iter().map(|&v| v as f64).sum()).collect()
+    x.chunks(block)
+        .map(|chunk| chunk.iter().map(|&v| v as f64).sum())
+        .collect()
 }
 
 /// One explicit heat step on an `n` x `n` grid, in f64:
@@ -90,7 +92,10 @@ pub fn heat_step(input: &[f32], n: usize, r: f32) -> Vec<f32> {
         for col in 1..n - 1 {
             let c = row * n + col;
             let centre = input[c] as f64;
-            let neighbours = input[c - 1] as f64 + input[c + 1] as f64 + input[c - n] as f64 + input[c + n] as f64;
+            let neighbours = input[c - 1] as f64
+                + input[c + 1] as f64
+                + input[c - n] as f64
+                + input[c + n] as f64;
             out[c] = (centre + r as f64 * (neighbours - 4.0 * centre)) as f32;
         }
     }
@@ -121,7 +126,11 @@ pub fn polynomial_by_value(input: &[f32]) -> Vec<f32> {
     let mut memo: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
     input
         .iter()
-        .map(|&v| *memo.entry(v.to_bits()).or_insert_with(|| polynomial(&[v])[0]))
+        .map(|&v| {
+            *memo
+                .entry(v.to_bits())
+                .or_insert_with(|| polynomial(&[v])[0])
+        })
         .collect()
 }
 

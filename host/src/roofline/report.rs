@@ -136,7 +136,14 @@ pub fn build(
         })
         .collect();
     Report {
-        context: Context::new("roofline", info, sizes_json(&sizes), block_sizes_json(), plan, started),
+        context: Context::new(
+            "roofline",
+            info,
+            sizes_json(&sizes),
+            block_sizes_json(),
+            plan,
+            started,
+        ),
         info: info.clone(),
         sizes,
         ceilings,
@@ -171,7 +178,11 @@ impl Report {
             (z.n * 4) as f64 / l2 as f64,
             mib(l2),
             if z.side != SEED_SIDE {
-                format!("; the seed's {:.0} MiB would be {:.1}x", mib(SEED_SIDE * SEED_SIDE * 4), (SEED_SIDE * SEED_SIDE * 4) as f64 / l2 as f64)
+                format!(
+                    "; the seed's {:.0} MiB would be {:.1}x",
+                    mib(SEED_SIDE * SEED_SIDE * 4),
+                    (SEED_SIDE * SEED_SIDE * 4) as f64 / l2 as f64
+                )
             } else {
                 String::new()
             },
@@ -202,7 +213,14 @@ impl Report {
         );
 
         let _ = writeln!(s, "The two ends of this GPU's roofline, both measured");
-        let mut t = table(&["ceiling", "ms", "spread %", "measured", "derived limit", "% of derived"]);
+        let mut t = table(&[
+            "ceiling",
+            "ms",
+            "spread %",
+            "measured",
+            "derived limit",
+            "% of derived",
+        ]);
         let dram = self.info.derived_dram_bytes_per_s() / 1e9;
         t.add_row(vec![
             Cell::new(format!("{} (read + write)", Kernel::Copy.label())),
@@ -228,7 +246,9 @@ impl Report {
             num(self.fma.spread_pct(), 1),
             Cell::new(format!("{:.1} GFLOP/s", self.ceilings.fma_gflop_per_s)),
             Cell::new(peak.map_or("unknown".into(), |p| format!("{p:.1} GFLOP/s"))),
-            peak.map_or(Cell::new("-"), |p| num(100.0 * self.ceilings.fma_gflop_per_s / p, 1)),
+            peak.map_or(Cell::new("-"), |p| {
+                num(100.0 * self.ceilings.fma_gflop_per_s / p, 1)
+            }),
         ]);
         let _ = writeln!(s, "{t}");
         let _ = writeln!(
@@ -252,7 +272,10 @@ impl Report {
             self.info.sm_clock_khz as f64 / 1e3,
         );
 
-        let _ = writeln!(s, "Ten kernels, with the bytes the algorithm asks for (compulsory bytes)");
+        let _ = writeln!(
+            s,
+            "Ten kernels, with the bytes the algorithm asks for (compulsory bytes)"
+        );
         let mut t = table(&[
             "kernel",
             "FLOP/byte",
@@ -313,7 +336,9 @@ impl Report {
         ]);
         let mb = |x: Option<f64>| x.map_or("-".to_string(), |b| format!("{:.1}", b / 1e6));
         for r in &self.rows {
-            let Some(c) = counters.get(r.kernel.symbol()) else { continue };
+            let Some(c) = counters.get(r.kernel.symbol()) else {
+                continue;
+            };
             let dram_gb_per_s = c.dram_bytes.map(|b| per_second_e9(b, r.timing.median_ms()));
             t.add_row(vec![
                 Cell::new(r.kernel.label()),
@@ -321,15 +346,24 @@ impl Report {
                 Cell::new(mb(c.dram_bytes)).set_alignment(CellAlignment::Right),
                 Cell::new(mb(c.l2_bytes)).set_alignment(CellAlignment::Right),
                 Cell::new(mb(c.l1_bytes)).set_alignment(CellAlignment::Right),
-                Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{g:.1}"))).set_alignment(CellAlignment::Right),
-                Cell::new(c.dram_bytes.filter(|&b| b > 0.0).map_or("-".into(), |b| format!("{:.3}", r.cost.flop / b)))
+                Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{g:.1}")))
                     .set_alignment(CellAlignment::Right),
-                Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{:.1}", 100.0 * g / self.ceilings.copy_gb_per_s)))
-                    .set_alignment(CellAlignment::Right),
+                Cell::new(
+                    c.dram_bytes
+                        .filter(|&b| b > 0.0)
+                        .map_or("-".into(), |b| format!("{:.3}", r.cost.flop / b)),
+                )
+                .set_alignment(CellAlignment::Right),
+                Cell::new(dram_gb_per_s.map_or("-".into(), |g| {
+                    format!("{:.1}", 100.0 * g / self.ceilings.copy_gb_per_s)
+                }))
+                .set_alignment(CellAlignment::Right),
                 Cell::new(format!(
                     "{} / {}",
-                    c.achieved_occupancy_pct.map_or("-".into(), |x| format!("{x:.1}")),
-                    c.theoretical_occupancy_pct.map_or("-".into(), |x| format!("{x:.1}"))
+                    c.achieved_occupancy_pct
+                        .map_or("-".into(), |x| format!("{x:.1}")),
+                    c.theoretical_occupancy_pct
+                        .map_or("-".into(), |x| format!("{x:.1}"))
                 )),
             ]);
         }
@@ -364,7 +398,11 @@ impl Report {
             .collect();
         if let Some(counters) = &self.counters {
             for r in &self.rows {
-                if let Some(dram) = counters.get(r.kernel.symbol()).and_then(|c| c.dram_bytes).filter(|&b| b > 0.0) {
+                if let Some(dram) = counters
+                    .get(r.kernel.symbol())
+                    .and_then(|c| c.dram_bytes)
+                    .filter(|&b| b > 0.0)
+                {
                     points.push(Point {
                         label: r.kernel.label().to_string(),
                         intensity: r.cost.flop / dram,
@@ -384,7 +422,10 @@ impl Report {
 
     /// The driver copy's rate over the copy kernel's compulsory bytes, GB/s.
     pub fn driver_copy_gb_per_s(&self) -> f64 {
-        per_second_e9(cost(Kernel::Copy, &self.sizes).bytes, self.driver_copy.median_ms())
+        per_second_e9(
+            cost(Kernel::Copy, &self.sizes).bytes,
+            self.driver_copy.median_ms(),
+        )
     }
 
     /// One JSON object per row: the two ceilings, the driver copy, the ridge
@@ -400,7 +441,8 @@ impl Report {
             })
         };
         let merge = |mut row: serde_json::Value, t: &Timing| {
-            if let (Some(obj), serde_json::Value::Object(extra)) = (row.as_object_mut(), timing(t)) {
+            if let (Some(obj), serde_json::Value::Object(extra)) = (row.as_object_mut(), timing(t))
+            {
                 obj.extend(extra);
                 obj.insert("context".into(), ctx.clone());
             }
@@ -479,12 +521,19 @@ fn num(x: f64, decimals: usize) -> Cell {
 /// medians, and each placed kernel in both languages at its compulsory
 /// intensity.
 pub fn compare_chart(kernels: &[ComparedKernel], sizes: &Sizes, title: String) -> Chart {
-    let ms_of = |k: Kernel| kernels.iter().find(|c| c.symbol == k.symbol()).map(|c| (c.timing.rust_median_ms(), c.timing.c_median_ms()));
+    let ms_of = |k: Kernel| {
+        kernels
+            .iter()
+            .find(|c| c.symbol == k.symbol())
+            .map(|c| (c.timing.rust_median_ms(), c.timing.c_median_ms()))
+    };
     let (copy_ms, _) = ms_of(Kernel::Copy).unwrap_or((f64::NAN, f64::NAN));
     let (fma_ms, _) = ms_of(Kernel::FmaPeak).unwrap_or((f64::NAN, f64::NAN));
     let mut points = Vec::new();
     for k in Kernel::placed() {
-        let Some((rust_ms, c_ms)) = ms_of(k) else { continue };
+        let Some((rust_ms, c_ms)) = ms_of(k) else {
+            continue;
+        };
         let c = cost(k, sizes);
         for (series, ms) in [(Series::Rust, rust_ms), (Series::CudaC, c_ms)] {
             points.push(Point {

@@ -23,7 +23,12 @@ use crate::graph;
 use crate::timing::{self, Plan, Timing};
 
 /// The lesson's kernels, in the order [`Kernels`] holds them.
-pub const SYMBOLS: [&str; 4] = ["softmax_tile_stats", "softmax_tile_exp", "softmax_tile_normalize", "softmax_retained"];
+pub const SYMBOLS: [&str; 4] = [
+    "softmax_tile_stats",
+    "softmax_tile_exp",
+    "softmax_tile_normalize",
+    "softmax_retained",
+];
 const STATS: usize = 0;
 const EXP: usize = 1;
 const NORMALIZE: usize = 2;
@@ -124,11 +129,20 @@ pub struct Shape {
 
 impl Shape {
     /// The timed matrix: ROWS x COLS.
-    pub const LESSON: Shape = Shape { rows: ROWS, n: COLS };
+    pub const LESSON: Shape = Shape {
+        rows: ROWS,
+        n: COLS,
+    };
     /// `--quick`: QUICK_ROWS x QUICK_COLS.
-    pub const QUICK: Shape = Shape { rows: QUICK_ROWS, n: QUICK_COLS };
+    pub const QUICK: Shape = Shape {
+        rows: QUICK_ROWS,
+        n: QUICK_COLS,
+    };
     /// The GPU tests': TEST_ROWS x TEST_COLS.
-    pub const TEST: Shape = Shape { rows: TEST_ROWS, n: TEST_COLS };
+    pub const TEST: Shape = Shape {
+        rows: TEST_ROWS,
+        n: TEST_COLS,
+    };
 
     /// Elements.
     pub fn elems(self) -> usize {
@@ -147,7 +161,10 @@ pub struct Geometry {
 
 /// The protocol's twelve geometries: every TILE_WIDTHS x BLOCK_SIZES.
 pub fn protocol() -> Vec<Geometry> {
-    TILE_WIDTHS.iter().flat_map(|&w| BLOCK_SIZES.iter().map(move |&t| Geometry { w, t })).collect()
+    TILE_WIDTHS
+        .iter()
+        .flat_map(|&w| BLOCK_SIZES.iter().map(move |&t| Geometry { w, t }))
+        .collect()
 }
 
 /// Why a cooperative geometry cannot be launched on this device.
@@ -180,7 +197,11 @@ impl fmt::Display for Refusal {
                 f,
                 "refused: the tile needs {needed} bytes of shared memory per block, above the device's opt-in limit of {limit} bytes (MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)"
             ),
-            Refusal::Residency { tiles, blocks_per_sm, sms } => write!(
+            Refusal::Residency {
+                tiles,
+                blocks_per_sm,
+                sms,
+            } => write!(
                 f,
                 "refused: a row needs {tiles} co-resident blocks, the device holds {blocks_per_sm} per SM x {sms} SMs = {} (occupancy API)",
                 *blocks_per_sm as usize * *sms as usize
@@ -193,16 +214,32 @@ impl fmt::Display for Refusal {
 /// tiles of `w` columns, if it fits the opt-in limit `optin` (bytes).
 pub fn admit_shared(w: u32, optin: usize) -> std::result::Result<usize, Refusal> {
     let needed = retained_shared_bytes(w);
-    if needed > optin { Err(Refusal::SharedMemory { needed, limit: optin }) } else { Ok(needed) }
+    if needed > optin {
+        Err(Refusal::SharedMemory {
+            needed,
+            limit: optin,
+        })
+    } else {
+        Ok(needed)
+    }
 }
 
 /// Admission, step 2: how many rows one cooperative launch can take when
 /// every block must be resident: `blocks_per_sm * sms / tiles`, at most
 /// `rows`; a refusal when not even one row fits.
-pub fn rows_per_group(blocks_per_sm: u32, sms: u32, tiles: usize, rows: usize) -> std::result::Result<usize, Refusal> {
+pub fn rows_per_group(
+    blocks_per_sm: u32,
+    sms: u32,
+    tiles: usize,
+    rows: usize,
+) -> std::result::Result<usize, Refusal> {
     let resident = blocks_per_sm as usize * sms as usize;
     match resident / tiles.max(1) {
-        0 => Err(Refusal::Residency { tiles, blocks_per_sm, sms }),
+        0 => Err(Refusal::Residency {
+            tiles,
+            blocks_per_sm,
+            sms,
+        }),
         g => Ok(g.min(rows)),
     }
 }
@@ -258,7 +295,10 @@ impl<'g> Softmax<'g> {
     pub fn new(gpu: &'g Gpu, shape: Shape) -> Result<Self> {
         let elems = shape.elems();
         let max_tiles = shape.rows * tiles_per_row(shape.n, TILE_WIDTHS[0]);
-        gpu.require_free_memory(3 * elems * 4 + 3 * max_tiles * 4, "the softmax lesson's x, e and y")?;
+        gpu.require_free_memory(
+            3 * elems * 4 + 3 * max_tiles * 4,
+            "the softmax lesson's x, e and y",
+        )?;
         let kernels = Kernels::new(gpu, &SYMBOLS)?;
         let host_x: Vec<f32> = (0..elems).map(|i| reference::fill_x(i, shape.n)).collect();
         let mut x = gpu.alloc_f32(elems)?;
@@ -303,7 +343,8 @@ impl<'g> Softmax<'g> {
 
     /// The compiled function of `symbol` on `side`.
     pub fn function(&self, symbol: &str, side: Side) -> Option<&CudaFunction> {
-        self.kernels.get(SYMBOLS.iter().position(|&s| s == symbol)?, side)
+        self.kernels
+            .get(SYMBOLS.iter().position(|&s| s == symbol)?, side)
     }
 
     /// The f64 reference of the whole matrix.
@@ -321,7 +362,11 @@ impl<'g> Softmax<'g> {
     /// # Errors
     /// [`Error::Size`] for a block size that is not a whole number of warps
     /// up to MAX_THREADS, or a tile width of 0; driver errors.
-    pub fn admit(&self, variant: Variant, geometry: Geometry) -> Result<std::result::Result<Launches, Refusal>> {
+    pub fn admit(
+        &self,
+        variant: Variant,
+        geometry: Geometry,
+    ) -> Result<std::result::Result<Launches, Refusal>> {
         let Geometry { w, t } = geometry;
         if t == 0 || t % 32 != 0 || t > MAX_THREADS || w == 0 {
             return Err(Error::Size(format!(
@@ -349,17 +394,21 @@ impl<'g> Softmax<'g> {
             let Some(f) = self.kernels.get(RETAINED, side) else {
                 continue;
             };
-            f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
-                .call("cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)")?;
+            f.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .call("cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)")?;
             let b = f
                 .occupancy_max_active_blocks_per_multiprocessor(t, shared, None)
                 .call("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
             blocks_per_sm = blocks_per_sm.min(b);
         }
-        let group_rows = match rows_per_group(blocks_per_sm, self.gpu.info.sms, tiles, self.shape.rows) {
-            Ok(g) => g,
-            Err(refusal) => return Ok(Err(refusal)),
-        };
+        let group_rows =
+            match rows_per_group(blocks_per_sm, self.gpu.info.sms, tiles, self.shape.rows) {
+                Ok(g) => g,
+                Err(refusal) => return Ok(Err(refusal)),
+            };
         Ok(Ok(Launches {
             variant,
             geometry,
@@ -377,7 +426,12 @@ impl<'g> Softmax<'g> {
     pub fn enqueue(&mut self, plan: &Launches) -> Result<()> {
         let Geometry { w, t } = plan.geometry;
         let (n, tiles) = (self.shape.n as u32, plan.tiles as u32);
-        let fault = |symbol: usize| move |source| Error::KernelFault { kernel: SYMBOLS[symbol].to_string(), source };
+        let fault = |symbol: usize| {
+            move |source| Error::KernelFault {
+                kernel: SYMBOLS[symbol].to_string(),
+                source,
+            }
+        };
         let stream = &self.gpu.stream;
         if !plan.variant.cooperative() {
             let cfg = LaunchConfig {
@@ -389,7 +443,12 @@ impl<'g> Softmax<'g> {
             let (write_e, recompute) = if staged { (1u32, 0u32) } else { (0, 1) };
             let f = self.kernels.active(STATS).clone();
             let mut b = stream.launch_builder(&f);
-            b.arg(&self.x).arg(&mut self.tile_max).arg(&mut self.tile_sumsq).arg(&n).arg(&w).arg(&tiles);
+            b.arg(&self.x)
+                .arg(&mut self.tile_max)
+                .arg(&mut self.tile_sumsq)
+                .arg(&n)
+                .arg(&w)
+                .arg(&tiles);
             // SAFETY: the arguments are softmax_tile_stats's; the buffers
             // hold rows * n and rows * tiles floats; one block per tile.
             unsafe { b.launch(cfg) }.map_err(fault(STATS))?;
@@ -485,7 +544,9 @@ impl<'g> Softmax<'g> {
     /// Times `plan`'s launch sequence, launched directly, with `timing`.
     pub fn time_direct(&mut self, plan: &Launches, timing: Plan) -> Result<Timing> {
         let gpu = self.gpu;
-        timing::time_kernel(gpu, plan.variant.main_symbol(), timing, || self.enqueue(plan))
+        timing::time_kernel(gpu, plan.variant.main_symbol(), timing, || {
+            self.enqueue(plan)
+        })
     }
 
     /// Captures `plan`'s launch sequence as a graph.
@@ -539,11 +600,19 @@ impl GraphFacts {
                 self.nodes, self.kernel_nodes, plan.launches
             ));
         }
-        if let Some(i) = self.cooperative.iter().position(|&c| c != plan.variant.cooperative()) {
+        if let Some(i) = self
+            .cooperative
+            .iter()
+            .position(|&c| c != plan.variant.cooperative())
+        {
             return Some(format!(
                 "kernel node {i} has the cooperative attribute {}, the variant launches {}",
                 self.cooperative[i],
-                if plan.variant.cooperative() { "cooperatively" } else { "ordinarily" }
+                if plan.variant.cooperative() {
+                    "cooperatively"
+                } else {
+                    "ordinarily"
+                }
             ));
         }
         None
@@ -610,19 +679,31 @@ pub fn run(
     let mut failures = Vec::new();
     for geometry in geometries {
         for variant in Variant::ALL {
-            progress.set_message(format!("{} W={} T={}", variant.label(), geometry.w, geometry.t));
+            progress.set_message(format!(
+                "{} W={} T={}",
+                variant.label(),
+                geometry.w,
+                geometry.t
+            ));
             progress.inc(1);
             let plan = match lesson.admit(variant, geometry)? {
                 Ok(plan) => plan,
                 Err(refusal) => {
-                    rows.push(Row::Refused { variant, geometry, refusal });
+                    rows.push(Row::Refused {
+                        variant,
+                        geometry,
+                        refusal,
+                    });
                     continue;
                 }
             };
             let direct_y = lesson.run_once(&plan)?;
             let (failure, max_rel_error) = check(variant.label(), &direct_y, &want, lesson.shape.n);
             if let Some(f) = failure {
-                failures.push(Failure { detail: format!("W={} T={}: {}", geometry.w, geometry.t, f.detail), ..f });
+                failures.push(Failure {
+                    detail: format!("W={} T={}: {}", geometry.w, geometry.t, f.detail),
+                    ..f
+                });
                 continue;
             }
             let g = lesson.capture(&plan)?;
@@ -646,7 +727,10 @@ pub fn run(
             if problem.is_none()
                 && let Some(m) = crate::check::first_bit_mismatch(&replay_y, &direct_y)
             {
-                problem = Some(format!("the graph's replay differs from the direct run: {}", m.in_2d(lesson.shape.n)));
+                problem = Some(format!(
+                    "the graph's replay differs from the direct run: {}",
+                    m.in_2d(lesson.shape.n)
+                ));
             }
             if let Some(p) = problem {
                 failures.push(Failure {
@@ -656,14 +740,30 @@ pub fn run(
                 continue;
             }
             if let Some(dir) = dot_dir {
-                g.write_dot(&dir.join(format!("{}-W{}-T{}.dot", variant.label(), geometry.w, geometry.t)))?;
+                g.write_dot(&dir.join(format!(
+                    "{}-W{}-T{}.dot",
+                    variant.label(),
+                    geometry.w,
+                    geometry.t
+                )))?;
             }
             let direct = lesson.time_direct(&plan, timing)?;
-            let replay = timing::time_kernel(lesson.gpu, variant.main_symbol(), timing, || g.launch())?;
-            rows.push(Row::Ran(Box::new(Ran { plan, max_rel_error, graph: facts, direct, replay })));
+            let replay =
+                timing::time_kernel(lesson.gpu, variant.main_symbol(), timing, || g.launch())?;
+            rows.push(Row::Ran(Box::new(Ran {
+                plan,
+                max_rel_error,
+                graph: facts,
+                direct,
+                replay,
+            })));
         }
     }
-    if failures.is_empty() { Ok(Outcome::Passed(rows)) } else { Ok(Outcome::Failed(failures)) }
+    if failures.is_empty() {
+        Ok(Outcome::Passed(rows))
+    } else {
+        Ok(Outcome::Failed(failures))
+    }
 }
 
 /// The geometry `--compare` runs every variant at: a tile every GPU's
@@ -715,7 +815,10 @@ pub fn compare(
             lesson.use_side(side);
             let got = lesson.run_once(&plan)?;
             if let (Some(f), _) = check(variant.label(), &got, &want, lesson.shape.n) {
-                failures.push(Failure { detail: format!("({}) {}", side.label(), f.detail), ..f });
+                failures.push(Failure {
+                    detail: format!("({}) {}", side.label(), f.detail),
+                    ..f
+                });
             }
             outputs.push(got);
         }
@@ -734,7 +837,16 @@ pub fn compare(
         lesson.use_side(Side::Rust);
         let symbol = plan.variant.main_symbol();
         let side = |s| lesson.function(symbol, s).expect("both sides are loaded");
-        pairs.push(pair(plan.variant.label(), symbol, side(Side::Rust), side(Side::CudaC), c_ptx, t, agreement, None)?);
+        pairs.push(pair(
+            plan.variant.label(),
+            symbol,
+            side(Side::Rust),
+            side(Side::CudaC),
+            c_ptx,
+            t,
+            agreement,
+            None,
+        )?);
     }
     Ok(Ok(pairs))
 }

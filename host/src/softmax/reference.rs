@@ -81,7 +81,10 @@ pub fn first_mismatch(got: &[f32], want: &[f64]) -> (Option<Bad>, f64) {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a check thread")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a check thread"))
+            .collect()
     });
     let worst = results.iter().map(|r| r.1).fold(0.0, f64::max);
     (results.into_iter().find_map(|r| r.0), worst)

@@ -70,11 +70,21 @@ impl Report {
             (elems * 4) as f64 / (c.l2_bytes.max(1)) as f64,
             self.shared_optin
         );
-        let ran = self.rows.iter().filter(|r| matches!(r, Row::Ran(_))).count();
+        let ran = self
+            .rows
+            .iter()
+            .filter(|r| matches!(r, Row::Ran(_)))
+            .count();
         let worst = self
             .rows
             .iter()
-            .filter_map(|r| if let Row::Ran(r) = r { Some(r.max_rel_error) } else { None })
+            .filter_map(|r| {
+                if let Row::Ran(r) = r {
+                    Some(r.max_rel_error)
+                } else {
+                    None
+                }
+            })
             .fold(0.0, f64::max);
         let _ = writeln!(
             s,
@@ -88,7 +98,11 @@ impl Report {
             c.timing.batches,
             c.timing.launches_per_batch,
             c.timing.warmups,
-            if c.l2_flushed { "flushed before each run" } else { "warm" }
+            if c.l2_flushed {
+                "flushed before each run"
+            } else {
+                "warm"
+            }
         );
         let _ = writeln!(
             s,
@@ -113,7 +127,11 @@ impl Report {
         let mut refusals = Vec::new();
         for row in &self.rows {
             match row {
-                Row::Refused { variant, geometry, refusal } => {
+                Row::Refused {
+                    variant,
+                    geometry,
+                    refusal,
+                } => {
                     t.add_row(vec![
                         variant.label().to_string(),
                         geometry.w.to_string(),
@@ -138,7 +156,9 @@ impl Report {
                         r.plan.variant.label().to_string(),
                         r.plan.geometry.w.to_string(),
                         r.plan.geometry.t.to_string(),
-                        r.plan.blocks_per_sm.map_or("-".to_string(), |b| b.to_string()),
+                        r.plan
+                            .blocks_per_sm
+                            .map_or("-".to_string(), |b| b.to_string()),
                         r.plan.group_rows.to_string(),
                         r.plan.launches.to_string(),
                         r.graph.kernel_nodes.to_string(),
@@ -146,7 +166,10 @@ impl Report {
                         ms(&r.replay),
                         format!("{:.1}", (r.direct.median_ms() - r.replay.median_ms()) * 1e3),
                         format!("{:.1}", compulsory_gb_per_s(elems, r.replay.median_ms())),
-                        format!("{:.1}x", r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS),
+                        format!(
+                            "{:.1}x",
+                            r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS
+                        ),
                     ]);
                 }
             }
@@ -179,13 +202,18 @@ impl Report {
             }
         }
         if !refusals.is_empty() {
-            let _ = writeln!(s, "\nRefused at admission (the megakernel variants, before any launch):");
+            let _ = writeln!(
+                s,
+                "\nRefused at admission (the megakernel variants, before any launch):"
+            );
             for r in refusals {
                 let _ = writeln!(s, "  {r}");
             }
         }
-        let _ =
-            writeln!(s, "\nGraphs: host microseconds to capture, instantiate, and run the first replay to completion");
+        let _ = writeln!(
+            s,
+            "\nGraphs: host microseconds to capture, instantiate, and run the first replay to completion"
+        );
         let mut t = table(&[
             "variant",
             "W",
@@ -204,7 +232,12 @@ impl Report {
                     r.plan.geometry.w.to_string(),
                     r.plan.geometry.t.to_string(),
                     r.graph.nodes.to_string(),
-                    r.graph.cooperative.iter().filter(|&&c| c).count().to_string(),
+                    r.graph
+                        .cooperative
+                        .iter()
+                        .filter(|&&c| c)
+                        .count()
+                        .to_string(),
                     format!("{:.1}", r.graph.capture_us),
                     format!("{:.1}", r.graph.instantiate_us),
                     format!("{:.1}", r.graph.first_replay_us),
@@ -267,7 +300,14 @@ pub fn build(
     started: String,
 ) -> Report {
     Report {
-        context: Context::new("softmax", info, sizes_json(shape, info), block_sizes_json(), timing, started),
+        context: Context::new(
+            "softmax",
+            info,
+            sizes_json(shape, info),
+            block_sizes_json(),
+            timing,
+            started,
+        ),
         shape,
         rows,
         shared_optin,
@@ -276,7 +316,12 @@ pub fn build(
 
 /// The comparison as a table: one row per variant (its launch sequence, the
 /// kernel named being the one its PTX mix is read from).
-pub fn compare_table(context: &Context, nvrtc: &str, trials: u32, kernels: &[ComparedKernel]) -> String {
+pub fn compare_table(
+    context: &Context,
+    nvrtc: &str,
+    trials: u32,
+    kernels: &[ComparedKernel],
+) -> String {
     let mut s = format!(
         "{}\n{}\nCUDA C twins compiled by NVRTC {nvrtc} with nvcc's defaults; the megakernel's twin launched cooperatively too.\n\
          Each variant: {trials} trials, each timing Rust's launch sequence then CUDA C's ({} warm-ups, median of {} batches of {} runs); \
@@ -287,8 +332,17 @@ pub fn compare_table(context: &Context, nvrtc: &str, trials: u32, kernels: &[Com
         context.timing.batches,
         context.timing.launches_per_batch
     );
-    let mut t =
-        table(&["variant", "main kernel", "Rust ms", "C ms", "Rust/C", "range", "regs R/C", "local R/C", "outputs"]);
+    let mut t = table(&[
+        "variant",
+        "main kernel",
+        "Rust ms",
+        "C ms",
+        "Rust/C",
+        "range",
+        "regs R/C",
+        "local R/C",
+        "outputs",
+    ]);
     for k in kernels {
         let (lo, hi) = k.timing.ratio_range();
         t.add_row(vec![

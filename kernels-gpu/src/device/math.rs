@@ -18,7 +18,9 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
 pub fn exp2_approx(x: f32) -> f32 {
     let y: f32;
     // SAFETY: a register-to-register instruction with no side effects.
-    unsafe { core::arch::asm!("ex2.approx.ftz.f32 {y}, {x};", y = out(reg32) y, x = in(reg32) x, options(pure, nomem, nostack)) };
+    unsafe {
+        core::arch::asm!("ex2.approx.ftz.f32 {y}, {x};", y = out(reg32) y, x = in(reg32) x, options(pure, nomem, nostack))
+    };
     y
 }
 
@@ -28,7 +30,9 @@ pub fn exp2_approx(x: f32) -> f32 {
 pub fn rcp_approx(x: f32) -> f32 {
     let y: f32;
     // SAFETY: as above.
-    unsafe { core::arch::asm!("rcp.approx.ftz.f32 {y}, {x};", y = out(reg32) y, x = in(reg32) x, options(pure, nomem, nostack)) };
+    unsafe {
+        core::arch::asm!("rcp.approx.ftz.f32 {y}, {x};", y = out(reg32) y, x = in(reg32) x, options(pure, nomem, nostack))
+    };
     y
 }
 
@@ -36,7 +40,13 @@ pub fn rcp_approx(x: f32) -> f32 {
 /// 4 (lowest first). Fitted here by weighted least squares on 2000
 /// Chebyshev nodes against numpy's tanh in double: relative error under
 /// 1.2e-9 in exact arithmetic, so f32 rounding (6e-8) dominates.
-pub const TANH_SMALL: [f32; 5] = [-0.333_333_2, 0.133_326_32, -0.053_856_663, 0.021_088_185, -0.006_296_012];
+pub const TANH_SMALL: [f32; 5] = [
+    -0.333_333_2,
+    0.133_326_32,
+    -0.053_856_663,
+    0.021_088_185,
+    -0.006_296_012,
+];
 
 /// Where `tanh` switches from the odd polynomial to the exponential form.
 pub const TANH_SPLIT: f32 = 0.55;
@@ -59,7 +69,15 @@ pub fn tanh(x: f32) -> f32 {
     // Both forms, then a select: no branch, so a loop over several values
     // (the widened fusion kernels) unrolls into straight-line code.
     let u = a * a;
-    let p = fma(fma(fma(fma(TANH_SMALL[4], u, TANH_SMALL[3]), u, TANH_SMALL[2]), u, TANH_SMALL[1]), u, TANH_SMALL[0]);
+    let p = fma(
+        fma(
+            fma(fma(TANH_SMALL[4], u, TANH_SMALL[3]), u, TANH_SMALL[2]),
+            u,
+            TANH_SMALL[1],
+        ),
+        u,
+        TANH_SMALL[0],
+    );
     let small = fma(a * u, p, a);
     // e^{2a} = 2^{2a log2(e)}
     let e = exp2_approx(a * 2.885_390_08);
