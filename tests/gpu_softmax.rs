@@ -185,9 +185,10 @@ fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
 
 macro_rules! trials {
     ($($name:ident => $variant:expr),* $(,)?) => {{
-        let mut t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = Vec::new();
-        $( t.push((stringify!($name), |gpu| every_geometry(gpu, $variant, Side::Rust))); )*
-        $( t.push((concat!("twin_", stringify!($name)), |gpu| every_geometry(gpu, $variant, Side::CudaC))); )*
+        let t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = vec![
+            $( (stringify!($name), |gpu| every_geometry(gpu, $variant, Side::Rust)), )*
+            $( (concat!("twin_", stringify!($name)), |gpu| every_geometry(gpu, $variant, Side::CudaC)), )*
+        ];
         t
     }};
 }
