@@ -28,14 +28,17 @@ enum Lesson {
     /// Chapter 19.2: relu(a*b+c) as three kernels against one fused kernel:
     /// memory operations counted (8 against 4) and timed.
     Fuse,
+    /// RMS-scaled softmax: staged kernels against a cooperative megakernel
+    /// that keeps its tile in shared memory, replayed from CUDA graphs.
+    Softmax,
 }
 
 impl Lesson {
-    /// The chapter-19 lessons' descriptors; `None` for the two lessons with
-    /// a runner of their own.
+    /// The chapter-19 lessons' descriptors; `None` for the lessons with a
+    /// runner of their own.
     fn small(self) -> Option<&'static host::lesson::Lesson> {
         match self {
-            Lesson::Roofline | Lesson::Fusion => None,
+            Lesson::Roofline | Lesson::Fusion | Lesson::Softmax => None,
             Lesson::Vectorize => Some(&host::vectorize::LESSON),
             Lesson::Unroll => Some(&host::unroll::LESSON),
             Lesson::Fuse => Some(&host::fuse::LESSON),
@@ -108,6 +111,10 @@ struct Args {
     /// `--profile`): measured DRAM, L2 and L1 bytes and occupancy per kernel.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["profile", "compare", "asm"])]
     ncu_csv: Option<std::path::PathBuf>,
+    /// Write each captured CUDA graph as a DOT file into this folder
+    /// (softmax lesson).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["profile", "compare", "asm"])]
+    graphs_dir: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -194,7 +201,103 @@ fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match args.lesson {
         Lesson::Roofline => run_roofline(args),
         Lesson::Fusion => run_fusion(args),
+        Lesson::Softmax => run_softmax(args),
         other => run_small(args, other.small().expect("a chapter-19 lesson")),
+    }
+}
+
+fn run_softmax(args: &Args) -> anyhow::Result<ExitCode> {
+    use host::softmax::{self, Shape, Softmax};
+    let unsupported = [
+        (args.profile, "--profile"),
+        (args.plot.is_some(), "--plot"),
+        (args.ncu || args.ncu_csv.is_some(), "--ncu"),
+        (args.asm.is_some(), "--asm"),
+        (args.baseline.is_some(), "--baseline"),
+    ];
+    if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
+        eprintln!("error: {flag} is not available for the softmax lesson");
+        return Ok(ExitCode::from(exit::USAGE));
+    }
+    let started = host::report::now();
+    let gpu = Gpu::open(args.device)?;
+    let recorded = host::record::results_file(&args.results, &gpu.info.name, "softmax");
+    let plan = Plan {
+        flush_l2: args.flush_l2,
+        ..if args.quick {
+            Plan::QUICK
+        } else {
+            Plan::DEFAULT
+        }
+    };
+    let shape = if args.quick {
+        Shape::QUICK
+    } else {
+        Shape::LESSON
+    };
+    let mut lesson = Softmax::new(&gpu, shape)?;
+    if args.compare {
+        let c_ptx = host::nvrtc::compile(
+            &softmax::cuda_c_program(),
+            "softmax.cu",
+            gpu.info.compute_capability,
+        )?;
+        lesson.load_twins(&c_ptx)?;
+        let plan = Plan {
+            flush_l2: args.flush_l2,
+            ..COMPARE_PLAN
+        };
+        return match softmax::compare(&mut lesson, &c_ptx, COMPARE_TRIALS, plan)? {
+            Err(failures) => Ok(print_failures(&failures, "comparison")),
+            Ok(kernels) => {
+                let context = host::report::Context::new(
+                    "softmax",
+                    &gpu.info,
+                    softmax::report::sizes_json(shape, &gpu.info),
+                    softmax::report::block_sizes_json(),
+                    plan,
+                    started,
+                );
+                let comparison = comparison(context, kernels)?;
+                emit(
+                    args.json,
+                    || comparison.json_lines(),
+                    || {
+                        softmax::report::compare_table(
+                            &comparison.context,
+                            &comparison.nvrtc,
+                            comparison.trials,
+                            &comparison.kernels,
+                        )
+                    },
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
+    let clocks_start = host::report::read_clocks(args.device);
+    let progress = progress_bar(args.json);
+    let outcome = softmax::run(&mut lesson, plan, args.graphs_dir.as_deref(), &progress)?;
+    progress.finish_and_clear();
+    match outcome {
+        softmax::Outcome::Failed(failures) => Ok(print_failures(&failures, "figure")),
+        softmax::Outcome::Passed(rows) => {
+            let mut report =
+                softmax::report::build(&gpu.info, shape, plan, rows, lesson.shared_optin, started);
+            report.context.clocks_mhz = host::report::Clocks {
+                start: clocks_start,
+                end: host::report::read_clocks(args.device),
+            };
+            let lines = report.json_lines();
+            emit(args.json, || lines.clone(), || report.table());
+            if let (Some(dir), false) = (&args.graphs_dir, args.json) {
+                println!("Graphs written as DOT files to {}", dir.display());
+            }
+            if args.record {
+                record(args.json, &recorded, &lines)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

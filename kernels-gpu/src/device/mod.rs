@@ -10,11 +10,16 @@
 //!   `const __restrict__` inputs.
 //! - [`math`]: fused multiply-add. rustc never contracts `a * b + c` on its
 //!   own, while nvcc does by default.
+//! - [`warp`]: register exchange between a warp's lanes (`shfl.sync`).
+//! - [`atomic`]: GPU-scope ordered atomics and `nanosleep`, and the row
+//!   barrier the cooperative softmax kernel is built on.
 //!
 //! Several properties here depend on this exact LLVM (the toolchain is
 //! pinned); the PTX tests in `tests/cpu_roofline.rs` guard each one.
 
+pub mod atomic;
 pub mod math;
 pub mod memory;
 pub mod shared;
 pub mod thread;
+pub mod warp;

@@ -110,3 +110,49 @@ macro_rules! shared_array {
         }
     };
 }
+
+/// Declares the module's dynamic shared-memory array (CUDA's
+/// `extern __shared__ float NAME[];`) and a zero-sized handle of the same
+/// name whose `as_mut_ptr()` returns a `*mut T` to its first element, in the
+/// shared state space like [`shared_array!`](crate::shared_array)'s.
+///
+/// The PTX is `.extern .shared .align 16 .b8 NAME[];`: the array has no size
+/// of its own; each launch gives it `shared_mem_bytes` bytes. All dynamic
+/// arrays of a module start at the same address, so declare one and carve
+/// it up. Sizes above 48 KiB need the kernel's
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` raised first (host).
+///
+/// The accessor forms its address from byte 16 as `shared_array!` does, so
+/// a launch must give the array more than 16 bytes.
+#[macro_export]
+macro_rules! dynamic_shared {
+    ($name:ident : [$ty:ty]) => {
+        const _: () = assert!(::core::mem::align_of::<$ty>() <= 16, "the array is declared .align 16");
+        ::core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
+
+        #[allow(non_camel_case_types)]
+        #[doc = concat!("Handle to the dynamic shared array `", stringify!($name), "`.")]
+        pub struct $name;
+
+        impl $name {
+            /// A pointer to element 0, in the shared state space.
+            #[inline(always)]
+            pub fn as_mut_ptr() -> *mut $ty {
+                let generic: u64;
+                // SAFETY: cvta only computes the generic address of the
+                // symbol declared above; it touches no memory.
+                unsafe {
+                    ::core::arch::asm!(
+                        concat!("cvta.shared.u64 {p}, ", stringify!($name), "+16;"),
+                        p = out(reg64) generic,
+                        options(pure, nomem, nostack, preserves_flags),
+                    )
+                };
+                // SAFETY: byte 16 of the launch's dynamic shared memory is a
+                // shared address (the launch gives it more than 16 bytes).
+                let base = unsafe { $crate::device::shared::assume_shared(generic as *mut u8) };
+                base.wrapping_sub(16) as *mut $ty
+            }
+        }
+    };
+}

@@ -1,0 +1,91 @@
+//! The softmax lesson's CPU reference and input, written for obvious
+//! correctness: each row in f64 (the f32 inputs and EPS promoted), plain
+//! loops, no tiles. It never calls the kernels' code, so it can disagree
+//! with them.
+
+use kernels_gpu::softmax::{EPS, REL_TOLERANCE};
+
+/// The input at flat index `i` of a row-major matrix with `n` columns: a
+/// hash of (row, column) mapped to [-4, 4) in steps of 1/256, so every row
+/// differs, the row maximum sits at a different column in each row, and
+/// every value is exact in f32.
+pub fn fill_x(i: usize, n: usize) -> f32 {
+    let (r, c) = ((i / n) as u64, (i % n) as u64);
+    let mut h = r.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ c.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^= h >> 32;
+    ((h % 2048) as f32 - 1024.0) / 256.0
+}
+
+/// One row's RMS-scaled softmax in f64: `y_j = exp((x_j - max) * s) / sum`,
+/// `s = 1 / sqrt(mean(x^2) + EPS)`, `sum = sum_j exp((x_j - max) * s)`.
+pub fn row(x: &[f32]) -> Vec<f64> {
+    let n = x.len() as f64;
+    let max = x.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+    let mean_square = x.iter().map(|&v| v as f64 * v as f64).sum::<f64>() / n;
+    let s = 1.0 / (mean_square + EPS as f64).sqrt();
+    let e: Vec<f64> = x.iter().map(|&v| ((v as f64 - max) * s).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    e.into_iter().map(|v| v / sum).collect()
+}
+
+/// Every row of a `rows` x `n` matrix, rows computed on all CPU cores.
+pub fn matrix(x: &[f32], n: usize) -> Vec<f64> {
+    let mut y = vec![0.0f64; x.len()];
+    let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let rows_per = (x.len() / n).div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for (xs, ys) in x.chunks(rows_per * n).zip(y.chunks_mut(rows_per * n)) {
+            s.spawn(move || {
+                for (xr, yr) in xs.chunks(n).zip(ys.chunks_mut(n)) {
+                    yr.copy_from_slice(&row(xr));
+                }
+            });
+        }
+    });
+    y
+}
+
+/// Whether `got` is within REL_TOLERANCE of `want`, relative to `want`
+/// (every output is positive; a NaN never is).
+pub fn close(got: f32, want: f64) -> bool {
+    (got as f64 - want).abs() <= REL_TOLERANCE * want.abs()
+}
+
+/// A bad element: its flat index, the value got and the value wanted.
+pub type Bad = (usize, f32, f64);
+
+/// The first index where `got` is not [`close`] to `want`, with both
+/// values, or `None`; checked on all CPU cores. Also the largest relative
+/// error seen (over the elements checked before any mismatch).
+pub fn first_mismatch(got: &[f32], want: &[f64]) -> (Option<Bad>, f64) {
+    assert_eq!(got.len(), want.len(), "compare outputs of equal length");
+    let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let chunk = got.len().div_ceil(threads).max(1);
+    let results: Vec<(Option<Bad>, f64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = got
+            .chunks(chunk)
+            .zip(want.chunks(chunk))
+            .enumerate()
+            .map(|(k, (g, w))| {
+                s.spawn(move || {
+                    let mut worst = 0.0f64;
+                    for (j, (&g, &w)) in g.iter().zip(w).enumerate() {
+                        if !close(g, w) {
+                            return (Some((k * chunk + j, g, w)), worst);
+                        }
+                        worst = worst.max((g as f64 - w).abs() / w.abs());
+                    }
+                    (None, worst)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a check thread"))
+            .collect()
+    });
+    let worst = results.iter().map(|r| r.1).fold(0.0, f64::max);
+    (results.into_iter().find_map(|r| r.0), worst)
+}

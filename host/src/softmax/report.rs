@@ -1,0 +1,367 @@
+//! The softmax lesson's report: per variant and geometry, the time launched
+//! directly and replayed from a CUDA graph, the effective bandwidth over the
+//! compulsory bytes, launches and kernel nodes, the graph's costs, and every
+//! refusal with the limit it hit; a table for people and JSON lines for
+//! scripts.
+
+use std::fmt::Write as _;
+
+use kernels_gpu::softmax::*;
+use serde_json::json;
+
+use super::{COMPULSORY_FLOATS, Row, Shape};
+use crate::compare::ComparedKernel;
+use crate::gpu::DeviceInfo;
+use crate::report::{Context, table};
+use crate::timing::{Plan, Timing};
+
+/// GB/s over the compulsory bytes (x read once, y written once: 8 bytes per
+/// element) of `elems` elements in `ms`.
+pub fn compulsory_gb_per_s(elems: usize, ms: f64) -> f64 {
+    COMPULSORY_FLOATS * 4.0 * elems as f64 / (ms * 1e-3) / 1e9
+}
+
+/// The sizes as the JSON context records them.
+pub fn sizes_json(shape: Shape, info: &DeviceInfo) -> serde_json::Value {
+    json!({
+        "rows": shape.rows, "columns": shape.n, "elems": shape.elems(),
+        "bytes_per_buffer": shape.elems() * 4,
+        "x_over_l2": (shape.elems() * 4) as f64 / info.l2_bytes.max(1) as f64,
+        "tile_widths": TILE_WIDTHS, "compulsory_bytes_per_elem": COMPULSORY_FLOATS * 4.0,
+        "rel_tolerance": REL_TOLERANCE,
+    })
+}
+
+/// The block sizes as the JSON context records them.
+pub fn block_sizes_json() -> serde_json::Value {
+    json!({"all": BLOCK_SIZES})
+}
+
+/// The whole report of a passed run.
+pub struct Report {
+    /// The run's context.
+    pub context: Context,
+    /// The matrix.
+    pub shape: Shape,
+    /// Every variant at every geometry.
+    pub rows: Vec<Row>,
+    /// The device's opt-in shared memory per block, bytes.
+    pub shared_optin: usize,
+}
+
+fn ms(t: &Timing) -> String {
+    format!("{:.4}", t.median_ms())
+}
+
+impl Report {
+    /// The human-readable report.
+    pub fn table(&self) -> String {
+        let c = &self.context;
+        let elems = self.shape.elems();
+        let mut s = String::new();
+        let _ = writeln!(s, "{}", c.device_line());
+        let _ = writeln!(s, "{}", c.build_line());
+        let _ = writeln!(
+            s,
+            "Matrix {} rows x {} columns ({:.1} MB a buffer, {:.1}x the L2); opt-in shared memory {} bytes per block.",
+            self.shape.rows,
+            self.shape.n,
+            (elems * 4) as f64 / 1e6,
+            (elems * 4) as f64 / (c.l2_bytes.max(1)) as f64,
+            self.shared_optin
+        );
+        let ran = self
+            .rows
+            .iter()
+            .filter(|r| matches!(r, Row::Ran(_)))
+            .count();
+        let worst = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                if let Row::Ran(r) = r {
+                    Some(r.max_rel_error)
+                } else {
+                    None
+                }
+            })
+            .fold(0.0, f64::max);
+        let _ = writeln!(
+            s,
+            "All {ran} runs match the f64 reference within {REL_TOLERANCE:e} relative (largest error seen {worst:.2e}); \
+             every graph has one kernel node per launch, the megakernel's nodes all cooperative, and its replay \
+             reproduces the direct run bit for bit."
+        );
+        let _ = writeln!(
+            s,
+            "Timing: median of {} batches of {} runs of the whole launch sequence after {} warm-ups (CUDA events), L2 {}.",
+            c.timing.batches,
+            c.timing.launches_per_batch,
+            c.timing.warmups,
+            if c.l2_flushed {
+                "flushed before each run"
+            } else {
+                "warm"
+            }
+        );
+        let _ = writeln!(
+            s,
+            "Compulsory bytes: x read once and y written once, 8 bytes per element; GB/s below is over those bytes. \
+             'moved' is the variant's global traffic per element over them (staged 5 floats, recompute 4, retained 2, \
+             input_reload 3, roundtrip 4, both_reload 5; the small statistics arrays left out).\n"
+        );
+        let mut t = table(&[
+            "variant",
+            "W",
+            "T",
+            "blocks/SM",
+            "rows/launch",
+            "launches",
+            "kernel nodes",
+            "direct ms",
+            "replay ms",
+            "replay saves us",
+            "GB/s (replay)",
+            "moved",
+        ]);
+        let mut refusals = Vec::new();
+        for row in &self.rows {
+            match row {
+                Row::Refused {
+                    variant,
+                    geometry,
+                    refusal,
+                } => {
+                    t.add_row(vec![
+                        variant.label().to_string(),
+                        geometry.w.to_string(),
+                        geometry.t.to_string(),
+                        "-".into(),
+                        "-".into(),
+                        "0".into(),
+                        "-".into(),
+                        "refused".into(),
+                        "refused".into(),
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                    ]);
+                    let line = format!("W={} T={}: {refusal}", geometry.w, geometry.t);
+                    if !refusals.contains(&line) {
+                        refusals.push(line);
+                    }
+                }
+                Row::Ran(r) => {
+                    t.add_row(vec![
+                        r.plan.variant.label().to_string(),
+                        r.plan.geometry.w.to_string(),
+                        r.plan.geometry.t.to_string(),
+                        r.plan
+                            .blocks_per_sm
+                            .map_or("-".to_string(), |b| b.to_string()),
+                        r.plan.group_rows.to_string(),
+                        r.plan.launches.to_string(),
+                        r.graph.kernel_nodes.to_string(),
+                        ms(&r.direct),
+                        ms(&r.replay),
+                        format!("{:.1}", (r.direct.median_ms() - r.replay.median_ms()) * 1e3),
+                        format!("{:.1}", compulsory_gb_per_s(elems, r.replay.median_ms())),
+                        format!(
+                            "{:.1}x",
+                            r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS
+                        ),
+                    ]);
+                }
+            }
+        }
+        let _ = writeln!(s, "{t}");
+        let _ = writeln!(
+            s,
+            "blocks/SM: the occupancy API's figure for the megakernel at its shared memory; rows/launch = blocks/SM x SMs / \
+             tiles per row, capped at the rows. 'replay saves' is direct minus replay, per run of the whole sequence."
+        );
+        let _ = writeln!(s, "\nFastest geometry of each variant (replayed):");
+        for variant in super::Variant::ALL {
+            let best = self
+                .rows
+                .iter()
+                .filter_map(|r| if let Row::Ran(r) = r { Some(r) } else { None })
+                .filter(|r| r.plan.variant == variant)
+                .min_by(|a, b| a.replay.median_ms().total_cmp(&b.replay.median_ms()));
+            if let Some(r) = best {
+                let gbs = compulsory_gb_per_s(elems, r.replay.median_ms());
+                let _ = writeln!(
+                    s,
+                    "  {:<13} W={:<6} T={:<4} {:.4} ms, {gbs:.1} GB/s over the compulsory bytes, {:.1} GB/s over the bytes it moves",
+                    variant.label(),
+                    r.plan.geometry.w,
+                    r.plan.geometry.t,
+                    r.replay.median_ms(),
+                    gbs * variant.floats_per_elem() / COMPULSORY_FLOATS
+                );
+            }
+        }
+        if !refusals.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nRefused at admission (the megakernel variants, before any launch):"
+            );
+            for r in refusals {
+                let _ = writeln!(s, "  {r}");
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\nGraphs: host microseconds to capture, instantiate, and run the first replay to completion"
+        );
+        let mut t = table(&[
+            "variant",
+            "W",
+            "T",
+            "nodes",
+            "cooperative nodes",
+            "capture us",
+            "instantiate us",
+            "first replay us",
+            "max rel error",
+        ]);
+        for row in &self.rows {
+            if let Row::Ran(r) = row {
+                t.add_row(vec![
+                    r.plan.variant.label().to_string(),
+                    r.plan.geometry.w.to_string(),
+                    r.plan.geometry.t.to_string(),
+                    r.graph.nodes.to_string(),
+                    r.graph
+                        .cooperative
+                        .iter()
+                        .filter(|&&c| c)
+                        .count()
+                        .to_string(),
+                    format!("{:.1}", r.graph.capture_us),
+                    format!("{:.1}", r.graph.instantiate_us),
+                    format!("{:.1}", r.graph.first_replay_us),
+                    format!("{:.2e}", r.max_rel_error),
+                ]);
+            }
+        }
+        let _ = writeln!(s, "{t}");
+        s
+    }
+
+    /// One JSON object per variant and geometry, each with the run's
+    /// context.
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        let ctx = serde_json::to_value(&self.context).expect("the context serialises");
+        let elems = self.shape.elems();
+        let timing = |t: &Timing| json!({"ms": t.median_ms(), "ms_min": t.min_ms(), "ms_max": t.max_ms(), "samples_ms": t.samples_ms});
+        self.rows
+            .iter()
+            .map(|row| match row {
+                Row::Refused {
+                    variant,
+                    geometry,
+                    refusal,
+                } => json!({
+                    "variant": variant.label(), "W": geometry.w, "T": geometry.t, "status": "refused",
+                    "refusal": refusal.to_string(), "launches": 0, "context": ctx,
+                }),
+                Row::Ran(r) => {
+                    let symbol = format!("{} W{} T{}", r.plan.variant.label(), r.plan.geometry.w, r.plan.geometry.t);
+                    json!({
+                        "variant": r.plan.variant.label(), "W": r.plan.geometry.w, "T": r.plan.geometry.t, "status": "ran",
+                        "symbol": symbol, "samples_ms": r.replay.samples_ms,
+                        "tiles_per_row": r.plan.tiles, "rows_per_launch": r.plan.group_rows, "launches": r.plan.launches,
+                        "shared_bytes": r.plan.shared_bytes, "blocks_per_sm": r.plan.blocks_per_sm,
+                        "kernel_nodes": r.graph.kernel_nodes, "nodes": r.graph.nodes, "cooperative": r.graph.cooperative,
+                        "capture_us": r.graph.capture_us, "instantiate_us": r.graph.instantiate_us,
+                        "first_replay_sync_us": r.graph.first_replay_us,
+                        "direct": timing(&r.direct), "replay": timing(&r.replay),
+                        "gb_per_s_compulsory": compulsory_gb_per_s(elems, r.replay.median_ms()),
+                        "gb_per_s_compulsory_direct": compulsory_gb_per_s(elems, r.direct.median_ms()),
+                        "bytes_per_elem_moved": r.plan.variant.floats_per_elem() * 4.0,
+                        "moved_over_compulsory": r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS,
+                        "max_rel_error": r.max_rel_error,
+                        "context": ctx,
+                    })
+                }
+            })
+            .collect()
+    }
+}
+
+/// Builds the report of a passed run.
+pub fn build(
+    info: &DeviceInfo,
+    shape: Shape,
+    timing: Plan,
+    rows: Vec<Row>,
+    shared_optin: usize,
+    started: String,
+) -> Report {
+    Report {
+        context: Context::new(
+            "softmax",
+            info,
+            sizes_json(shape, info),
+            block_sizes_json(),
+            timing,
+            started,
+        ),
+        shape,
+        rows,
+        shared_optin,
+    }
+}
+
+/// The comparison as a table: one row per variant (its launch sequence, the
+/// kernel named being the one its PTX mix is read from).
+pub fn compare_table(
+    context: &Context,
+    nvrtc: &str,
+    trials: u32,
+    kernels: &[ComparedKernel],
+) -> String {
+    let mut s = format!(
+        "{}\n{}\nCUDA C twins compiled by NVRTC {nvrtc} with nvcc's defaults; the megakernel's twin launched cooperatively too.\n\
+         Each variant: {trials} trials, each timing Rust's launch sequence then CUDA C's ({} warm-ups, median of {} batches of {} runs); \
+         ratio = Rust / C per trial. Both sides match the f64 reference; 'outputs' compares them bit for bit.\n\n",
+        context.device_line(),
+        context.build_line(),
+        context.timing.warmups,
+        context.timing.batches,
+        context.timing.launches_per_batch
+    );
+    let mut t = table(&[
+        "variant",
+        "main kernel",
+        "Rust ms",
+        "C ms",
+        "Rust/C",
+        "range",
+        "regs R/C",
+        "local R/C",
+        "outputs",
+    ]);
+    for k in kernels {
+        let (lo, hi) = k.timing.ratio_range();
+        t.add_row(vec![
+            k.label.to_string(),
+            k.symbol.to_string(),
+            format!("{:.4}", k.timing.rust_median_ms()),
+            format!("{:.4}", k.timing.c_median_ms()),
+            format!("{:.3}", k.timing.ratio()),
+            format!("{lo:.3}-{hi:.3}"),
+            format!("{}/{}", k.rust.registers, k.c.registers),
+            format!("{}/{}", k.rust.local_bytes, k.c.local_bytes),
+            match &k.agreement {
+                crate::compare::Agreement::Identical => "identical".to_string(),
+                crate::compare::Agreement::Differ { count, first } => {
+                    format!("{count} differ (first at {first})")
+                }
+            },
+        ]);
+    }
+    s.push_str(&format!("{t}\n"));
+    s
+}

@@ -1,0 +1,285 @@
+//! CPU-only tests of the softmax lesson: the reference on small rows checked
+//! by hand, the admission arithmetic on made-up device limits, the byte
+//! model, and the PTX (the barrier's scoped atomics, the dynamic shared
+//! array, shared-memory accesses in the megakernel, the twins compiling).
+
+use host::ptx::{PTX, entries, entry_body};
+use host::softmax::{
+    Geometry, Refusal, SYMBOLS, Shape, Variant, admit_shared, protocol, reference, rows_per_group,
+};
+use kernels_gpu::softmax::*;
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+// ---- the reference on hand-checked rows ------------------------------------
+
+#[test]
+fn a_constant_row_is_uniform() {
+    // Every exponent is (c - c) * s = 0: each output is 1/n, whatever s is.
+    for c in [0.0f32, 2.5, -3.0] {
+        let y = reference::row(&[c; 5]);
+        assert!(y.iter().all(|&v| close(v, 0.2, 1e-15)), "{c}: {y:?}");
+    }
+}
+
+#[test]
+fn two_opposite_values() {
+    // x = [1, -1]: mean square 1, s = 1/sqrt(1.00001), max 1, exponents 0
+    // and -2s: y = [1 / (1 + e^-2s), e^-2s / (1 + e^-2s)] = [0.880796..., 0.119203...].
+    let y = reference::row(&[1.0, -1.0]);
+    assert!(close(y[0], 0.880_796_028, 1e-9), "{y:?}");
+    assert!(close(y[1], 0.119_203_972, 1e-9), "{y:?}");
+}
+
+#[test]
+fn zero_to_three() {
+    // x = [0, 1, 2, 3]: mean square 3.5, s = 1/sqrt(3.50001) = 0.534521...,
+    // exponents (x - 3) s; values worked out in Python's math module.
+    let y = reference::row(&[0.0, 1.0, 2.0, 3.0]);
+    let want = [0.094_429_186, 0.161_155_852, 0.275_033_701, 0.469_381_261];
+    for (g, w) in y.iter().zip(want) {
+        assert!(close(*g, w, 1e-9), "{y:?}");
+    }
+    assert!(close(y.iter().sum(), 1.0, 1e-15));
+}
+
+#[test]
+fn the_matrix_is_its_rows() {
+    let n = 7;
+    let x: Vec<f32> = (0..3 * n).map(|i| reference::fill_x(i, n)).collect();
+    let y = reference::matrix(&x, n);
+    for r in 0..3 {
+        assert_eq!(
+            y[r * n..(r + 1) * n],
+            reference::row(&x[r * n..(r + 1) * n])
+        );
+    }
+}
+
+#[test]
+fn the_fill_is_exact_in_range_and_differs_by_row() {
+    let n = 1000;
+    let x: Vec<f32> = (0..4 * n).map(|i| reference::fill_x(i, n)).collect();
+    assert!(
+        x.iter()
+            .all(|&v| (-4.0..4.0).contains(&v) && (v * 256.0).fract() == 0.0)
+    );
+    assert_ne!(x[..n], x[n..2 * n]);
+}
+
+#[test]
+fn the_check_names_row_and_column() {
+    let want = [0.25f64, 0.25, 0.5, 0.5];
+    assert!(
+        reference::first_mismatch(&[0.25, 0.25, 0.5, 0.5], &want)
+            .0
+            .is_none()
+    );
+    let (bad, _) = reference::first_mismatch(&[0.25, 0.25, 0.5, 0.6], &want);
+    assert_eq!(bad.map(|b| b.0), Some(3));
+    let (f, _) = host::softmax::check("staged", &[0.25, 0.25, 0.5, 0.6], &want, 2);
+    assert!(f.unwrap().detail.contains("(row 1, col 1)"));
+    let nan = f32::from_bits(u32::MAX);
+    assert!(
+        reference::first_mismatch(&[nan, 0.25, 0.5, 0.5], &want)
+            .0
+            .is_some()
+    );
+}
+
+// ---- admission on made-up device limits --------------------------------------
+
+#[test]
+fn shared_memory_admission() {
+    // An H200-like opt-in limit of 227 KiB: 4096..16384 fit, 131072 does not.
+    let optin = 232_448;
+    assert_eq!(admit_shared(4096, optin), Ok(4096 * 4 + 128));
+    assert_eq!(admit_shared(16_384, optin), Ok(65_664));
+    assert_eq!(
+        admit_shared(131_072, optin),
+        Err(Refusal::SharedMemory {
+            needed: 524_416,
+            limit: optin
+        })
+    );
+    // A T4-like 64 KiB: the 16384 tile plus its 128 bytes of scratch is over.
+    assert!(admit_shared(16_384, 65_536).is_err());
+    assert!(admit_shared(8192, 65_536).is_ok());
+}
+
+#[test]
+fn residency_admission() {
+    // 3 blocks per SM x 132 SMs = 396 resident; 62 tiles a row: 6 rows a launch.
+    assert_eq!(rows_per_group(3, 132, 62, 64), Ok(6));
+    // Capped at the rows there are.
+    assert_eq!(rows_per_group(32, 132, 8, 4), Ok(4));
+    // Exactly one row.
+    assert_eq!(rows_per_group(1, 10, 10, 64), Ok(1));
+    // A row needing more blocks than can be resident is refused, not hung.
+    assert_eq!(
+        rows_per_group(1, 4, 245, 64),
+        Err(Refusal::Residency {
+            tiles: 245,
+            blocks_per_sm: 1,
+            sms: 4
+        })
+    );
+    assert_eq!(
+        rows_per_group(0, 132, 1, 64),
+        Err(Refusal::Residency {
+            tiles: 1,
+            blocks_per_sm: 0,
+            sms: 132
+        })
+    );
+}
+
+#[test]
+fn refusals_name_their_limit() {
+    let s = Refusal::SharedMemory {
+        needed: 524_416,
+        limit: 232_448,
+    }
+    .to_string();
+    assert!(
+        s.contains("524416") && s.contains("232448") && s.contains("OPTIN"),
+        "{s}"
+    );
+    let r = Refusal::Residency {
+        tiles: 245,
+        blocks_per_sm: 1,
+        sms: 4,
+    }
+    .to_string();
+    assert!(
+        r.contains("245") && r.contains("= 4") && r.contains("occupancy"),
+        "{r}"
+    );
+}
+
+// ---- geometry and the byte model ---------------------------------------------
+
+#[test]
+fn the_protocol_is_twelve_geometries_none_dividing_the_rows() {
+    let p = protocol();
+    assert_eq!(p.len(), 12);
+    assert!(p.contains(&Geometry { w: 131_072, t: 256 }));
+    for shape in [Shape::LESSON, Shape::QUICK, Shape::TEST] {
+        for w in TILE_WIDTHS {
+            assert_ne!(shape.n % w as usize, 0, "{shape:?} at W={w}");
+        }
+    }
+    assert_eq!(tiles_per_row(COLS, 4096), 245);
+    assert_eq!(tiles_per_row(COLS, 131_072), 8);
+    // The timed matrix is several times a 60 MiB L2.
+    assert!(Shape::LESSON.elems() * 4 > 4 * 60 * 1024 * 1024);
+}
+
+#[test]
+fn the_byte_model() {
+    let floats: Vec<f64> = Variant::ALL.iter().map(|v| v.floats_per_elem()).collect();
+    assert_eq!(floats, [5.0, 4.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(host::softmax::COMPULSORY_FLOATS, 2.0);
+    assert!(
+        Variant::ALL
+            .iter()
+            .filter(|v| v.cooperative())
+            .all(|v| v.floats_per_elem() >= 2.0)
+    );
+    assert_eq!(
+        Variant::BothReload.controls(),
+        RELOAD_INPUT | ROUNDTRIP_EXPONENTIALS
+    );
+    assert_eq!(Variant::Retained.controls(), 0);
+}
+
+// ---- the PTX ----------------------------------------------------------------
+
+#[test]
+fn every_kernel_is_an_entry() {
+    let found = entries(PTX);
+    for s in SYMBOLS {
+        assert!(found.contains(&s), "missing {s}");
+    }
+}
+
+#[test]
+fn the_barrier_uses_gpu_scoped_orderings() {
+    let body = entry_body(PTX, "softmax_retained").unwrap();
+    for op in [
+        "atom.acq_rel.gpu.global.add.u32",
+        "ld.acquire.gpu.global.u32",
+        "st.release.gpu.global.u32",
+        "ld.relaxed.gpu.global.u32",
+        "nanosleep.u32",
+        "bar.sync",
+    ] {
+        assert!(body.contains(op), "softmax_retained lacks {op}");
+    }
+    // No system-scope or unordered atomics slipped in.
+    assert!(
+        !body.contains(".sys"),
+        "a system-scope access in the barrier"
+    );
+}
+
+#[test]
+fn the_tile_lives_in_dynamic_shared_memory() {
+    assert!(PTX.contains(".extern .shared .align 16 .b8 SOFTMAX_TILE[]"));
+    let body = entry_body(PTX, "softmax_retained").unwrap();
+    assert!(body.contains("ld.shared") && body.contains("st.shared"));
+    // Every load and store names its state space: none stays generic.
+    for line in body.lines().map(str::trim) {
+        let op = line.split_whitespace().next().unwrap_or("");
+        if op.starts_with("ld.") || op.starts_with("st.") {
+            let space = op.split('.').nth(1).unwrap_or("");
+            assert!(
+                ["global", "shared", "param", "acquire", "relaxed", "release"].contains(&space),
+                "generic access: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_kernels_use_the_shuffles_the_fast_exp_and_the_read_only_path() {
+    for s in SYMBOLS {
+        let body = entry_body(PTX, s).unwrap();
+        assert!(body.contains("shfl.sync.bfly.b32"), "{s}");
+        assert!(body.contains("ld.global.nc"), "{s}");
+    }
+    assert!(
+        entry_body(PTX, "softmax_tile_exp")
+            .unwrap()
+            .contains("ex2.approx.ftz.f32")
+    );
+    assert!(
+        entry_body(PTX, "softmax_tile_stats")
+            .unwrap()
+            .contains("fma.rn.f32")
+    );
+}
+
+#[test]
+fn the_twins_compile_with_nvrtc_and_match_the_entries() {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return;
+    }
+    let ptx = host::nvrtc::compile(&host::softmax::cuda_c_program(), "softmax.cu", (7, 5)).unwrap();
+    let mut c = entries(&ptx);
+    c.sort();
+    let mut rust = SYMBOLS.to_vec();
+    rust.sort();
+    assert_eq!(c, rust);
+    let body = entry_body(&ptx, "softmax_retained").unwrap();
+    assert!(
+        body.contains("atom.acq_rel.gpu.global.add.u32") && body.contains("ex2.approx.ftz.f32")
+    );
+}

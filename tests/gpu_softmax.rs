@@ -1,0 +1,213 @@
+//! GPU tests of the softmax lesson at a small matrix (3 rows of 10,007
+//! columns: no tile width divides a row, so every last tile is partial):
+//! every variant at every protocol geometry on both sides against the f64
+//! reference (the megakernel refusing the 131,072-column tile), the row
+//! barrier reused across launches and graph replays, and the captured
+//! graphs' nodes. Where no NVIDIA driver is present, every test is reported
+//! as ignored.
+
+use std::sync::OnceLock;
+
+use host::compare::Side;
+use host::gpu::Gpu;
+use host::softmax::{self, Geometry, Refusal, Shape, Softmax, Variant, protocol};
+use lab_tests::run_gpu_trials;
+
+fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
+    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
+    PTX.get_or_init(|| {
+        host::nvrtc::compile(
+            &softmax::cuda_c_program(),
+            "softmax.cu",
+            gpu.info.compute_capability,
+        )
+        .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map(String::as_str)
+    .map_err(Clone::clone)
+}
+
+fn lesson(gpu: &Gpu, side: Side) -> Result<Softmax<'_>, String> {
+    let mut lesson = Softmax::new(gpu, Shape::TEST).map_err(|e| e.to_string())?;
+    if side == Side::CudaC {
+        lesson
+            .load_twins(twin_ptx(gpu)?)
+            .map_err(|e| e.to_string())?;
+        lesson.use_side(Side::CudaC);
+    }
+    Ok(lesson)
+}
+
+/// `variant` at every geometry on `side`: each admitted one matches the
+/// reference; the megakernel variants must refuse the widest tile by its
+/// shared memory, the staged ones must run it.
+fn every_geometry(gpu: &Gpu, variant: Variant, side: Side) -> Result<(), String> {
+    let mut lesson = lesson(gpu, side)?;
+    let want = lesson.reference();
+    let mut worst = 0.0f64;
+    for g in protocol() {
+        match lesson.admit(variant, g).map_err(|e| e.to_string())? {
+            Err(refusal) => {
+                let expected = variant.cooperative() && g.w == 131_072;
+                if !expected || !matches!(refusal, Refusal::SharedMemory { .. }) {
+                    return Err(format!("W={} T={}: unexpected {refusal}", g.w, g.t));
+                }
+            }
+            Ok(plan) => {
+                if variant.cooperative() && g.w == 131_072 {
+                    return Err("the 512 KiB tile was admitted".into());
+                }
+                let got = lesson.run_once(&plan).map_err(|e| e.to_string())?;
+                let (failure, w) = softmax::check(variant.label(), &got, &want, lesson.shape.n);
+                if let Some(f) = failure {
+                    return Err(format!("W={} T={}: {f}", g.w, g.t));
+                }
+                worst = worst.max(w);
+            }
+        }
+    }
+    println!(
+        "{} ({}): largest relative error {worst:.3e}",
+        variant.label(),
+        side.label()
+    );
+    Ok(())
+}
+
+/// The barrier's counters are never reset by the host: five launches of the
+/// megakernel in a row, then five replays of its graph, each correct.
+fn barrier_is_reusable(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = lesson(gpu, Side::Rust)?;
+    let want = lesson.reference();
+    let geometry = Geometry { w: 4096, t: 128 };
+    for variant in [Variant::Retained, Variant::Roundtrip] {
+        let plan = lesson
+            .admit(variant, geometry)
+            .map_err(|e| e.to_string())?
+            .map_err(|r| r.to_string())?;
+        for round in 0..5 {
+            let got = lesson.run_once(&plan).map_err(|e| e.to_string())?;
+            if let (Some(f), _) = softmax::check(variant.label(), &got, &want, lesson.shape.n) {
+                return Err(format!("direct launch {round}: {f}"));
+            }
+        }
+        let graph = lesson.capture(&plan).map_err(|e| e.to_string())?;
+        for round in 0..5 {
+            lesson.poison_y().map_err(|e| e.to_string())?;
+            graph.launch().map_err(|e| e.to_string())?;
+            let got = lesson.read_y().map_err(|e| e.to_string())?;
+            if let (Some(f), _) = softmax::check(variant.label(), &got, &want, lesson.shape.n) {
+                return Err(format!("replay {round}: {f}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Captured graphs hold one kernel node per launch; the megakernel's nodes
+/// keep the cooperative attribute through capture, the staged ones do not
+/// have it. Groups of one row force several cooperative launches.
+fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = lesson(gpu, Side::Rust)?;
+    for variant in Variant::ALL {
+        let mut plan = lesson
+            .admit(variant, Geometry { w: 4096, t: 64 })
+            .map_err(|e| e.to_string())?
+            .map_err(|r| r.to_string())?;
+        if variant.cooperative() {
+            plan.group_rows = 1;
+            plan.launches = lesson.shape.rows;
+        }
+        let graph = lesson.capture(&plan).map_err(|e| e.to_string())?;
+        let nodes = graph.nodes().map_err(|e| e.to_string())?;
+        let facts = softmax::GraphFacts {
+            nodes: nodes.len(),
+            kernel_nodes: nodes.iter().filter(|n| n.is_kernel()).count(),
+            cooperative: nodes.iter().filter_map(|n| n.cooperative).collect(),
+            capture_us: graph.capture_us,
+            instantiate_us: graph.instantiate_us,
+            first_replay_us: 0.0,
+        };
+        if let Some(problem) = facts.verify(&plan) {
+            return Err(format!("{}: {problem}", variant.label()));
+        }
+        let want = if variant.cooperative() {
+            lesson.shape.rows
+        } else {
+            3
+        };
+        if facts.kernel_nodes != want {
+            return Err(format!(
+                "{}: {} kernel nodes, want {want}",
+                variant.label(),
+                facts.kernel_nodes
+            ));
+        }
+        println!(
+            "{}: {} kernel nodes, cooperative {:?}",
+            variant.label(),
+            facts.kernel_nodes,
+            facts.cooperative
+        );
+    }
+    Ok(())
+}
+
+/// Rust and CUDA C give the same bits for every variant.
+fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = lesson(gpu, Side::Rust)?;
+    lesson
+        .load_twins(twin_ptx(gpu)?)
+        .map_err(|e| e.to_string())?;
+    for variant in Variant::ALL {
+        let plan = lesson
+            .admit(variant, Geometry { w: 4096, t: 256 })
+            .map_err(|e| e.to_string())?
+            .map_err(|r| r.to_string())?;
+        let mut outs = Vec::new();
+        for side in [Side::Rust, Side::CudaC] {
+            lesson.use_side(side);
+            outs.push(lesson.run_once(&plan).map_err(|e| e.to_string())?);
+        }
+        lesson.use_side(Side::Rust);
+        if let host::compare::Agreement::Differ { count, first } =
+            host::compare::Agreement::of(&outs[0], &outs[1])
+        {
+            return Err(format!(
+                "{}: {count} elements differ, first at {first}",
+                variant.label()
+            ));
+        }
+    }
+    Ok(())
+}
+
+macro_rules! trials {
+    ($($name:ident => $variant:expr),* $(,)?) => {{
+        let t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = vec![
+            $( (stringify!($name), |gpu| every_geometry(gpu, $variant, Side::Rust)), )*
+            $( (concat!("twin_", stringify!($name)), |gpu| every_geometry(gpu, $variant, Side::CudaC)), )*
+        ];
+        t
+    }};
+}
+
+fn main() -> std::process::ExitCode {
+    const _: () = assert!(Variant::ALL.len() == 6, "one trial per variant below");
+    let mut trials = trials![
+        staged => Variant::Staged,
+        recompute => Variant::Recompute,
+        retained => Variant::Retained,
+        input_reload => Variant::InputReload,
+        roundtrip => Variant::Roundtrip,
+        both_reload => Variant::BothReload,
+    ];
+    trials.push(("barrier_is_reusable", barrier_is_reusable));
+    trials.push((
+        "graphs_have_the_expected_nodes",
+        graphs_have_the_expected_nodes,
+    ));
+    trials.push(("twins_agree_bit_for_bit", twins_agree_bit_for_bit));
+    run_gpu_trials(trials)
+}
