@@ -13,6 +13,7 @@ pub mod compare;
 pub mod error;
 pub mod fusion;
 pub mod gpu;
+pub mod harness;
 pub mod lesson;
 pub mod ncu;
 pub mod nvrtc;
@@ -21,6 +22,7 @@ pub mod ptx;
 pub mod record;
 pub mod report;
 pub mod roofline;
+pub mod specialize;
 pub mod timing;
 pub mod vectorize;
 

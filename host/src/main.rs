@@ -22,6 +22,13 @@ enum Lesson {
     /// Chapter 19.1: 16-byte vector adds with a scalar tail; the width trap
     /// (float4, double2, eight halves) in the types, the PTX and the SASS.
     Vectorize,
+    /// Chapter 19.3: a dot product specialized by const generics (N = 2, 4,
+    /// 8, 16): one body per N in the binary and the PTX, timed against N at
+    /// run time.
+    Specialize,
+    /// Chapter 19.4: one kernel timed the wrong ways (no synchronisation,
+    /// the first call) and the right ways, and how far each is off.
+    Harness,
 }
 
 impl Lesson {
@@ -31,6 +38,8 @@ impl Lesson {
         match self {
             Lesson::Roofline | Lesson::Fusion => None,
             Lesson::Vectorize => Some(&host::vectorize::LESSON),
+            Lesson::Specialize => Some(&host::specialize::LESSON),
+            Lesson::Harness => Some(&host::harness::LESSON),
         }
     }
 }

@@ -8,7 +8,7 @@
 //!   sides need (tile sizes, block sizes, the polynomial degree), so a
 //!   constant lives once.
 //!
-//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`]; [`testing`] holds a kernel the
+//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`], [`specialize`], [`harness`]; [`testing`] holds a kernel the
 //! error-path tests fault on purpose.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -28,7 +28,9 @@
 pub mod device;
 
 pub mod fusion;
+pub mod harness;
 pub mod roofline;
+pub mod specialize;
 pub mod testing;
 pub mod vectorize;
 
