@@ -263,10 +263,11 @@ fn ptx_has_all_twelve_entry_points() {
     for k in Kernel::ALL {
         assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
     }
-    // The twelve, the test-only kernels, and the fusion lesson's 13.
+    // The twelve, the test-only kernels, the fusion lesson's 13, then the
+    // chapter-19 lessons': vectorize 6, specialize 5, harness 1.
     assert!(found.contains(&kernels_gpu::testing::FAULT_ON_PURPOSE));
     assert!(found.contains(&kernels_gpu::testing::TANH_FOR_TESTS));
-    assert_eq!(found.len(), 12 + 2 + 13, "{found:?}");
+    assert_eq!(found.len(), 12 + 2 + 13 + 6 + 5 + 1, "{found:?}");
 }
 
 #[test]

@@ -46,7 +46,7 @@ extern "C" __global__ void dot_specialized_16(const float* __restrict__ x, const
 }
 
 // The same dot with its length a kernel argument: one body for every n.
-// Unrolled by 4 with a remainder loop, the shape rustc's LLVM gives the
+// Unrolled by 8 with a remainder loop, the shape rustc's LLVM gives the
 // Rust twin on its own, so the two compare like for like.
 // Memory: as above, 8 n + 4 bytes per dot.
 // Launch assumption: gridDim.x * blockDim.x >= count.
@@ -56,7 +56,7 @@ extern "C" __global__ void dot_runtime(const float* __restrict__ x, const float*
     unsigned long long v = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= count) return;
     float sum = 0.0f;
-#pragma unroll 4
+#pragma unroll 8
     for (unsigned int k = 0; k < n; ++k) {
         unsigned long long i = (unsigned long long)k * count + v;
         sum += x[i] * y[i];
