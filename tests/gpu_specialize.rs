@@ -102,9 +102,10 @@ fn a_wrong_length_is_refused(gpu: &Gpu) -> Result<(), String> {
 
 macro_rules! trials {
     ($($name:ident => $kernel:expr),* $(,)?) => {{
-        let mut t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = Vec::new();
-        $( t.push((stringify!($name), |gpu| check(gpu, $kernel, Side::Rust))); )*
-        $( t.push((concat!("twin_", stringify!($name)), |gpu| check(gpu, $kernel, Side::CudaC))); )*
+        let t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = vec![
+            $( (stringify!($name), |gpu| check(gpu, $kernel, Side::Rust)), )*
+            $( (concat!("twin_", stringify!($name)), |gpu| check(gpu, $kernel, Side::CudaC)), )*
+        ];
         t
     }};
 }

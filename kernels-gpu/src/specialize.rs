@@ -35,7 +35,7 @@ pub const fn timed_dots(n: usize) -> usize {
 
 const _: () = assert!(CHECK_DOTS % 2 == 1, "odd: the bounds guard must fire");
 const _: () = assert!(
-    TIMED_INPUT_BYTES % (16 * size_of::<f32>()) == 0,
+    TIMED_INPUT_BYTES.is_multiple_of(16 * size_of::<f32>()),
     "every N divides the timed buffers"
 );
 const _: () = assert!(

@@ -238,7 +238,12 @@ impl<'g> Specialize<'g> {
             let (exact, magnitude) = reference::dot_f64(&self.x_host, &self.y_host, n, count, v);
             let bound = reference::error_bound(n, magnitude);
             let err = (f64::from(got[v]) - exact).abs();
-            (!(err <= bound)).then_some((v, exact, err, bound))
+            // A NaN compares as nothing: it fails too.
+            let within = matches!(
+                err.partial_cmp(&bound),
+                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+            );
+            (!within).then_some((v, exact, err, bound))
         });
         if let Some((v, exact, err, bound)) = loose {
             failures.push(Failure {
