@@ -166,6 +166,12 @@ $L__BB0_3:
 fn the_host_instantiations_are_four_symbols_in_this_binary() {
     let exe = std::env::current_exe().unwrap();
     let symbols = binary::host_symbols(&exe).unwrap();
+    for s in &symbols {
+        println!(
+            "N = {:<2} {:016x} {:>4} bytes  {}",
+            s.n, s.address, s.size, s.demangled
+        );
+    }
     let mapped: Vec<_> = symbols.iter().filter(|s| s.n != 0).collect();
     let ns: Vec<usize> = mapped.iter().map(|s| s.n).collect();
     assert_eq!(ns, vec![2, 4, 8, 16], "{symbols:#?}");

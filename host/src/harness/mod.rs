@@ -260,10 +260,11 @@ impl<'g> Harness<'g> {
         self.verify(n)
     }
 
-    /// Method 1, the wrong way: `warmups` launches, then per batch the host
-    /// clock around `runs` launches with no synchronisation at either end;
-    /// per-launch ms per batch. Each batch is drained afterwards, untimed,
-    /// so the next starts from an empty queue and a fault still surfaces.
+    /// Method 1, the wrong way: the seed's harness with both
+    /// synchronisations removed. Per batch, `warmups` launches (left
+    /// queued), then the host clock around `runs` launches; per-launch ms
+    /// per batch. Each batch is drained afterwards, untimed, so the next
+    /// starts from an empty queue and a fault still surfaces.
     pub fn time_without_sync(
         &mut self,
         n: usize,
@@ -271,12 +272,11 @@ impl<'g> Harness<'g> {
         runs: u32,
         batches: u32,
     ) -> Result<Timing> {
-        for _ in 0..warmups {
-            self.launch(n)?;
-        }
-        self.gpu.sync_after(SYMBOL)?;
         let mut samples_ms = Vec::with_capacity(batches as usize);
         for _ in 0..batches {
+            for _ in 0..warmups {
+                self.launch(n)?;
+            }
             let start = Instant::now();
             for _ in 0..runs {
                 self.launch(n)?;
@@ -393,15 +393,17 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
         let with_sync = lesson.time_with_sync(n, warmups, runs, batches)?;
         let events = lesson.time_with_events(n, plan)?;
         let truth = events.median_ms();
-        let mb = n as f64 * 4.0 / (1 << 20) as f64;
+        let buffer = n as f64 * 4.0;
         let mut section = Section::new(format!(
-            "{n} floats ({mb:.0} MiB a buffer{})",
+            "{n} floats ({:.1} MiB a buffer, {:.2}x the L2{})",
+            buffer / (1 << 20) as f64,
+            buffer / gpu.info.l2_bytes.max(1) as f64,
             if index == 0 {
                 ", the seed's workload"
             } else if quick {
                 ", quick: not a measurement"
             } else {
-                ", over 4x the L2"
+                ""
             }
         ));
         let key = |method: &str| format!("{SYMBOL}/{n}/{method}");
