@@ -7,7 +7,7 @@
 use host::ptx::{PTX, entries, entry_body};
 use host::specialize::{
     Kernel, backward_branches, binary, body_evidence, bytes, flop, ptx_instructions, reference,
-    specialization_holds,
+    sass_instructions, specialization_holds,
 };
 use kernels_gpu::specialize::*;
 
@@ -160,6 +160,42 @@ $L__BB0_3:
     assert_eq!(ptx_instructions(body), 6);
     // Only the branch back to $L__BB0_1 goes backward.
     assert_eq!(backward_branches(body), 1);
+}
+
+#[test]
+fn sass_counter_on_cuobjdump_lines() {
+    // As asm::sass passes them on: one trimmed line per instruction.
+    let sass = "\
+/*0000*/                   LDC R1, c[0x0][0x28] ;                         /* 0x00000a00ff017b82 */
+/*0010*/                   S2R R2, SR_TID.X ;                             /* 0x0000000000027919 */
+/*0020*/                   FFMA R5, R2, R3, R4 ;                          /* 0x0000000000027919 */
+/*0030*/                   EXIT ;                                         /* 0x000000000000794d */
+/*0040*/                   BRA 0x40;                                      /* 0xfffffffc00fc7947 */
+/*0050*/                   NOP;                                           /* 0x0000000000007918 */";
+    // LDC, S2R, FFMA, EXIT: the padding and the self-branch are not code.
+    assert_eq!(sass_instructions(sass), 4);
+    // A branch elsewhere is an instruction.
+    assert_eq!(
+        sass_instructions("/*0040*/  @P0 BRA 0x10 ;  /* 0x0 */\n/*0050*/  BRA 0x20;  /* 0x0 */"),
+        2
+    );
+}
+
+/// Where ptxas and cuobjdump are found, the SASS bodies grow with N too.
+#[test]
+fn sass_bodies_grow_with_n_where_the_tools_are() {
+    let mut counts = Vec::new();
+    for n in SPECIALIZED_N {
+        match host::asm::sass(PTX, "sm_90", Kernel::Specialized(n).symbol()).unwrap() {
+            Some(text) => counts.push(sass_instructions(&text)),
+            None => {
+                eprintln!("skipped: ptxas or cuobjdump not found");
+                return;
+            }
+        }
+    }
+    println!("SASS instructions, sm_90: {counts:?}");
+    assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
 }
 
 #[test]

@@ -349,6 +349,28 @@ pub fn ptx_instructions(body: &str) -> usize {
         .count()
 }
 
+/// Instructions in one function's SASS as `asm::sass` gives it (one
+/// instruction a line), less the `NOP` padding and the self-branch (`BRA`
+/// to its own address) that ends every function.
+pub fn sass_instructions(sass: &str) -> usize {
+    sass.lines()
+        .filter(|l| {
+            let Some((address, rest)) =
+                l.trim().strip_prefix("/*").and_then(|l| l.split_once("*/"))
+            else {
+                return false;
+            };
+            let op = rest.split(';').next().unwrap_or("").trim();
+            let parse =
+                |hex: &str| u64::from_str_radix(hex.trim().trim_start_matches("0x"), 16).ok();
+            let self_branch = op
+                .strip_prefix("BRA ")
+                .is_some_and(|target| parse(target).is_some() && parse(target) == parse(address));
+            !op.is_empty() && !op.starts_with("NOP") && !self_branch
+        })
+        .count()
+}
+
 /// Branches in a PTX body whose target label comes before the branch: the
 /// back edges of loops.
 pub fn backward_branches(body: &str) -> usize {
@@ -517,10 +539,25 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     // Part 2: the GPU's bodies, from the PTX.
     let mut ptx = Section::new("GPU: one PTX entry per N, fully unrolled");
     let bodies: Vec<BodyEvidence> = Kernel::ALL.iter().map(|&k| body_evidence(PTX, k)).collect();
+    let arch = format!(
+        "sm_{}{}",
+        gpu.info.compute_capability.0, gpu.info.compute_capability.1
+    );
+    let mut sass_counts = Vec::new();
     for b in &bodies {
+        let sass = crate::asm::sass(PTX, &arch, b.symbol)?.map(|text| sass_instructions(&text));
+        sass_counts.push(json!({"symbol": b.symbol, "arch": arch, "sass_instructions": sass}));
         ptx.line(format!(
-            "{:<20} {:>3} PTX instructions, {:>2} fma, {:>2} loads, {} loop(s)",
-            b.symbol, b.instructions, b.fma, b.loads, b.backward_branches
+            "{:<20} {:>3} PTX instructions, {:>2} fma, {:>2} loads, {} loop(s); SASS ({arch}): {}",
+            b.symbol,
+            b.instructions,
+            b.fma,
+            b.loads,
+            b.backward_branches,
+            sass.map_or_else(
+                || "not shown (ptxas and cuobjdump not found)".to_string(),
+                |n| format!("{n} instructions")
+            )
         ));
     }
     let wrong = specialization_holds(&bodies);
@@ -581,7 +618,7 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     Ok(Outcome::Passed(Findings {
         sections: vec![host, ptx, timed],
         facts: json!({
-            "examples": examples, "host_symbols": symbols, "ptx_bodies": bodies, "ptx_holds": wrong.is_empty(),
+            "examples": examples, "host_symbols": symbols, "ptx_bodies": bodies, "ptx_holds": wrong.is_empty(), "sass": sass_counts,
             "runtime_over_specialized": ratios.iter().map(|(n, r)| json!({"n": n, "ratio": r})).collect::<Vec<_>>(),
         }),
     }))
