@@ -31,6 +31,13 @@ enum Lesson {
     /// RMS-scaled softmax: staged kernels against a cooperative megakernel
     /// that keeps its tile in shared memory, replayed from CUDA graphs.
     Softmax,
+    /// Chapter 19.3: a dot product specialized by const generics (N = 2, 4,
+    /// 8, 16): one body per N in the binary and the PTX, timed against N at
+    /// run time.
+    Specialize,
+    /// Chapter 19.4: one kernel timed the wrong ways (no synchronisation,
+    /// the first call) and the right ways, and how far each is off.
+    Harness,
 }
 
 impl Lesson {
@@ -42,6 +49,8 @@ impl Lesson {
             Lesson::Vectorize => Some(&host::vectorize::LESSON),
             Lesson::Unroll => Some(&host::unroll::LESSON),
             Lesson::Fuse => Some(&host::fuse::LESSON),
+            Lesson::Specialize => Some(&host::specialize::LESSON),
+            Lesson::Harness => Some(&host::harness::LESSON),
         }
     }
 }

@@ -29,7 +29,14 @@ fn an_unknown_lesson_lists_the_valid_ones() {
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    for lesson in ["unroll", "fuse"] {
+    for lesson in [
+        "vectorize",
+        "unroll",
+        "fuse",
+        "specialize",
+        "harness",
+        "softmax",
+    ] {
         assert!(
             stderr.contains(&format!(", {lesson},")) || stderr.ends_with(&format!(", {lesson}\n")),
             "{stderr}"

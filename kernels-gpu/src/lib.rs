@@ -8,7 +8,8 @@
 //!   sides need (tile sizes, block sizes, the polynomial degree), so a
 //!   constant lives once.
 //!
-//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`], [`unroll`], [`fuse`], [`softmax`]; [`testing`] holds a kernel the
+//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`], [`unroll`], [`fuse`], [`specialize`],
+//! [`harness`], [`softmax`]; [`testing`] holds a kernel the
 //! error-path tests fault on purpose.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -29,8 +30,10 @@ pub mod device;
 
 pub mod fuse;
 pub mod fusion;
+pub mod harness;
 pub mod roofline;
 pub mod softmax;
+pub mod specialize;
 pub mod testing;
 pub mod unroll;
 pub mod vectorize;

@@ -16,7 +16,7 @@ cargo xtask <task>
 
 Tasks:
   run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion,
-                                      vectorize, unroll, fuse, softmax)
+                                      vectorize, unroll, fuse, specialize, harness, softmax)
   compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
                                       (every lesson)
   asm <kernel> [--lesson L] [--arch sm_XX]
@@ -276,7 +276,16 @@ fn profile(args: &[String]) -> Result<ExitCode> {
 }
 
 /// The lessons `lab` runs (`sanitize all` runs each).
-const LESSONS: &[&str] = &["roofline", "fusion", "vectorize", "unroll", "fuse", "softmax"];
+const LESSONS: &[&str] = &[
+    "roofline",
+    "fusion",
+    "vectorize",
+    "unroll",
+    "fuse",
+    "specialize",
+    "harness",
+    "softmax",
+];
 
 /// `sanitize <lesson|all>`: SANITIZE_SH over the release `lab`.
 fn sanitize(args: &[String]) -> Result<ExitCode> {

@@ -1,0 +1,556 @@
+//! The harness lesson on the host (chapter 19.4): one kernel timed four
+//! ways, three of them measuring something other than the kernel.
+//!
+//! 1. Host clock around launches with no synchronisation: the launches are
+//!    asynchronous, so this times the host handing work to the driver (the
+//!    enqueue), not the GPU doing it. Reads too fast.
+//! 2. The first call, host-clocked with a synchronisation: it pays for
+//!    loading the kernel (under CUDA's lazy loading, `cuModuleGetFunction`
+//!    loads it onto the device) and runs at whatever clock an idle GPU sat
+//!    at. Reads too slow. A process has one first call per kernel, so this
+//!    is one sample.
+//! 3. The seed's harness: warm-up runs, then `cuStreamSynchronize` on both
+//!    sides of N launches, host clock: the kernel's time plus one
+//!    synchronisation's latency spread over N.
+//! 4. The project's harness ([`timing::time_kernel`]): warm-up, CUDA events
+//!    on the stream, the median and spread of several batches. The
+//!    reference the others are set against.
+//!
+//! Every output is checked, every element, before any figure is reported.
+
+pub mod reference;
+
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use kernels_gpu::harness::*;
+use serde_json::json;
+
+use crate::check::Failure;
+use crate::compare::Kernels;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned};
+use crate::timing::{self, Plan, Timing};
+
+/// The kernel's exported symbol (the CUDA C twin's too).
+pub const SYMBOL: &str = "harness_add";
+
+/// One thread per element, in blocks of THREADS_PER_BLOCK.
+pub fn launch_config(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(THREADS_PER_BLOCK as usize).max(1) as u32, 1, 1),
+        block_dim: (THREADS_PER_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Bytes one add over `n` elements moves: a and b read, out written.
+pub fn bytes(n: usize) -> f64 {
+    (3 * n * size_of::<f32>()) as f64
+}
+
+/// The first call's host-clock time, in its two parts.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct FirstCall {
+    /// `cuModuleGetFunction` for the kernel, ms (where lazy loading loads
+    /// it onto the device).
+    pub get_function_ms: f64,
+    /// The first launch to the end of the synchronisation after it, ms.
+    pub launch_and_sync_ms: f64,
+}
+
+impl FirstCall {
+    /// Both parts: what a program that times its first call sees (the
+    /// runtime API does the `cuModuleGetFunction` inside the first launch).
+    pub fn total_ms(&self) -> f64 {
+        self.get_function_ms + self.launch_and_sync_ms
+    }
+}
+
+/// How far a method's time is from the events' median, in words: within
+/// 5% "agrees", else "too fast" (a shorter time, so the kernel looks
+/// faster than it is) or "too slow", by the factor.
+pub fn verdict(method_ms: f64, events_ms: f64) -> String {
+    let ratio = method_ms / events_ms;
+    if (ratio - 1.0).abs() <= 0.05 {
+        format!("agrees within 5% ({ratio:.2}x)")
+    } else if ratio < 1.0 {
+        format!(
+            "too fast by {:.1}x ({ratio:.3}x the events' time)",
+            1.0 / ratio
+        )
+    } else {
+        format!("too slow by {ratio:.1}x")
+    }
+}
+
+/// CUDA's module loading mode as the driver reports it (`lazy`, `eager`),
+/// and the `CUDA_MODULE_LOADING` variable it was read under.
+pub fn loading_mode() -> (String, Option<String>) {
+    use cudarc::driver::sys::{CUmoduleLoadingMode, cuModuleGetLoadingMode};
+    let mut mode = CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
+    // SAFETY: writes one enum value; the driver is initialised (a Gpu exists
+    // when this is called).
+    let r = unsafe { cuModuleGetLoadingMode(&mut mode) };
+    let mode = if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        format!("unknown ({r:?})")
+    } else if mode == CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
+        "lazy".to_string()
+    } else {
+        "eager".to_string()
+    };
+    (mode, std::env::var("CUDA_MODULE_LOADING").ok())
+}
+
+/// The lesson's buffers: a and b (the reference inputs) and out, of
+/// `capacity` floats each; the kernel, once it has been called.
+pub struct Harness<'g> {
+    gpu: &'g Gpu,
+    kernels: Option<Kernels>,
+    a: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    out: CudaSlice<f32>,
+    a_host: Vec<f32>,
+    b_host: Vec<f32>,
+}
+
+impl<'g> Harness<'g> {
+    /// Checks free memory, allocates three buffers of `capacity` floats and
+    /// uploads the inputs. Does not touch the kernel.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] before allocating; driver errors.
+    pub fn new(gpu: &'g Gpu, capacity: usize) -> Result<Self> {
+        gpu.require_free_memory(
+            3 * capacity * size_of::<f32>(),
+            "the harness lesson's three buffers",
+        )?;
+        let a_host = reference::input(capacity, reference::fill_a);
+        let b_host = reference::input(capacity, reference::fill_b);
+        let mut a = gpu.alloc_f32(capacity)?;
+        let mut b = gpu.alloc_f32(capacity)?;
+        gpu.upload(&a_host, &mut a)?;
+        gpu.upload(&b_host, &mut b)?;
+        let out = gpu.alloc_f32(capacity)?;
+        gpu.sync_after("uploading the harness inputs")?;
+        Ok(Harness {
+            gpu,
+            kernels: None,
+            a,
+            b,
+            out,
+            a_host,
+            b_host,
+        })
+    }
+
+    /// Gets the kernel from the module unless that was done already.
+    pub fn load(&mut self) -> Result<()> {
+        if self.kernels.is_none() {
+            self.kernels = Some(Kernels::new(self.gpu, &[SYMBOL])?);
+        }
+        Ok(())
+    }
+
+    /// Loads the CUDA C twin from NVRTC's `ptx`.
+    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
+        self.load()?;
+        let kernels = self.kernels.as_mut().expect("loaded above");
+        kernels.load_twins(self.gpu, ptx, &[SYMBOL])
+    }
+
+    /// Launches the add over `n` elements (asynchronously) on the side in
+    /// use, getting the kernel first if this is its first call.
+    ///
+    /// # Errors
+    /// [`Error::Size`] past the buffers; a launch the driver refuses.
+    pub fn launch(&mut self, n: usize) -> Result<()> {
+        if n > self.out.len() {
+            return Err(Error::Size(format!(
+                "{SYMBOL}: {n} elements, buffers of {}",
+                self.out.len()
+            )));
+        }
+        self.load()?;
+        let f = self
+            .kernels
+            .as_ref()
+            .expect("loaded above")
+            .active(0)
+            .clone();
+        let n64 = n as u64;
+        let mut builder = self.gpu.stream.launch_builder(&f);
+        builder
+            .arg(&self.a)
+            .arg(&self.b)
+            .arg(&mut self.out)
+            .arg(&n64);
+        // SAFETY: the three buffers hold at least n floats (checked above)
+        // and are distinct; the grid has one thread per element.
+        unsafe { builder.launch(launch_config(n)) }.map_err(|source| Error::KernelFault {
+            kernel: SYMBOL.to_string(),
+            source,
+        })?;
+        Ok(())
+    }
+
+    /// Fills the output with 0xFF (NaN) and waits for it, so an element the
+    /// kernel never writes fails the check and no fill is timed.
+    fn poison(&mut self) -> Result<()> {
+        self.gpu.fill_bytes(&mut self.out, 0xFF)?;
+        self.gpu.sync_after("poisoning the harness output")
+    }
+
+    /// Method 2: the kernel's first call in this process, host-clocked:
+    /// `cuModuleGetFunction`, then one launch over `n` and a
+    /// synchronisation. Leaves the output for [`Harness::verify`].
+    ///
+    /// # Errors
+    /// [`Error::Tool`] when the kernel was already got (a second "first"
+    /// call would measure nothing); driver errors.
+    pub fn first_call(&mut self, n: usize) -> Result<FirstCall> {
+        if self.kernels.is_some() {
+            return Err(Error::Tool(format!(
+                "{SYMBOL} was already loaded: its first call is gone"
+            )));
+        }
+        self.poison()?;
+        let start = Instant::now();
+        self.load()?;
+        let loaded = Instant::now();
+        self.launch(n)?;
+        self.gpu.sync_after(SYMBOL)?;
+        let done = Instant::now();
+        Ok(FirstCall {
+            get_function_ms: (loaded - start).as_secs_f64() * 1e3,
+            launch_and_sync_ms: (done - loaded).as_secs_f64() * 1e3,
+        })
+    }
+
+    /// Checks the first `n` elements of the output, every one, bit for bit
+    /// against the reference; returns the failure, if any, and the
+    /// output's bits.
+    pub fn verify(&mut self, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
+        let mut got = vec![0.0f32; n];
+        self.gpu.download(&self.out, &mut got)?;
+        self.gpu.sync_after(SYMBOL)?;
+        let failure = got
+            .iter()
+            .enumerate()
+            .find(|&(i, g)| g.to_bits() != (self.a_host[i] + self.b_host[i]).to_bits())
+            .map(|(i, g)| Failure {
+                kernel: SYMBOL,
+                detail: format!(
+                    "n = {n}: wrong at index {i}: got {g:e}, want {:e} (bit-exact: one correctly rounded add)",
+                    self.a_host[i] + self.b_host[i]
+                ),
+            });
+        Ok((
+            failure,
+            got.iter().map(|g| u64::from(g.to_bits())).collect(),
+        ))
+    }
+
+    /// Runs the add over `n` elements into a poisoned output and checks it.
+    pub fn check(&mut self, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
+        self.poison()?;
+        self.launch(n)?;
+        self.gpu.sync_after(SYMBOL)?;
+        self.verify(n)
+    }
+
+    /// Method 1, the wrong way: the seed's harness with both
+    /// synchronisations removed. Per batch, `warmups` launches (left
+    /// queued), then the host clock around `runs` launches; per-launch ms
+    /// per batch. Each batch is drained afterwards, untimed, so the next
+    /// starts from an empty queue and a fault still surfaces.
+    pub fn time_without_sync(
+        &mut self,
+        n: usize,
+        warmups: u32,
+        runs: u32,
+        batches: u32,
+    ) -> Result<Timing> {
+        let mut samples_ms = Vec::with_capacity(batches as usize);
+        for _ in 0..batches {
+            for _ in 0..warmups {
+                self.launch(n)?;
+            }
+            let start = Instant::now();
+            for _ in 0..runs {
+                self.launch(n)?;
+            }
+            samples_ms.push(start.elapsed().as_secs_f64() * 1e3 / f64::from(runs));
+            self.gpu.sync_after(SYMBOL)?;
+        }
+        Ok(Timing { samples_ms })
+    }
+
+    /// Method 3, the seed's harness: per batch, `warmups` launches, a
+    /// synchronisation, the host clock started, `runs` launches, a
+    /// synchronisation, the clock stopped; per-launch ms per batch.
+    pub fn time_with_sync(
+        &mut self,
+        n: usize,
+        warmups: u32,
+        runs: u32,
+        batches: u32,
+    ) -> Result<Timing> {
+        let mut samples_ms = Vec::with_capacity(batches as usize);
+        for _ in 0..batches {
+            for _ in 0..warmups {
+                self.launch(n)?;
+            }
+            self.gpu.sync_after(SYMBOL)?;
+            let start = Instant::now();
+            for _ in 0..runs {
+                self.launch(n)?;
+            }
+            self.gpu.sync_after(SYMBOL)?;
+            samples_ms.push(start.elapsed().as_secs_f64() * 1e3 / f64::from(runs));
+        }
+        Ok(Timing { samples_ms })
+    }
+
+    /// Method 4: CUDA events with `plan` (see [`timing::time_kernel`]).
+    pub fn time_with_events(&mut self, n: usize, plan: Plan) -> Result<Timing> {
+        let gpu = self.gpu;
+        timing::time_kernel(gpu, SYMBOL, plan, || self.launch(n))
+    }
+}
+
+impl Twinned for Harness<'_> {
+    fn compared(&self) -> Vec<&'static str> {
+        vec![SYMBOL]
+    }
+
+    fn kernels(&mut self) -> &mut Kernels {
+        self.kernels
+            .as_mut()
+            .expect("compare loads the kernels first")
+    }
+
+    fn position(&self, _symbol: &str) -> usize {
+        0
+    }
+
+    fn check(&mut self, _symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
+        let (failure, bits) = Harness::check(self, CHECK_ELEMS)?;
+        Ok((failure.into_iter().collect(), bits))
+    }
+
+    fn time(&mut self, _symbol: &'static str, plan: Plan) -> Result<Timing> {
+        let n = self.out.len().min(LARGE_ELEMS);
+        self.time_with_events(n, plan)
+    }
+}
+
+/// The sizes a run uses: the seed's, then the large one (the check size in
+/// a quick run).
+pub fn timed_sizes(quick: bool) -> [usize; 2] {
+    [SEED_ELEMS, if quick { CHECK_ELEMS } else { LARGE_ELEMS }]
+}
+
+/// The lesson's sizes for the context.
+pub fn sizes_json(quick: bool) -> serde_json::Value {
+    json!({
+        "first_call_elems": SEED_ELEMS, "timed_elems": timed_sizes(quick), "check_elems": CHECK_ELEMS,
+        "seed_harness": {"warmups": SEED_WARMUPS, "runs": SEED_RUNS},
+    })
+}
+
+/// The first call, then every size checked; then each size timed the
+/// three repeatable ways, and the seed's own CPU workload.
+pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
+    let sizes = timed_sizes(quick);
+    let capacity = sizes[1].max(SEED_ELEMS);
+    let mut lesson = Harness::new(gpu, capacity)?;
+    let (mode, mode_env) = loading_mode();
+
+    // Method 2 first: nothing in this process has got or launched the
+    // kernel yet. Its output is the first thing checked.
+    let first = lesson.first_call(SEED_ELEMS)?;
+    let mut failures = Vec::new();
+    failures.extend(lesson.verify(SEED_ELEMS)?.0);
+    for n in [CHECK_ELEMS, sizes[1], 1] {
+        failures.extend(lesson.check(n)?.0);
+    }
+    if !failures.is_empty() {
+        return Ok(Outcome::Failed(failures));
+    }
+
+    let (warmups, runs, batches) = if quick {
+        (plan.warmups, plan.launches_per_batch, plan.batches)
+    } else {
+        (SEED_WARMUPS, SEED_RUNS, plan.batches)
+    };
+    let dram = gpu.info.derived_dram_bytes_per_s() / 1e9;
+    let mut sections = Vec::new();
+    let mut facts = Vec::new();
+    for (index, &n) in sizes.iter().enumerate() {
+        let without_sync = lesson.time_without_sync(n, warmups, runs, batches)?;
+        let with_sync = lesson.time_with_sync(n, warmups, runs, batches)?;
+        let events = lesson.time_with_events(n, plan)?;
+        let truth = events.median_ms();
+        let buffer = n as f64 * 4.0;
+        let mut section = Section::new(format!(
+            "{n} floats ({:.1} MiB a buffer, {:.2}x the L2{})",
+            buffer / (1 << 20) as f64,
+            buffer / gpu.info.l2_bytes.max(1) as f64,
+            if index == 0 {
+                ", the seed's workload"
+            } else if quick {
+                ", quick: not a measurement"
+            } else {
+                ""
+            }
+        ));
+        let key = |method: &str| format!("{SYMBOL}/{n}/{method}");
+        let mut rows = vec![
+            Row::new(
+                key("no-sync"),
+                format!("(1) host clock, {runs} launches, no synchronisation"),
+                without_sync.clone(),
+            ),
+            Row::new(
+                key("host-sync"),
+                format!("(3) seed's harness: {warmups} warm-ups, sync, {runs} launches, sync"),
+                with_sync.clone(),
+            ),
+            Row::new(
+                key("events"),
+                format!(
+                    "(4) events: {} warm-ups, median of {} x {}",
+                    plan.warmups, plan.batches, plan.launches_per_batch
+                ),
+                events.clone(),
+            ),
+        ];
+        let mut verdicts = vec![
+            ("no-sync", verdict(without_sync.median_ms(), truth)),
+            ("host-sync", verdict(with_sync.median_ms(), truth)),
+        ];
+        if index == 0 {
+            let first_timing = Timing {
+                samples_ms: vec![first.total_ms()],
+            };
+            rows.insert(
+                1,
+                Row::new(
+                    key("first-call"),
+                    "(2) first call: get function, launch, sync; host clock",
+                    first_timing,
+                ),
+            );
+            verdicts.insert(1, ("first-call", verdict(first.total_ms(), truth)));
+            section.line(format!(
+                "Module loading: {mode} (CUDA_MODULE_LOADING {}). First call of {SYMBOL}: cuModuleGetFunction {:.3} ms \
+                 + launch and sync {:.3} ms = {:.3} ms.",
+                mode_env.as_deref().map_or("unset: the driver's default".to_string(), |v| format!("= {v}")),
+                first.get_function_ms,
+                first.launch_and_sync_ms,
+                first.total_ms()
+            ));
+        }
+        section.rows = rows.into_iter().map(|r| r.bytes(bytes(n))).collect();
+        for (method, v) in &verdicts {
+            section.line(format!("{method:<10} against the events' median: {v}"));
+        }
+        let spread = |t: &Timing| {
+            format!(
+                "{:.4} / {:.4} / {:.4}",
+                t.min_ms(),
+                t.median_ms(),
+                t.max_ms()
+            )
+        };
+        section.line(format!(
+            "min / median / max per launch, ms: no-sync {}; host-sync {}; events {}",
+            spread(&without_sync),
+            spread(&with_sync),
+            spread(&events)
+        ));
+        let enqueue_rate = bytes(n) / (without_sync.median_ms() * 1e-3) / 1e9;
+        section.reading = Some(format!(
+            "(1) measures how fast the host hands launches to the driver, not the kernel{}. {}(3) adds one \
+             synchronisation's latency spread over {runs} launches to the kernel's time. (4) is the kernel's time: \
+             the figure to use.",
+            if enqueue_rate > dram {
+                format!(
+                    ": its \"{enqueue_rate:.0} GB/s\" is over the device's derived DRAM peak of {dram:.0} GB/s, impossible for a kernel that moves these bytes"
+                )
+            } else {
+                String::new()
+            },
+            if index == 0 {
+                "(2) measures loading the kernel and a cold start, once per process: it is not the kernel's speed. "
+            } else {
+                ""
+            }
+        ));
+        if index == 0 {
+            // The seed's own workload: the host loop under the seed's
+            // harness, labelled a CPU figure.
+            let mut out = vec![0.0f32; n];
+            let (a, b) = (&lesson.a_host[..n], &lesson.b_host[..n]);
+            let cpu_plan = Plan {
+                warmups,
+                batches,
+                launches_per_batch: runs,
+                flush_l2: false,
+            };
+            let t = lesson::time_on_cpu(cpu_plan, || {
+                reference::vector_add(std::hint::black_box(&mut out), a, b)
+            });
+            section.rows.push(
+                Row::new(
+                    format!("vector_add_host/{n}"),
+                    format!("seed's host loop under its harness ({warmups} + {runs})"),
+                    t,
+                )
+                .bytes(bytes(n))
+                .on_cpu(),
+            );
+        }
+        facts.push(json!({
+            "elems": n,
+            "events_median_ms": truth,
+            "methods": verdicts.iter().map(|(m, v)| json!({"method": m, "verdict": v})).collect::<Vec<_>>(),
+        }));
+        sections.push(section);
+    }
+    Ok(Outcome::Passed(Findings {
+        sections,
+        facts: json!({
+            "module_loading": mode, "cuda_module_loading_env": mode_env, "first_call": first,
+            "checked_elems": [SEED_ELEMS, CHECK_ELEMS, sizes[1], 1], "sizes": facts,
+        }),
+    }))
+}
+
+/// The CUDA C twin.
+pub const CUDA_C_SOURCE: &str = include_str!("harness.cu");
+
+/// What NVRTC compiles: the block size as a `#define`, then the twin.
+pub fn cuda_c_program() -> String {
+    format!("#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n{CUDA_C_SOURCE}")
+}
+
+/// The kernel beside its twin (see [`lesson::compare_twins`]): checked at
+/// the odd size, timed at the large one.
+pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
+    let mut lesson = Harness::new(gpu, LARGE_ELEMS)?;
+    lesson.load_twins(c_ptx)?;
+    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
+}
+
+/// The lesson as `lab` runs it.
+pub const LESSON: lesson::Lesson = lesson::Lesson {
+    name: "harness",
+    sizes: sizes_json,
+    block_sizes: || json!({"all": THREADS_PER_BLOCK}),
+    run,
+    cuda_c: cuda_c_program,
+    compare,
+};

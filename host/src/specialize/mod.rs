@@ -1,0 +1,650 @@
+//! The specialize lesson on the host (chapter 19.3): a dot product whose
+//! length is a compile-time constant, instantiated at N = 2, 4, 8 and 16.
+//! Each instantiation is a body of its own: shown in the host binary's
+//! symbol table ([`binary`]) and in the PTX (one loop-free entry per N,
+//! exactly N fused multiply-adds, bodies growing with N); then every GPU
+//! dot is checked bit for bit and the specialized kernels are timed
+//! against the one that reads N at run time.
+
+pub mod binary;
+pub mod reference;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use kernels_gpu::specialize::*;
+use serde_json::json;
+
+use crate::check::Failure;
+use crate::compare::Kernels;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned};
+use crate::ptx::{PTX, PtxMix, entry_body};
+use crate::timing::{self, Plan, Timing};
+
+/// The lesson's kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// `dot_specialized_N`: N fixed at compile time.
+    Specialized(usize),
+    /// `dot_runtime`: N a kernel argument.
+    Runtime,
+}
+
+impl Kernel {
+    /// Every kernel, in report order.
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Specialized(SPECIALIZED_N[0]),
+        Kernel::Specialized(SPECIALIZED_N[1]),
+        Kernel::Specialized(SPECIALIZED_N[2]),
+        Kernel::Specialized(SPECIALIZED_N[3]),
+        Kernel::Runtime,
+    ];
+
+    /// The exported symbol (the CUDA C twin's too).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Kernel::Specialized(2) => "dot_specialized_2",
+            Kernel::Specialized(4) => "dot_specialized_4",
+            Kernel::Specialized(8) => "dot_specialized_8",
+            Kernel::Specialized(16) => "dot_specialized_16",
+            Kernel::Specialized(_) => "dot_specialized_?",
+            Kernel::Runtime => "dot_runtime",
+        }
+    }
+
+    /// The kernel exported as `symbol`.
+    pub fn of_symbol(symbol: &str) -> Option<Kernel> {
+        Kernel::ALL.into_iter().find(|k| k.symbol() == symbol)
+    }
+
+    /// Its position in [`Kernel::ALL`].
+    pub fn position(self) -> usize {
+        Kernel::ALL
+            .iter()
+            .position(|&k| k == self)
+            .expect("a kernel of the lesson")
+    }
+
+    /// One thread per dot, in blocks of THREADS_PER_BLOCK.
+    pub fn launch_config(count: usize) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (
+                count.div_ceil(THREADS_PER_BLOCK as usize).max(1) as u32,
+                1,
+                1,
+            ),
+            block_dim: (THREADS_PER_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// Bytes one launch moves over `count` dots of length `n`: n floats from
+/// each input and one result per dot.
+pub fn bytes(n: usize, count: usize) -> f64 {
+    ((2 * n + 1) * size_of::<f32>() * count) as f64
+}
+
+/// FLOP of one launch: one multiply and one add (one FMA) per term.
+pub fn flop(n: usize, count: usize) -> f64 {
+    (2 * n * count) as f64
+}
+
+/// The lesson's buffers on one GPU: x and y (filled once with the
+/// reference inputs), and the output.
+pub struct Specialize<'g> {
+    gpu: &'g Gpu,
+    kernels: Kernels,
+    x: CudaSlice<f32>,
+    y: CudaSlice<f32>,
+    out: CudaSlice<f32>,
+    /// Floats of x and y uploaded (the fills are by flat index, so every
+    /// (n, count) with n count <= this reads a prefix).
+    input_len: usize,
+    /// The inputs on the host, for the references.
+    x_host: Vec<f32>,
+    y_host: Vec<f32>,
+}
+
+impl<'g> Specialize<'g> {
+    /// Checks free memory, allocates the buffers and uploads the inputs:
+    /// the timed size, or (`quick`) just what the checks need.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] before allocating; driver errors.
+    pub fn new(gpu: &'g Gpu, quick: bool) -> Result<Self> {
+        let input_len = if quick {
+            CHECK_DOTS * SPECIALIZED_N[3]
+        } else {
+            TIMED_INPUT_BYTES / size_of::<f32>()
+        };
+        let out_len = if quick {
+            CHECK_DOTS
+        } else {
+            timed_dots(SPECIALIZED_N[0])
+        };
+        gpu.require_free_memory(
+            (2 * input_len + out_len) * size_of::<f32>(),
+            "the specialize lesson's buffers",
+        )?;
+        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+        let x_host = reference::input(input_len, reference::fill_x);
+        let y_host = reference::input(input_len, reference::fill_y);
+        let mut x = gpu.alloc_f32(input_len)?;
+        let mut y = gpu.alloc_f32(input_len)?;
+        gpu.upload(&x_host, &mut x)?;
+        gpu.upload(&y_host, &mut y)?;
+        Ok(Specialize {
+            gpu,
+            kernels: Kernels::new(gpu, &symbols)?,
+            x,
+            y,
+            out: gpu.alloc_f32(out_len)?,
+            input_len,
+            x_host,
+            y_host,
+        })
+    }
+
+    /// Loads the CUDA C twins from NVRTC's `ptx`.
+    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
+        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+        self.kernels.load_twins(self.gpu, ptx, &symbols)
+    }
+
+    /// Launches `kernel` over `count` dots of length `n` (asynchronously)
+    /// on the side in use.
+    ///
+    /// # Errors
+    /// [`Error::Size`] when the buffers are too small or a specialized
+    /// kernel is asked for another length; a launch the driver refuses.
+    pub fn launch(&mut self, kernel: Kernel, n: usize, count: usize) -> Result<()> {
+        if n * count > self.input_len || count > self.out.len() {
+            return Err(Error::Size(format!(
+                "{}: {count} dots of {n} need {} input floats and {count} outputs; the buffers hold {} and {}",
+                kernel.symbol(),
+                n * count,
+                self.input_len,
+                self.out.len()
+            )));
+        }
+        if matches!(kernel, Kernel::Specialized(m) if m != n) {
+            return Err(Error::Size(format!(
+                "{} computes dots of length {}, not {n}",
+                kernel.symbol(),
+                match kernel {
+                    Kernel::Specialized(m) => m,
+                    Kernel::Runtime => n,
+                }
+            )));
+        }
+        let f = self.kernels.active(kernel.position()).clone();
+        let count64 = count as u64;
+        let n32 = n as u32;
+        let mut builder = self.gpu.stream.launch_builder(&f);
+        builder
+            .arg(&self.x)
+            .arg(&self.y)
+            .arg(&mut self.out)
+            .arg(&count64);
+        if kernel == Kernel::Runtime {
+            builder.arg(&n32);
+        }
+        // SAFETY: x and y hold at least n count floats and out at least
+        // count (checked above), the three are distinct buffers, the
+        // arguments match the kernel's signature (dot_runtime's extra u32
+        // length only for it), and the grid has one thread per dot.
+        unsafe { builder.launch(Kernel::launch_config(count)) }.map_err(|source| {
+            Error::KernelFault {
+                kernel: kernel.symbol().to_string(),
+                source,
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Runs `kernel` over `count` dots of length `n` into a poisoned output
+    /// and checks every dot: bit for bit against the f32 fma reference, and
+    /// within the rounding bound of the f64 one. Returns the failures (at
+    /// most one per kind) and the output's bits.
+    pub fn check(
+        &mut self,
+        kernel: Kernel,
+        n: usize,
+        count: usize,
+    ) -> Result<(Vec<Failure>, Vec<u64>)> {
+        self.gpu.fill_bytes(&mut self.out, 0xFF)?;
+        self.launch(kernel, n, count)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        let mut got = vec![0.0f32; count];
+        self.gpu.download(&self.out, &mut got)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        let want = reference::dots_fma_f32(&self.x_host, &self.y_host, n, count);
+        let mut failures = Vec::new();
+        if let Some(v) = got
+            .iter()
+            .zip(&want)
+            .position(|(g, w)| g.to_bits() != w.to_bits())
+        {
+            failures.push(Failure {
+                kernel: kernel.symbol(),
+                detail: format!(
+                    "N = {n}, {count} dots: wrong at dot {v}: got {:e}, want {:e} (bit-exact: the same fma sequence in f32)",
+                    got[v], want[v]
+                ),
+            });
+        }
+        let loose = (0..count).find_map(|v| {
+            let (exact, magnitude) = reference::dot_f64(&self.x_host, &self.y_host, n, count, v);
+            let bound = reference::error_bound(n, magnitude);
+            let err = (f64::from(got[v]) - exact).abs();
+            // A NaN compares as nothing: it fails too.
+            let within = matches!(
+                err.partial_cmp(&bound),
+                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+            );
+            (!within).then_some((v, exact, err, bound))
+        });
+        if let Some((v, exact, err, bound)) = loose {
+            failures.push(Failure {
+                kernel: kernel.symbol(),
+                detail: format!(
+                    "N = {n}, {count} dots: dot {v} is {:e} against {exact:e} in f64: off by {err:e}, over the rounding bound {bound:e}",
+                    got[v]
+                ),
+            });
+        }
+        Ok((
+            failures,
+            got.iter().map(|g| u64::from(g.to_bits())).collect(),
+        ))
+    }
+
+    /// Times `kernel` over `count` dots of length `n` with `plan`.
+    pub fn time(&mut self, kernel: Kernel, n: usize, count: usize, plan: Plan) -> Result<Timing> {
+        let gpu = self.gpu;
+        timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel, n, count))
+    }
+
+    /// Dots per timed launch at length `n`: the timed size, or what the
+    /// quick buffers hold.
+    fn dots(&self, n: usize) -> usize {
+        (self.input_len / n).min(self.out.len())
+    }
+}
+
+/// The length `dot_runtime` is timed at when set beside its twin: the
+/// longest loop.
+pub const RUNTIME_COMPARED_N: usize = 16;
+
+impl Twinned for Specialize<'_> {
+    fn compared(&self) -> Vec<&'static str> {
+        Kernel::ALL.iter().map(|k| k.symbol()).collect()
+    }
+
+    fn kernels(&mut self) -> &mut Kernels {
+        &mut self.kernels
+    }
+
+    fn position(&self, symbol: &str) -> usize {
+        Kernel::of_symbol(symbol)
+            .expect("a kernel of the lesson")
+            .position()
+    }
+
+    /// A specialized kernel at its N; `dot_runtime` at every N, its
+    /// outputs one after another.
+    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
+        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+        let lengths: Vec<usize> = match k {
+            Kernel::Specialized(n) => vec![n],
+            Kernel::Runtime => SPECIALIZED_N.to_vec(),
+        };
+        let mut failures = Vec::new();
+        let mut bits = Vec::new();
+        for n in lengths {
+            let (f, b) = Specialize::check(self, k, n, CHECK_DOTS)?;
+            failures.extend(f);
+            bits.extend(b);
+        }
+        Ok((failures, bits))
+    }
+
+    /// A specialized kernel at its N; `dot_runtime` at RUNTIME_COMPARED_N.
+    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing> {
+        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+        let n = match k {
+            Kernel::Specialized(n) => n,
+            Kernel::Runtime => RUNTIME_COMPARED_N,
+        };
+        let count = self.dots(n);
+        Specialize::time(self, k, n, count, plan)
+    }
+}
+
+/// What one kernel's PTX body shows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BodyEvidence {
+    /// The entry's symbol.
+    pub symbol: &'static str,
+    /// Whether the PTX has this entry.
+    pub present: bool,
+    /// PTX instructions in the body (lines ending in `;` that are not
+    /// directives; labels and comments excluded).
+    pub instructions: usize,
+    /// `fma.rn.f32` instructions.
+    pub fma: usize,
+    /// Global loads.
+    pub loads: usize,
+    /// Branches to a label earlier in the body: a loop.
+    pub backward_branches: usize,
+}
+
+/// Instructions in a PTX body: statements ending in `;`, minus directives
+/// (`.reg`, `.param`, `.pragma`, ...) and comments.
+pub fn ptx_instructions(body: &str) -> usize {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| l.ends_with(';') && !l.starts_with('.') && !l.starts_with("//"))
+        .count()
+}
+
+/// Instructions in one function's SASS as `asm::sass` gives it (one
+/// instruction a line), less the `NOP` padding and the self-branch (`BRA`
+/// to its own address) that ends every function.
+pub fn sass_instructions(sass: &str) -> usize {
+    sass.lines()
+        .filter(|l| {
+            let Some((address, rest)) =
+                l.trim().strip_prefix("/*").and_then(|l| l.split_once("*/"))
+            else {
+                return false;
+            };
+            let op = rest.split(';').next().unwrap_or("").trim();
+            let parse =
+                |hex: &str| u64::from_str_radix(hex.trim().trim_start_matches("0x"), 16).ok();
+            let self_branch = op
+                .strip_prefix("BRA ")
+                .is_some_and(|target| parse(target).is_some() && parse(target) == parse(address));
+            !op.is_empty() && !op.starts_with("NOP") && !self_branch
+        })
+        .count()
+}
+
+/// Branches in a PTX body whose target label comes before the branch: the
+/// back edges of loops.
+pub fn backward_branches(body: &str) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let mut count = 0;
+    for line in body.lines().map(str::trim) {
+        if let Some(label) = line
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.strip_suffix(':'))
+        {
+            seen.insert(label.to_string());
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let mut op = words.next().unwrap_or("");
+        if op.starts_with('@') {
+            op = words.next().unwrap_or("");
+        }
+        if op == "bra" || op.starts_with("bra.") {
+            let target = words.next().unwrap_or("").trim_end_matches(';');
+            if seen.contains(target) {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// The evidence for `kernel` from `ptx`.
+pub fn body_evidence(ptx: &str, kernel: Kernel) -> BodyEvidence {
+    let body = entry_body(ptx, kernel.symbol());
+    let text = body.unwrap_or("");
+    let mix = PtxMix::of(text);
+    BodyEvidence {
+        symbol: kernel.symbol(),
+        present: body.is_some(),
+        instructions: ptx_instructions(text),
+        fma: mix.fma_f32,
+        loads: mix
+            .accesses
+            .iter()
+            .filter(|(k, _)| k.starts_with("ld.global"))
+            .map(|(_, n)| n)
+            .sum(),
+        backward_branches: backward_branches(text),
+    }
+}
+
+/// Whether the PTX proves the specialization: one entry per N, each with
+/// no loop and exactly N fma (and 2 N loads), bodies growing with N, and
+/// the runtime kernel with a loop. Returns what does not hold, if anything.
+pub fn specialization_holds(bodies: &[BodyEvidence]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let mut last = 0;
+    for (b, k) in bodies.iter().zip(Kernel::ALL) {
+        if !b.present {
+            wrong.push(format!("{}: no such entry in the PTX", b.symbol));
+            continue;
+        }
+        match k {
+            Kernel::Specialized(n) => {
+                if b.backward_branches != 0 {
+                    wrong.push(format!("{}: still has a loop", b.symbol));
+                }
+                if b.fma != n || b.loads != 2 * n {
+                    wrong.push(format!(
+                        "{}: {} fma and {} loads, not {n} and {}",
+                        b.symbol,
+                        b.fma,
+                        b.loads,
+                        2 * n
+                    ));
+                }
+                if b.instructions <= last {
+                    wrong.push(format!("{}: body not larger than the last", b.symbol));
+                }
+                last = b.instructions;
+            }
+            Kernel::Runtime => {
+                if b.backward_branches == 0 {
+                    wrong.push(format!("{}: no loop", b.symbol));
+                }
+            }
+        }
+    }
+    wrong
+}
+
+/// The lesson's sizes for the context.
+pub fn sizes_json(quick: bool) -> serde_json::Value {
+    let timed: Vec<serde_json::Value> = SPECIALIZED_N
+        .iter()
+        .map(|&n| json!({"n": n, "dots": if quick { CHECK_DOTS } else { timed_dots(n) }}))
+        .collect();
+    json!({"check_dots": CHECK_DOTS, "timed": timed, "input_bytes": TIMED_INPUT_BYTES})
+}
+
+/// Every kernel checked at every length it runs; then the host symbols,
+/// the PTX bodies and the timings.
+pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
+    let mut lesson = Specialize::new(gpu, quick)?;
+    let mut failures = Vec::new();
+    for n in SPECIALIZED_N {
+        for k in [Kernel::Specialized(n), Kernel::Runtime] {
+            failures.extend(lesson.check(k, n, CHECK_DOTS)?.0);
+            // One dot: the smallest grid, the guard in every other thread.
+            failures.extend(lesson.check(k, n, 1)?.0);
+        }
+    }
+    let examples = binary::examples();
+    for e in &examples {
+        if e.got != e.want {
+            failures.push(Failure {
+                kernel: "host dot_specialized",
+                detail: format!("N = {}: got {}, want {}", e.n, e.got, e.want),
+            });
+        }
+    }
+    if !failures.is_empty() {
+        return Ok(Outcome::Failed(failures));
+    }
+
+    // Part 1: the host's instantiations, from the running binary.
+    let mut host = Section::new("Host: one function per N, in the binary's symbol table");
+    for e in &examples {
+        let show = |v: &[f32]| {
+            v.iter()
+                .map(|x| format!("{x}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        host.line(format!(
+            "dot_specialized::<{}>([{}], [{}]) = {} (expected {})",
+            e.n,
+            show(&e.a),
+            show(&e.b),
+            e.got,
+            e.want
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| Error::Tool(format!("current_exe: {e}")))?;
+    let symbols = binary::host_symbols(&exe)?;
+    host.line(format!(
+        "{} (symbol table, like nm --demangle):",
+        exe.display()
+    ));
+    for s in &symbols {
+        host.line(format!(
+            "  N = {:<2} {:016x} {:>4} bytes  {}  ({})",
+            s.n, s.address, s.size, s.demangled, s.mangled
+        ));
+    }
+    host.reading = Some(format!(
+        "{} instantiations, {} distinct addresses: separate functions, not one function with a length argument. \
+         The default (legacy) mangling folds the generic argument into the hash, so the names differ only there; \
+         each symbol's N is known from the function pointer the program took of it.",
+        symbols.iter().filter(|s| s.n != 0).count(),
+        symbols
+            .iter()
+            .map(|s| s.address)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    ));
+
+    // Part 2: the GPU's bodies, from the PTX.
+    let mut ptx = Section::new("GPU: one PTX entry per N, fully unrolled");
+    let bodies: Vec<BodyEvidence> = Kernel::ALL.iter().map(|&k| body_evidence(PTX, k)).collect();
+    let arch = format!(
+        "sm_{}{}",
+        gpu.info.compute_capability.0, gpu.info.compute_capability.1
+    );
+    let mut sass_counts = Vec::new();
+    for b in &bodies {
+        let sass = crate::asm::sass(PTX, &arch, b.symbol)?.map(|text| sass_instructions(&text));
+        sass_counts.push(json!({"symbol": b.symbol, "arch": arch, "sass_instructions": sass}));
+        ptx.line(format!(
+            "{:<20} {:>3} PTX instructions, {:>2} fma, {:>2} loads, {} loop(s); SASS ({arch}): {}",
+            b.symbol,
+            b.instructions,
+            b.fma,
+            b.loads,
+            b.backward_branches,
+            sass.map_or_else(
+                || "not shown (ptxas and cuobjdump not found)".to_string(),
+                |n| format!("{n} instructions")
+            )
+        ));
+    }
+    let wrong = specialization_holds(&bodies);
+    ptx.reading = Some(if wrong.is_empty() {
+        "Each dot_specialized_N has no backward branch and exactly N fma: the loop is gone, and the body grows with N \
+         (the code bloat that pays for it). dot_runtime is one body for every N, with a loop (unrolled by 8, plus a \
+         remainder loop) whose trip count it reads from its argument."
+            .to_string()
+    } else {
+        format!(
+            "The PTX does not show what the lesson expects: {}",
+            wrong.join("; ")
+        )
+    });
+
+    // Part 3: timed.
+    let mut timed = Section::new("Timed: specialized against runtime N, inputs of 256 MiB each");
+    if quick {
+        timed.title = "Timed (quick sizes: not a measurement)".to_string();
+    }
+    let mut ratios = Vec::new();
+    for n in SPECIALIZED_N {
+        let count = lesson.dots(n);
+        let mut row = |k: Kernel, key: String, what: String| -> Result<f64> {
+            let t = lesson.time(k, n, count, plan)?;
+            let ms = t.median_ms();
+            timed.rows.push(
+                Row::new(key, what, t)
+                    .bytes(bytes(n, count))
+                    .flop(flop(n, count)),
+            );
+            Ok(ms)
+        };
+        let s = row(
+            Kernel::Specialized(n),
+            format!("dot_specialized_{n}"),
+            format!("{count} dots of {n}, N at compile time"),
+        )?;
+        let r = row(
+            Kernel::Runtime,
+            format!("dot_runtime/{n}"),
+            format!("{count} dots of {n}, N = {n} an argument"),
+        )?;
+        ratios.push((n, r / s));
+    }
+    timed.reading = Some(format!(
+        "Bytes counted: each dot reads N floats of x and of y and writes one (8 N + 4 bytes). Runtime / specialized \
+         time: {}. Both compute the same bits; what differs is the loop: the specialized body can issue all 2 N loads \
+         before its first fma; the runtime one has a loop test, a main loop unrolled by 8 and a remainder loop \
+         taking one pair of loads per trip (all of N = 2 and 4 runs there).",
+        ratios
+            .iter()
+            .map(|(n, r)| format!("N = {n}: {r:.2}x"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+
+    Ok(Outcome::Passed(Findings {
+        sections: vec![host, ptx, timed],
+        facts: json!({
+            "examples": examples, "host_symbols": symbols, "ptx_bodies": bodies, "ptx_holds": wrong.is_empty(), "sass": sass_counts,
+            "runtime_over_specialized": ratios.iter().map(|(n, r)| json!({"n": n, "ratio": r})).collect::<Vec<_>>(),
+        }),
+    }))
+}
+
+/// The CUDA C twins.
+pub const CUDA_C_SOURCE: &str = include_str!("specialize.cu");
+
+/// What NVRTC compiles: the block size as a `#define`, then the twins.
+pub fn cuda_c_program() -> String {
+    format!("#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n{CUDA_C_SOURCE}")
+}
+
+/// Every kernel beside its twin (see [`lesson::compare_twins`]).
+pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
+    let mut lesson = Specialize::new(gpu, false)?;
+    lesson.load_twins(c_ptx)?;
+    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
+}
+
+/// The lesson as `lab` runs it.
+pub const LESSON: lesson::Lesson = lesson::Lesson {
+    name: "specialize",
+    sizes: sizes_json,
+    block_sizes: || json!({"all": THREADS_PER_BLOCK}),
+    run,
+    cuda_c: cuda_c_program,
+    compare,
+};

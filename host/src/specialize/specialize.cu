@@ -1,0 +1,65 @@
+// The specialize lesson's CUDA C twins: the same dots as
+// kernels-gpu/src/specialize.rs, written as a CUDA C programmer would, and
+// compiled by NVRTC for the GPU at hand. THREADS_PER_BLOCK comes in as a
+// #define from the host.
+//
+// Layout: `count` dots of length N; element k of dot v is x[k * count + v],
+// so for each k a warp reads 32 consecutive floats of each input.
+
+// One dot, its length a template parameter: every N used below becomes a
+// separate body with the loop fully unrolled. `sum += a * b` is contracted
+// to one fma.rn.f32 per term (NVRTC's default --fmad=true), the order the
+// Rust kernels write out with device::math::fma.
+// Memory: coalesced 4-byte loads on the read-only path; 8 N + 4 bytes per dot.
+// Launch assumption: gridDim.x * blockDim.x >= count.
+template <int N>
+__device__ __forceinline__ void dot_specialized(const float* __restrict__ x,
+                                                const float* __restrict__ y,
+                                                float* __restrict__ out,
+                                                unsigned long long count) {
+    unsigned long long v = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= count) return;
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        unsigned long long i = (unsigned long long)k * count + v;
+        sum += x[i] * y[i];
+    }
+    out[v] = sum;
+}
+
+extern "C" __global__ void dot_specialized_2(const float* __restrict__ x, const float* __restrict__ y,
+                                             float* __restrict__ out, unsigned long long count) {
+    dot_specialized<2>(x, y, out, count);
+}
+extern "C" __global__ void dot_specialized_4(const float* __restrict__ x, const float* __restrict__ y,
+                                             float* __restrict__ out, unsigned long long count) {
+    dot_specialized<4>(x, y, out, count);
+}
+extern "C" __global__ void dot_specialized_8(const float* __restrict__ x, const float* __restrict__ y,
+                                             float* __restrict__ out, unsigned long long count) {
+    dot_specialized<8>(x, y, out, count);
+}
+extern "C" __global__ void dot_specialized_16(const float* __restrict__ x, const float* __restrict__ y,
+                                              float* __restrict__ out, unsigned long long count) {
+    dot_specialized<16>(x, y, out, count);
+}
+
+// The same dot with its length a kernel argument: one body for every n.
+// Unrolled by 8 with a remainder loop, the shape rustc's LLVM gives the
+// Rust twin on its own, so the two compare like for like.
+// Memory: as above, 8 n + 4 bytes per dot.
+// Launch assumption: gridDim.x * blockDim.x >= count.
+extern "C" __global__ void dot_runtime(const float* __restrict__ x, const float* __restrict__ y,
+                                       float* __restrict__ out, unsigned long long count,
+                                       unsigned int n) {
+    unsigned long long v = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= count) return;
+    float sum = 0.0f;
+#pragma unroll 8
+    for (unsigned int k = 0; k < n; ++k) {
+        unsigned long long i = (unsigned long long)k * count + v;
+        sum += x[i] * y[i];
+    }
+    out[v] = sum;
+}

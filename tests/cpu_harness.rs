@@ -1,0 +1,113 @@
+//! CPU-only tests of the harness lesson: the verdict's direction and
+//! factor, the reference, the sizes and launch shape, the kernel's PTX,
+//! that no other lesson touches the kernel (its first call must be the
+//! lesson's), and the CUDA C twin under NVRTC.
+
+use host::harness::{FirstCall, SYMBOL, bytes, launch_config, reference, timed_sizes, verdict};
+use host::ptx::{PTX, entries, entry_body};
+use kernels_gpu::harness::*;
+
+#[test]
+fn the_verdict_names_direction_and_factor() {
+    assert_eq!(
+        verdict(0.1, 1.0),
+        "too fast by 10.0x (0.100x the events' time)"
+    );
+    assert_eq!(verdict(37.0, 1.0), "too slow by 37.0x");
+    assert_eq!(verdict(1.04, 1.0), "agrees within 5% (1.04x)");
+    assert_eq!(verdict(0.96, 1.0), "agrees within 5% (0.96x)");
+    assert!(verdict(1.2, 1.0).starts_with("too slow"));
+}
+
+#[test]
+fn the_first_call_adds_its_parts() {
+    let f = FirstCall {
+        get_function_ms: 0.25,
+        launch_and_sync_ms: 1.5,
+    };
+    assert_eq!(f.total_ms(), 1.75);
+}
+
+#[test]
+fn the_reference_on_hand_checked_values() {
+    assert_eq!(reference::fill_a(0), -5.0);
+    assert_eq!(reference::fill_b(0), 0.0);
+    // i = 1: 37/64 - 5 and 11/128.
+    assert_eq!(reference::fill_a(1), 37.0 / 64.0 - 5.0);
+    assert_eq!(reference::fill_b(1), 11.0 / 128.0);
+    let a = reference::input(3, reference::fill_a);
+    let b = reference::input(3, reference::fill_b);
+    let mut out = [0.0f32; 3];
+    reference::vector_add(&mut out, &a, &b);
+    assert_eq!(out, [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+    assert_eq!(out[1], 37.0 / 64.0 - 5.0 + 11.0 / 128.0);
+}
+
+#[test]
+fn sizes_follow_the_seed_and_the_l2() {
+    assert_eq!(SEED_ELEMS, 2_000_000);
+    assert_eq!((SEED_WARMUPS, SEED_RUNS), (5, 20));
+    // The large buffers are several times an H200's 60 MiB L2.
+    const { assert!(LARGE_ELEMS * 4 >= 4 * (60 << 20)) };
+    assert_eq!(timed_sizes(false), [SEED_ELEMS, LARGE_ELEMS]);
+    assert_eq!(timed_sizes(true), [SEED_ELEMS, CHECK_ELEMS]);
+    assert_eq!(bytes(1000), 12_000.0);
+}
+
+#[test]
+fn launch_shape_has_one_thread_per_element() {
+    for n in [1, CHECK_ELEMS, SEED_ELEMS, LARGE_ELEMS] {
+        let c = launch_config(n);
+        let blocks = c.grid_dim.0 as usize;
+        assert!(blocks * THREADS_PER_BLOCK as usize >= n);
+        assert!((blocks - 1) * (THREADS_PER_BLOCK as usize) < n);
+    }
+}
+
+#[test]
+fn the_kernel_is_in_the_ptx_on_the_read_only_path() {
+    assert!(entries(PTX).contains(&SYMBOL));
+    let body = entry_body(PTX, SYMBOL).unwrap();
+    assert_eq!(body.matches("ld.global.nc").count(), 2, "{body}");
+    assert!(body.contains("add.rn.f32"));
+    assert_eq!(body.matches("st.global").count(), 1);
+}
+
+/// The lesson times the kernel's first call in the process: no other host
+/// module may get or launch it.
+#[test]
+fn no_other_lesson_uses_the_kernel() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/src");
+    let mut stack = vec![src.clone()];
+    let mut users = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("harness") {
+                    stack.push(path);
+                }
+            } else if std::fs::read_to_string(&path)
+                .map(|t| t.contains(SYMBOL))
+                .unwrap_or(false)
+            {
+                users.push(path);
+            }
+        }
+    }
+    assert_eq!(users, Vec::<std::path::PathBuf>::new());
+}
+
+#[test]
+fn the_twin_compiles_with_nvrtc_and_matches_the_entry() {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return;
+    }
+    let ptx = host::nvrtc::compile(&host::harness::cuda_c_program(), "harness.cu", (7, 5)).unwrap();
+    assert_eq!(entries(&ptx), vec![SYMBOL]);
+}

@@ -1,0 +1,261 @@
+//! CPU-only tests of the specialize lesson: the references on hand-checked
+//! values, the inputs (nonzero, rounding), the byte model and launch shape,
+//! the PTX (one loop-free entry per N with exactly N fma, bodies growing
+//! with N, a loop in the runtime kernel), the host instantiations in the
+//! test binary's own symbol table, and the CUDA C twins under NVRTC.
+
+use host::ptx::{PTX, entries, entry_body};
+use host::specialize::{
+    Kernel, backward_branches, binary, body_evidence, bytes, flop, ptx_instructions, reference,
+    sass_instructions, specialization_holds,
+};
+use kernels_gpu::specialize::*;
+
+#[test]
+fn the_references_on_hand_checked_values() {
+    // One dot (count 1): the seed's [1,2,3,4].[5,6,7,8] = 70.
+    let (x, y) = ([1.0f32, 2.0, 3.0, 4.0], [5.0f32, 6.0, 7.0, 8.0]);
+    assert_eq!(reference::dot_fma_f32(&x, &y, 4, 1, 0), 70.0);
+    // Two dots of length 2 in the structure-of-arrays layout: element k of
+    // dot v at k * 2 + v, so dot 0 is 1*5 + 3*7 = 26 and dot 1 is 2*6 + 4*8
+    // = 44.
+    assert_eq!(reference::dots_fma_f32(&x, &y, 2, 2), vec![26.0, 44.0]);
+    assert_eq!(reference::dot_f64(&x, &y, 2, 2, 1), (44.0, 44.0));
+    // The magnitude sums |products|: 1*(-5) + 3*7 = 16, magnitude 26.
+    let neg = [5.0f32, 6.0, -7.0, 8.0];
+    assert_eq!(reference::dot_f64(&x, &neg, 2, 2, 0), (5.0 - 21.0, 26.0));
+    // gamma_n: n u / (1 - n u).
+    let u = 2f64.powi(-24);
+    assert_eq!(reference::error_bound(16, 1.0), 16.0 * u / (1.0 - 16.0 * u));
+}
+
+#[test]
+fn the_inputs_are_nonzero_odd_multiples_of_2_pow_minus_24() {
+    for i in 0..100_000 {
+        for v in [reference::fill_x(i), reference::fill_y(i)] {
+            assert!(v != 0.0 && v.abs() < 1.0, "{i}: {v}");
+            let scaled = f64::from(v) * 2f64.powi(24);
+            assert_eq!(scaled.fract(), 0.0);
+            assert_eq!((scaled as i64).rem_euclid(2), 1, "{i}: {v}");
+        }
+    }
+}
+
+#[test]
+fn fused_and_unfused_sums_differ_so_the_bit_check_bites() {
+    // Were a kernel to multiply and add separately (what rustc emits for
+    // `a * b + c`), some dot would come out different from the fma
+    // reference: the check must see it.
+    let n = 16;
+    let x = reference::input(n * CHECK_DOTS, reference::fill_x);
+    let y = reference::input(n * CHECK_DOTS, reference::fill_y);
+    let differing = (0..CHECK_DOTS)
+        .filter(|&v| {
+            let mut unfused = 0.0f32;
+            for k in 0..n {
+                unfused += x[k * CHECK_DOTS + v] * y[k * CHECK_DOTS + v];
+            }
+            unfused.to_bits() != reference::dot_fma_f32(&x, &y, n, CHECK_DOTS, v).to_bits()
+        })
+        .count();
+    assert!(differing > CHECK_DOTS / 10, "only {differing} dots differ");
+}
+
+#[test]
+fn the_fma_reference_is_within_the_rounding_bound_of_f64() {
+    for n in SPECIALIZED_N {
+        let x = reference::input(n * CHECK_DOTS, reference::fill_x);
+        let y = reference::input(n * CHECK_DOTS, reference::fill_y);
+        for v in 0..CHECK_DOTS {
+            let got = f64::from(reference::dot_fma_f32(&x, &y, n, CHECK_DOTS, v));
+            let (exact, magnitude) = reference::dot_f64(&x, &y, n, CHECK_DOTS, v);
+            assert!(
+                (got - exact).abs() <= reference::error_bound(n, magnitude),
+                "N = {n}, dot {v}"
+            );
+        }
+    }
+}
+
+#[test]
+fn byte_and_flop_models_and_sizes() {
+    // Each dot of length N: N floats of x, N of y, one result.
+    assert_eq!(bytes(2, 1), 20.0);
+    assert_eq!(bytes(16, 10), 1320.0);
+    assert_eq!(flop(16, 10), 320.0);
+    for n in SPECIALIZED_N {
+        assert_eq!(timed_dots(n) * n * 4, TIMED_INPUT_BYTES);
+    }
+    // Several times an H200's 60 MiB L2.
+    const { assert!(TIMED_INPUT_BYTES >= 4 * (60 << 20)) };
+}
+
+#[test]
+fn launch_shape_has_one_thread_per_dot() {
+    for count in [1, CHECK_DOTS, timed_dots(2)] {
+        let c = Kernel::launch_config(count);
+        let blocks = c.grid_dim.0 as usize;
+        assert_eq!(c.block_dim.0, THREADS_PER_BLOCK);
+        assert!(blocks * THREADS_PER_BLOCK as usize >= count);
+        assert!((blocks - 1) * (THREADS_PER_BLOCK as usize) < count);
+    }
+}
+
+#[test]
+fn the_ptx_has_one_unrolled_entry_per_n_and_a_loop_in_the_runtime_kernel() {
+    let found = entries(PTX);
+    for k in Kernel::ALL {
+        assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
+    }
+    let bodies: Vec<_> = Kernel::ALL.iter().map(|&k| body_evidence(PTX, k)).collect();
+    assert_eq!(specialization_holds(&bodies), Vec::<String>::new());
+    for (b, n) in bodies.iter().zip(SPECIALIZED_N) {
+        assert_eq!(
+            (b.fma, b.loads, b.backward_branches),
+            (n, 2 * n, 0),
+            "{b:?}"
+        );
+    }
+    let runtime = &bodies[4];
+    assert!(runtime.backward_branches >= 1, "{runtime:?}");
+    // Every kernel reads its inputs on the read-only path, as the C twin's
+    // const __restrict__ does.
+    for k in Kernel::ALL {
+        let body = entry_body(PTX, k.symbol()).unwrap();
+        assert!(body.contains("ld.global.nc"), "{}", k.symbol());
+        assert!(
+            !body.contains("mul.rn.f32"),
+            "{}: an unfused multiply",
+            k.symbol()
+        );
+    }
+}
+
+#[test]
+fn the_evidence_check_notices_a_loop_and_a_wrong_count() {
+    let mut bodies: Vec<_> = Kernel::ALL.iter().map(|&k| body_evidence(PTX, k)).collect();
+    bodies[1].backward_branches = 1;
+    bodies[2].fma = 7;
+    bodies[4].backward_branches = 0;
+    let wrong = specialization_holds(&bodies);
+    assert_eq!(wrong.len(), 3, "{wrong:?}");
+}
+
+#[test]
+fn ptx_counters_on_a_hand_written_body() {
+    let body = "\
+{
+\t.reg .pred \t%p<3>;
+\tld.param.b64 \t%rd1, [k_param_0];
+\t@%p1 bra \t$L__BB0_3;
+$L__BB0_1:                  // loop header
+\t.pragma \"nounroll\";
+\tfma.rn.f32 \t%r1, %r2, %r3, %r1;
+\t@%p2 bra \t$L__BB0_1;
+\tbra.uni \t$L__BB0_3;
+$L__BB0_3:
+\tret;
+}";
+    // ld.param, bra, fma, bra, bra.uni, ret: directives and labels excluded.
+    assert_eq!(ptx_instructions(body), 6);
+    // Only the branch back to $L__BB0_1 goes backward.
+    assert_eq!(backward_branches(body), 1);
+}
+
+#[test]
+fn sass_counter_on_cuobjdump_lines() {
+    // As asm::sass passes them on: one trimmed line per instruction.
+    let sass = "\
+/*0000*/                   LDC R1, c[0x0][0x28] ;                         /* 0x00000a00ff017b82 */
+/*0010*/                   S2R R2, SR_TID.X ;                             /* 0x0000000000027919 */
+/*0020*/                   FFMA R5, R2, R3, R4 ;                          /* 0x0000000000027919 */
+/*0030*/                   EXIT ;                                         /* 0x000000000000794d */
+/*0040*/                   BRA 0x40;                                      /* 0xfffffffc00fc7947 */
+/*0050*/                   NOP;                                           /* 0x0000000000007918 */";
+    // LDC, S2R, FFMA, EXIT: the padding and the self-branch are not code.
+    assert_eq!(sass_instructions(sass), 4);
+    // A branch elsewhere is an instruction.
+    assert_eq!(
+        sass_instructions("/*0040*/  @P0 BRA 0x10 ;  /* 0x0 */\n/*0050*/  BRA 0x20;  /* 0x0 */"),
+        2
+    );
+}
+
+/// Where ptxas and cuobjdump are found, the SASS bodies grow with N too.
+#[test]
+fn sass_bodies_grow_with_n_where_the_tools_are() {
+    let mut counts = Vec::new();
+    for n in SPECIALIZED_N {
+        match host::asm::sass(PTX, "sm_90", Kernel::Specialized(n).symbol()).unwrap() {
+            Some(text) => counts.push(sass_instructions(&text)),
+            None => {
+                eprintln!("skipped: ptxas or cuobjdump not found");
+                return;
+            }
+        }
+    }
+    println!("SASS instructions, sm_90: {counts:?}");
+    assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
+}
+
+#[test]
+fn the_host_instantiations_are_four_symbols_in_this_binary() {
+    let exe = std::env::current_exe().unwrap();
+    let symbols = binary::host_symbols(&exe).unwrap();
+    for s in &symbols {
+        println!(
+            "N = {:<2} {:016x} {:>4} bytes  {}",
+            s.n, s.address, s.size, s.demangled
+        );
+    }
+    let mapped: Vec<_> = symbols.iter().filter(|s| s.n != 0).collect();
+    let ns: Vec<usize> = mapped.iter().map(|s| s.n).collect();
+    assert_eq!(ns, vec![2, 4, 8, 16], "{symbols:#?}");
+    let mut addresses: Vec<u64> = mapped.iter().map(|s| s.address).collect();
+    addresses.dedup();
+    assert_eq!(addresses.len(), 4, "distinct addresses");
+    let mut names: Vec<&str> = mapped.iter().map(|s| s.mangled.as_str()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 4, "distinct symbols");
+    for s in &mapped {
+        assert!(s.size > 0, "{s:?}");
+        assert!(s.demangled.contains("dot_specialized"), "{s:?}");
+    }
+}
+
+#[test]
+fn a_file_without_symbols_is_an_error_not_a_panic() {
+    let dir = std::env::temp_dir().join(format!("lab-specialize-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let junk = dir.join("not-a-binary");
+    std::fs::write(&junk, b"plain text").unwrap();
+    assert!(binary::host_symbols(&junk).is_err());
+    assert!(binary::host_symbols(&dir.join("missing")).is_err());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_twins_compile_with_nvrtc_and_match_the_entries() {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return;
+    }
+    let ptx =
+        host::nvrtc::compile(&host::specialize::cuda_c_program(), "specialize.cu", (7, 5)).unwrap();
+    let mut c = entries(&ptx);
+    c.sort();
+    let mut rust: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+    rust.sort();
+    assert_eq!(c, rust);
+    // The C side shows the same specialization.
+    let bodies: Vec<_> = Kernel::ALL
+        .iter()
+        .map(|&k| body_evidence(&ptx, k))
+        .collect();
+    assert_eq!(specialization_holds(&bodies), Vec::<String>::new());
+}

@@ -1,0 +1,90 @@
+//! GPU tests of the harness kernel and its CUDA C twin: checked every
+//! element at the odd size, at one element and at the seed's size (through
+//! the first-call path); each timing method gives positive, finite
+//! per-launch times. Where no NVIDIA driver is present, every test is
+//! reported as ignored.
+
+use host::compare::Side;
+use host::gpu::Gpu;
+use host::harness::Harness;
+use host::lesson::Twinned;
+use host::timing::Plan;
+use kernels_gpu::harness::{CHECK_ELEMS, SEED_ELEMS};
+use lab_tests::run_gpu_trials;
+
+fn check(gpu: &Gpu, side: Side) -> Result<(), String> {
+    let mut lesson = Harness::new(gpu, SEED_ELEMS).map_err(|e| e.to_string())?;
+    if side == Side::CudaC {
+        let ptx = host::nvrtc::compile(
+            &host::harness::cuda_c_program(),
+            "harness.cu",
+            gpu.info.compute_capability,
+        )
+        .map_err(|e| e.to_string())?;
+        lesson.load_twins(&ptx).map_err(|e| e.to_string())?;
+        lesson.kernels().use_side(Side::CudaC);
+    }
+    for n in [CHECK_ELEMS, 1, SEED_ELEMS] {
+        if let (Some(f), _) = lesson.check(n).map_err(|e| e.to_string())? {
+            return Err(f.to_string());
+        }
+    }
+    Ok(())
+}
+
+/// The first-call path gets the kernel, launches once and its output
+/// checks; a second "first call" on the same lesson is refused.
+fn first_call_then_check(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = Harness::new(gpu, SEED_ELEMS).map_err(|e| e.to_string())?;
+    let first = lesson.first_call(SEED_ELEMS).map_err(|e| e.to_string())?;
+    if !(first.get_function_ms >= 0.0 && first.launch_and_sync_ms > 0.0) {
+        return Err(format!("first call timed as {first:?}"));
+    }
+    if let (Some(f), _) = lesson.verify(SEED_ELEMS).map_err(|e| e.to_string())? {
+        return Err(f.to_string());
+    }
+    match lesson.first_call(SEED_ELEMS) {
+        Err(host::Error::Tool(_)) => Ok(()),
+        other => Err(format!("a second first call was not refused: {other:?}")),
+    }
+}
+
+/// Every method returns one positive, finite sample per batch.
+fn every_method_measures(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = Harness::new(gpu, CHECK_ELEMS).map_err(|e| e.to_string())?;
+    let e = |e: host::Error| e.to_string();
+    let timings = [
+        lesson.time_without_sync(CHECK_ELEMS, 2, 5, 3).map_err(e)?,
+        lesson.time_with_sync(CHECK_ELEMS, 2, 5, 3).map_err(e)?,
+        lesson
+            .time_with_events(
+                CHECK_ELEMS,
+                Plan {
+                    warmups: 2,
+                    batches: 3,
+                    launches_per_batch: 5,
+                    flush_l2: false,
+                },
+            )
+            .map_err(e)?,
+    ];
+    for t in &timings {
+        if t.samples_ms.len() != 3 || !t.samples_ms.iter().all(|s| s.is_finite() && *s > 0.0) {
+            return Err(format!("samples {:?}", t.samples_ms));
+        }
+    }
+    // The output is still right after all those launches.
+    match lesson.verify(CHECK_ELEMS).map_err(e)? {
+        (Some(f), _) => Err(f.to_string()),
+        (None, _) => Ok(()),
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    run_gpu_trials(vec![
+        ("harness_add", |gpu| check(gpu, Side::Rust)),
+        ("twin_harness_add", |gpu| check(gpu, Side::CudaC)),
+        ("first_call_then_check", first_call_then_check),
+        ("every_method_measures", every_method_measures),
+    ])
+}

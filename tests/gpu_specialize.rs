@@ -1,0 +1,128 @@
+//! GPU tests of the specialize kernels and their CUDA C twins: each
+//! specialized kernel at its N and the runtime kernel at every N, checked
+//! bit for bit against the f32 fma reference (and within the rounding bound
+//! of f64) at the odd correctness size and at a few awkward dot counts; the
+//! specialized and runtime outputs identical. Where no NVIDIA driver is
+//! present, every test is reported as ignored.
+
+use std::sync::OnceLock;
+
+use host::compare::Side;
+use host::gpu::Gpu;
+use host::lesson::Twinned;
+use host::specialize::{self, Kernel, Specialize};
+use kernels_gpu::specialize::{CHECK_DOTS, SPECIALIZED_N};
+use lab_tests::run_gpu_trials;
+
+fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
+    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
+    PTX.get_or_init(|| {
+        host::nvrtc::compile(
+            &specialize::cuda_c_program(),
+            "specialize.cu",
+            gpu.info.compute_capability,
+        )
+        .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map(String::as_str)
+    .map_err(Clone::clone)
+}
+
+fn lesson(gpu: &Gpu, side: Side) -> Result<Specialize<'_>, String> {
+    let mut lesson = Specialize::new(gpu, true).map_err(|e| e.to_string())?;
+    if side == Side::CudaC {
+        lesson
+            .load_twins(twin_ptx(gpu)?)
+            .map_err(|e| e.to_string())?;
+        lesson.kernels().use_side(Side::CudaC);
+    }
+    Ok(lesson)
+}
+
+/// `kernel` at each length it computes, at the check size and at 1, 31
+/// and 257 dots (a partial warp, a partial block and one past a block).
+fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
+    let mut lesson = lesson(gpu, side)?;
+    let lengths: Vec<usize> = match kernel {
+        Kernel::Specialized(n) => vec![n],
+        Kernel::Runtime => SPECIALIZED_N.to_vec(),
+    };
+    for n in lengths {
+        for count in [CHECK_DOTS, 1, 31, 257] {
+            let (failures, _) = lesson.check(kernel, n, count).map_err(|e| e.to_string())?;
+            if let Some(f) = failures.first() {
+                return Err(f.to_string());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// dot_specialized_N and dot_runtime at N give the same bits, on both
+/// sides, and the two sides agree.
+fn specialized_and_runtime_agree(gpu: &Gpu) -> Result<(), String> {
+    let mut outputs = Vec::new();
+    for side in [Side::Rust, Side::CudaC] {
+        let mut lesson = lesson(gpu, side)?;
+        for n in SPECIALIZED_N {
+            let s = lesson
+                .check(Kernel::Specialized(n), n, CHECK_DOTS)
+                .map_err(|e| e.to_string())?
+                .1;
+            let r = lesson
+                .check(Kernel::Runtime, n, CHECK_DOTS)
+                .map_err(|e| e.to_string())?
+                .1;
+            if s != r {
+                return Err(format!(
+                    "{}: N = {n}: specialized and runtime differ",
+                    side.label()
+                ));
+            }
+            outputs.push(s);
+        }
+    }
+    let (rust, c) = outputs.split_at(SPECIALIZED_N.len());
+    if rust != c {
+        return Err("Rust and CUDA C outputs differ".into());
+    }
+    Ok(())
+}
+
+/// A specialized kernel asked for another length is an error, not a
+/// launch.
+fn a_wrong_length_is_refused(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = lesson(gpu, Side::Rust)?;
+    match lesson.launch(Kernel::Specialized(4), 8, 10) {
+        Err(host::Error::Size(_)) => Ok(()),
+        other => Err(format!("expected a size error, got {other:?}")),
+    }
+}
+
+macro_rules! trials {
+    ($($name:ident => $kernel:expr),* $(,)?) => {{
+        let t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = vec![
+            $( (stringify!($name), |gpu| check(gpu, $kernel, Side::Rust)), )*
+            $( (concat!("twin_", stringify!($name)), |gpu| check(gpu, $kernel, Side::CudaC)), )*
+        ];
+        t
+    }};
+}
+
+fn main() -> std::process::ExitCode {
+    const _: () = assert!(SPECIALIZED_N.len() == 4, "one trial per N below");
+    let mut trials = trials![
+        dot_specialized_2 => Kernel::Specialized(2),
+        dot_specialized_4 => Kernel::Specialized(4),
+        dot_specialized_8 => Kernel::Specialized(8),
+        dot_specialized_16 => Kernel::Specialized(16),
+        dot_runtime => Kernel::Runtime,
+    ];
+    trials.push((
+        "specialized_and_runtime_agree",
+        specialized_and_runtime_agree,
+    ));
+    trials.push(("a_wrong_length_is_refused", a_wrong_length_is_refused));
+    run_gpu_trials(trials)
+}
