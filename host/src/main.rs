@@ -22,6 +22,12 @@ enum Lesson {
     /// Chapter 19.1: 16-byte vector adds with a scalar tail; the width trap
     /// (float4, double2, eight halves) in the types, the PTX and the SASS.
     Vectorize,
+    /// Chapter 19.4: 3x3 convolutions, valid and zero-padded, in GFLOP/s on
+    /// the GPU (64 to 8192) and the seed's host mirrors on the CPU.
+    Conv2d,
+    /// Chapter 19.4: host-device copies (pageable, pinned), device-to-device
+    /// by the copy engine and by a kernel, in GB/s; the device query.
+    Bandwidth,
 }
 
 impl Lesson {
@@ -31,6 +37,8 @@ impl Lesson {
         match self {
             Lesson::Roofline | Lesson::Fusion => None,
             Lesson::Vectorize => Some(&host::vectorize::LESSON),
+            Lesson::Conv2d => Some(&host::conv2d::LESSON),
+            Lesson::Bandwidth => Some(&host::bandwidth::LESSON),
         }
     }
 }

@@ -8,7 +8,7 @@
 //!   sides need (tile sizes, block sizes, the polynomial degree), so a
 //!   constant lives once.
 //!
-//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`]; [`testing`] holds a kernel the
+//! One module per lesson: [`roofline`], [`fusion`], [`vectorize`], [`conv2d`], [`bandwidth`]; [`testing`] holds a kernel the
 //! error-path tests fault on purpose.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -27,6 +27,8 @@
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
 
+pub mod bandwidth;
+pub mod conv2d;
 pub mod fusion;
 pub mod roofline;
 pub mod testing;
