@@ -173,6 +173,4 @@ fn the_twin_compiles_with_nvrtc_and_matches_the_entry() {
 fn the_sizes_are_the_timed_and_check_sizes() {
     assert_eq!(bandwidth::timed_bytes(false), 256 << 20);
     assert_eq!(bandwidth::timed_bytes(true), CHECK_BYTES);
-    // Source and destination of a device copy: 8x a 60 MiB L2 and more.
-    assert!(2 * TIMED_BYTES >= 8 * (60 << 20));
 }

@@ -58,8 +58,11 @@ fn too_large_is_an_error(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
+/// A named GPU test.
+type Trial = (&'static str, fn(&Gpu) -> Result<(), String>);
+
 fn main() -> std::process::ExitCode {
-    let trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = vec![
+    let trials: Vec<Trial> = vec![
         ("htod_pageable", |gpu| {
             check(gpu, Copy::HtodPageable, Side::Rust)
         }),

@@ -90,8 +90,11 @@ fn bad_sizes_are_errors(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// A named GPU test.
+type Trial = (&'static str, fn(&Gpu) -> Result<(), String>);
+
 fn main() -> std::process::ExitCode {
-    let trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = vec![
+    let trials: Vec<Trial> = vec![
         ("conv2d_valid", |gpu| check(gpu, Kernel::Valid, Side::Rust)),
         ("conv2d_same", |gpu| check(gpu, Kernel::Same, Side::Rust)),
         ("twin_conv2d_valid", |gpu| {

@@ -29,6 +29,10 @@ const _: () = assert!(
     "the check size has a byte tail"
 );
 const _: () = assert!(
+    2 * TIMED_BYTES >= 8 * (60 << 20),
+    "source and destination together are 8x an H200's L2 or more"
+);
+const _: () = assert!(
     TIMED_BYTES.is_multiple_of(VECTOR_BYTES),
     "the timed copy is whole vectors"
 );

@@ -261,7 +261,7 @@ fn profile(args: &[String]) -> Result<ExitCode> {
 }
 
 /// The lessons `lab` runs (`sanitize all` runs each).
-const LESSONS: &[&str] = &["roofline", "fusion"];
+const LESSONS: &[&str] = &["roofline", "fusion", "conv2d", "bandwidth"];
 
 /// `sanitize <lesson|all>`: SANITIZE_SH over the release `lab`.
 fn sanitize(args: &[String]) -> Result<ExitCode> {

@@ -185,6 +185,9 @@ pub fn first_outside_bound(got: &[f32], want: &[f64], bound: &[f64]) -> Option<(
     got.iter()
         .zip(want)
         .zip(bound)
-        .position(|((&g, &w), &b)| !((f64::from(g) - w).abs() <= b))
+        .position(|((&g, &w), &b)| {
+            let err = (f64::from(g) - w).abs();
+            err.is_nan() || err > b
+        })
         .map(|i| (i, got[i], want[i]))
 }
