@@ -491,7 +491,7 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     let mut checks = Section::new("Checks");
     checks.line(format!(
         "Both kernels at n = {}: every output bit for bit against the CPU's nine FMAs in the kernels' order, and within \
-         10 x 2^-24 x sum|x w| of an f64 reference. The host mirrors at n = {} {}: within the same bound (a rounded \
+         10 x 2^-24 x sum|x w| of an f64 reference. The host mirrors at n = {} and {}: within the same bound (a rounded \
          multiply and a rounded add per tap, so not bit for bit).",
         checked
             .iter()
@@ -613,7 +613,7 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
             .find(|r| r.cpu && r.key.starts_with("conv2d_basic_host"))
         {
             reading.push_str(&format!(
-                " CPU (host mirror, one thread): basic {:.2} GFLOP/s, {:.1}x slower than the GPU's valid kernel.",
+                " CPU (host mirror, one thread): basic {:.2} GFLOP/s; its time is {:.2}x the GPU valid kernel's.",
                 cpu.gflop_per_s().unwrap_or(f64::NAN),
                 cpu.timing.median_ms() / valid.timing.median_ms()
             ));
