@@ -27,6 +27,12 @@ use crate::timing::{self, Plan, Timing};
 /// The symbol of the copy kernel (the CUDA C twin's too).
 pub const COPY_KERNEL: &str = "copy_vec16";
 
+/// Bytes past the largest copy that every buffer also has, poisoned before
+/// each check and required to stay poisoned: a copy that writes past its n
+/// bytes (a wrong tail index) fails, although the write stays inside the
+/// allocation where compute-sanitizer cannot see it.
+pub const GUARD_BYTES: usize = 64;
+
 /// The byte of every source buffer at index `i`: a hash of the index kept
 /// below 251, so it is never the 0xFF the destinations are poisoned with
 /// and a byte a copy skipped always shows.
@@ -145,26 +151,27 @@ fn driver(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Error {
 
 impl<'g> Bandwidth<'g> {
     /// Checks free device memory, then allocates two device buffers of
-    /// `bytes` and four host buffers of `bytes` (two of them pinned), and
-    /// fills both sources with [`pattern`].
+    /// `bytes` and four host buffers of `bytes` (two of them pinned), each
+    /// with [`GUARD_BYTES`] more, and fills both sources with [`pattern`].
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] before allocating device memory; driver errors
     /// (pinning `bytes` of host memory can fail where the host is short).
     pub fn new(gpu: &'g Gpu, bytes: usize) -> Result<Self> {
-        gpu.require_free_memory(2 * bytes, "the bandwidth lesson's two device buffers")?;
+        let len = bytes + GUARD_BYTES;
+        gpu.require_free_memory(2 * len, "the bandwidth lesson's two device buffers")?;
         // SAFETY: any bytes are valid u8; every destination is poisoned or
         // written before it is read.
-        let alloc = || unsafe { gpu.stream.alloc::<u8>(bytes) }.map_err(driver("cuMemAllocAsync"));
+        let alloc = || unsafe { gpu.stream.alloc::<u8>(len) }.map_err(driver("cuMemAllocAsync"));
         // Plain page-locked memory (flags 0, what cudaMallocHost gives):
         // cudarc's default adds write-combining, which makes the host's own
         // reads of a destination very slow.
         // SAFETY: u8 has no invalid bits; the contents are written below.
         let pin = || {
-            unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }
+            unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(len, 0) }
                 .map_err(driver("cuMemHostAlloc"))
         };
-        let src = pattern_bytes(bytes);
+        let src = pattern_bytes(len);
         let mut pinned_src = pin()?;
         pinned_src
             .as_mut_slice()
@@ -176,7 +183,7 @@ impl<'g> Bandwidth<'g> {
             bytes,
             a: alloc()?,
             b: alloc()?,
-            pageable_dst: vec![0u8; bytes],
+            pageable_dst: vec![0u8; len],
             pageable_src: src,
             pinned_src,
             pinned_dst: pin()?,
@@ -285,13 +292,16 @@ impl<'g> Bandwidth<'g> {
     /// - device to host: `a` loaded by the other kind, then the copy;
     /// - device to device: `a` loaded, the copy into `b`, `b` back.
     ///
-    /// The bytes that come back must be the source's, every one. Returns
-    /// the failure (if any) and the bytes that came back.
+    /// The bytes that come back must be the source's, every one, and the
+    /// [`GUARD_BYTES`] after them (poisoned with the rest) still 0xFF: the
+    /// read-back covers n + GUARD_BYTES. Returns the failure (if any) and
+    /// the bytes that came back.
     pub fn check(&mut self, copy: Copy, n: usize) -> Result<(Option<Failure>, Vec<u8>)> {
         self.size_ok(n)?;
         let name = copy.key();
-        // Step 1: the pattern into `a` (poisoned first).
-        self.poison_device(false, n)?;
+        let m = n + GUARD_BYTES;
+        // Step 1: the pattern into `a` (poisoned first, guard included).
+        self.poison_device(false, m)?;
         let load = match copy {
             Copy::HtodPageable => Copy::HtodPageable,
             Copy::HtodPinned => Copy::HtodPinned,
@@ -301,7 +311,7 @@ impl<'g> Bandwidth<'g> {
         self.enqueue(load, n)?;
         // Step 2: device to device, where that is the copy checked.
         if copy.on_device() {
-            self.poison_device(true, n)?;
+            self.poison_device(true, m)?;
             self.enqueue(copy, n)?;
         }
         // Step 3: back to the host, into a poisoned destination.
@@ -313,42 +323,42 @@ impl<'g> Bandwidth<'g> {
                 .pinned_dst
                 .as_mut_slice()
                 .map_err(driver("cuEventSynchronize"))?;
-            dst[..n].fill(0xFF);
+            dst[..m].fill(0xFF);
             let src = if from_b { &self.b } else { &self.a };
             self.gpu
                 .stream
-                .memcpy_dtoh(&src.slice(..n), &mut dst[..n])
+                .memcpy_dtoh(&src.slice(..m), &mut dst[..m])
                 .map_err(driver("cuMemcpyDtoHAsync (pinned)"))?;
             self.gpu.sync_after(name)?;
-            dst[..n].to_vec()
+            dst[..m].to_vec()
         } else {
-            self.pageable_dst[..n].fill(0xFF);
+            self.pageable_dst[..m].fill(0xFF);
             let src = if from_b { &self.b } else { &self.a };
             self.gpu
                 .stream
-                .memcpy_dtoh(&src.slice(..n), &mut self.pageable_dst[..n])
+                .memcpy_dtoh(&src.slice(..m), &mut self.pageable_dst[..m])
                 .map_err(driver("cuMemcpyDtoHAsync (pageable)"))?;
             self.gpu.sync_after(name)?;
-            self.pageable_dst[..n].to_vec()
+            self.pageable_dst[..m].to_vec()
         };
-        let failure = got
-            .iter()
-            .zip(&self.pageable_src[..n])
-            .position(|(g, w)| g != w)
-            .map(|i| Failure {
-                kernel: name,
-                detail: format!(
-                    "{n} bytes: byte {i} came back as {:#04x}, want {:#04x} ({}{})",
+        let want = |i: usize| if i < n { self.pageable_src[i] } else { 0xFF };
+        let failure = (0..m).find(|&i| got[i] != want(i)).map(|i| Failure {
+            kernel: name,
+            detail: if i < n {
+                format!(
+                    "{n} bytes: byte {i} came back as {:#04x}, want {:#04x}{} (a round trip through the copy)",
                     got[i],
-                    self.pageable_src[i],
-                    if got[i] == 0xFF {
-                        "never written; "
-                    } else {
-                        ""
-                    },
-                    "round trip through the copy checked"
-                ),
-            });
+                    want(i),
+                    if got[i] == 0xFF { ": never written" } else { "" }
+                )
+            } else {
+                format!(
+                    "{n} bytes: byte {i}, {} past the end, was written ({:#04x}); it must stay poisoned (0xff)",
+                    i - n + 1,
+                    got[i]
+                )
+            },
+        });
         Ok((failure, got))
     }
 

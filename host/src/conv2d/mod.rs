@@ -226,6 +226,13 @@ impl Expected {
     }
 }
 
+/// Floats past the largest output that the output buffer also has,
+/// poisoned before each check and required to stay poisoned: a kernel that
+/// writes past its last output (a wrong row stride, a missing guard) fails,
+/// although the write stays inside the allocation where compute-sanitizer
+/// cannot see it.
+pub const GUARD_FLOATS: usize = 64;
+
 /// The image and output buffers on one GPU, sized for the largest side the
 /// run uses.
 pub struct Conv2d<'g> {
@@ -248,7 +255,7 @@ impl<'g> Conv2d<'g> {
     pub fn new(gpu: &'g Gpu, max_side: usize) -> Result<Self> {
         let capacity = max_side * max_side;
         gpu.require_free_memory(
-            2 * 4 * capacity,
+            4 * (2 * capacity + GUARD_FLOATS),
             &format!("the conv2d lesson's {max_side} x {max_side} image and output"),
         )?;
         let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
@@ -256,7 +263,7 @@ impl<'g> Conv2d<'g> {
             gpu,
             kernels: Kernels::new(gpu, &symbols)?,
             input: gpu.alloc_f32(capacity)?,
-            out: gpu.alloc_f32(capacity)?,
+            out: gpu.alloc_f32(capacity + GUARD_FLOATS)?,
             capacity,
             loaded: None,
         })
@@ -329,7 +336,8 @@ impl<'g> Conv2d<'g> {
 
     /// Runs `kernel` over the n x n image into a 0xFF-poisoned output and
     /// checks every output: bit for bit against `want.fma`, and within
-    /// `want.bound` of `want.f64`. Returns the failures (at most one per
+    /// `want.bound` of `want.f64`; the [`GUARD_FLOATS`] after the last
+    /// output must still be poison. Returns the failures (at most one per
     /// check) and the output's bits.
     pub fn check(
         &mut self,
@@ -340,11 +348,12 @@ impl<'g> Conv2d<'g> {
         self.prepare(n)?;
         let outputs = kernel.outputs(n);
         self.gpu
-            .fill_bytes(&mut self.out.slice_mut(..outputs), 0xFF)?;
+            .fill_bytes(&mut self.out.slice_mut(..outputs + GUARD_FLOATS), 0xFF)?;
         self.launch(kernel, n)?;
         self.gpu.sync_after(kernel.symbol())?;
-        let mut got = vec![0.0f32; outputs];
+        let mut got = vec![0.0f32; outputs + GUARD_FLOATS];
         self.gpu.download(&self.out, &mut got)?;
+        let guard = got.split_off(outputs);
         let side = kernel.out_side(n);
         let at = |i: usize| format!("index {i} (row {}, col {})", i / side, i % side);
         let mut failures = Vec::new();
@@ -363,6 +372,17 @@ impl<'g> Conv2d<'g> {
                     got[i].to_bits(),
                     want.fma[i],
                     want.fma[i].to_bits()
+                ),
+            });
+        }
+        if let Some(j) = guard.iter().position(|g| g.to_bits() != u32::MAX) {
+            failures.push(Failure {
+                kernel: kernel.symbol(),
+                detail: format!(
+                    "n = {n}: wrote {:e} {} float(s) past its last output (index {}); that must stay poisoned",
+                    guard[j],
+                    j + 1,
+                    outputs + j
                 ),
             });
         }
