@@ -534,11 +534,12 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
                 Copy::DtohPinned,
             ] {
                 limits.line(format!(
-                    "{:<18} {:>8.1} GB/s = {:.1}% of the link's {:.1} GB/s per direction",
+                    "{:<18} {:>8.1} GB/s = {:.1}% of the link's {:.1} GB/s per direction ({:.1}% of the DRAM limit)",
                     copy.key(),
                     gbs(copy.key()),
                     100.0 * gbs(copy.key()) * 1e9 / limit,
-                    limit / 1e9
+                    limit / 1e9,
+                    100.0 * gbs(copy.key()) * 1e9 / dram
                 ));
             }
             format!(
@@ -568,16 +569,31 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
                 link.encoding()
             )
         }
-        None => format!(
-            "Link: the driver does not report it and sysfs has no link for {} here{}: the host <-> device rows have no \
-             limit to be compared with.",
-            q.pci_address,
-            if q.uses_host_page_tables {
-                " (the GPU reads host page tables: likely NVLink-C2C, as on Grace Hopper)"
-            } else {
-                ""
+        None => {
+            for copy in [
+                Copy::HtodPageable,
+                Copy::HtodPinned,
+                Copy::DtohPageable,
+                Copy::DtohPinned,
+            ] {
+                limits.line(format!(
+                    "{:<18} {:>8.1} GB/s = {:.1}% of the DRAM limit (the link is the bound, and unknown here)",
+                    copy.key(),
+                    gbs(copy.key()),
+                    100.0 * gbs(copy.key()) * 1e9 / dram
+                ));
             }
-        ),
+            format!(
+                "Link: the driver does not report it and sysfs has no link for {} here{}: the host <-> device rows have no \
+             limit to be compared with.",
+                q.pci_address,
+                if q.uses_host_page_tables {
+                    " (the GPU reads host page tables: likely NVLink-C2C, as on Grace Hopper)"
+                } else {
+                    ""
+                }
+            )
+        }
     };
     limits.line(link_text);
     limits.reading = Some(format!(
