@@ -174,3 +174,99 @@ fn the_sizes_are_the_timed_and_check_sizes() {
     assert_eq!(bandwidth::timed_bytes(false), 256 << 20);
     assert_eq!(bandwidth::timed_bytes(true), CHECK_BYTES);
 }
+
+/// `text` with each run of spaces as one (the table's columns are padded).
+fn squeeze(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Rows of a made-up run: 256 MiB copies at the given ms (not measurements;
+/// the section's arithmetic and wording are what is tested).
+fn synthetic_rows(ms: [f64; 6]) -> Vec<host::lesson::Row> {
+    Copy::ALL
+        .iter()
+        .zip(ms)
+        .map(|(c, ms)| {
+            host::lesson::Row::new(
+                c.key(),
+                c.label(),
+                host::timing::Timing {
+                    samples_ms: vec![ms],
+                },
+            )
+            .bytes(c.counted_bytes(TIMED_BYTES) as f64)
+        })
+        .collect()
+}
+
+#[test]
+fn the_limits_section_compares_each_copy_with_its_limit() {
+    // 268,435,456 bytes in 5.0 ms: 53.7 GB/s; 2 x that in 0.125 ms: 4295 GB/s.
+    let rows = synthetic_rows([10.0, 5.0, 10.0, 5.0, 0.125, 0.125]);
+    let gen5 = PcieLink {
+        gt_per_s: 32.0,
+        width: 16,
+    };
+    let (s, link) =
+        bandwidth::limits_section(&rows, 4.8e12, Some(gen5), Some(gen5), "0000:41:00.0", false);
+    assert_eq!(link, Some(gen5));
+    let text = squeeze(&s.text.join("\n"));
+    assert!(
+        text.contains("dtod_copy_engine 4295.0 GB/s = 89.5% of the derived DRAM 4800.0 GB/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("htod_pinned 53.7 GB/s = 85.2% of the link's 63.0 GB/s per direction"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "PCIe gen 5 x16 at 32.0 GT/s (read after the copies; the device's maximum too)"
+        ),
+        "{text}"
+    );
+    let reading = s.reading.unwrap();
+    assert!(
+        reading.contains("host -> device 2.00x, device -> host 2.00x"),
+        "{reading}"
+    );
+    assert!(
+        reading.contains("Copy engine against kernel: 1.00x"),
+        "{reading}"
+    );
+    // 4295 / 2 over 53.7: 40x.
+    assert!(
+        reading.contains("move 40x the bytes per second"),
+        "{reading}"
+    );
+}
+
+#[test]
+fn a_link_read_in_a_power_saving_state_gives_way_to_the_maximum() {
+    let rows = synthetic_rows([10.0, 5.0, 10.0, 5.0, 0.125, 0.125]);
+    let idle = PcieLink {
+        gt_per_s: 2.5,
+        width: 16,
+    };
+    let gen5 = PcieLink {
+        gt_per_s: 32.0,
+        width: 16,
+    };
+    let (s, link) =
+        bandwidth::limits_section(&rows, 4.8e12, Some(idle), Some(gen5), "0000:41:00.0", false);
+    assert_eq!(link, Some(gen5));
+    assert!(s.text.join("\n").contains("power-saving state"));
+    // No link at all: said, and the host rows against DRAM only.
+    let (s, link) = bandwidth::limits_section(&rows, 4.8e12, None, None, "0009:01:00.0", true);
+    assert_eq!(link, None);
+    let text = squeeze(&s.text.join("\n"));
+    assert!(text.contains("no limit to be compared with"), "{text}");
+    assert!(text.contains("likely NVLink-C2C"), "{text}");
+    assert!(
+        text.contains("htod_pinned 53.7 GB/s = 1.1% of the DRAM limit"),
+        "{text}"
+    );
+}

@@ -265,3 +265,83 @@ fn the_sizes_record_every_checked_and_timed_side() {
     let j = conv2d::sizes_json(false);
     assert_eq!(j["cpu_sides"], serde_json::json!([64, 128]));
 }
+
+/// A made-up row (not a measurement: the reading's arithmetic and wording
+/// are what is tested).
+fn row(key: String, ms: f64, flop: u64, bytes: Option<u64>, cpu: bool) -> host::lesson::Row {
+    let r = host::lesson::Row::new(
+        key,
+        "synthetic",
+        host::timing::Timing {
+            samples_ms: vec![ms],
+        },
+    )
+    .flop(flop as f64);
+    let r = match bytes {
+        Some(b) => r.bytes(b as f64),
+        None => r,
+    };
+    if cpu { r.on_cpu() } else { r }
+}
+
+#[test]
+fn the_reading_sets_each_figure_against_the_roofline() {
+    let info = lab_tests::synthetic_device(60 << 20, 132);
+    // 8192, both kernels at 0.2 ms.
+    let n = 8192;
+    let rows: Vec<_> = Kernel::ALL
+        .iter()
+        .map(|k| {
+            row(
+                format!("{}/{n}", k.symbol()),
+                0.2,
+                k.flop(n),
+                Some(k.compulsory_bytes(n)),
+                false,
+            )
+        })
+        .collect();
+    let text = conv2d::size_reading(&rows, n, &info);
+    // Bound: min(66.9 TFLOP/s, 2.25 x 4814.3 GB/s) = 10832 GFLOP/s (valid:
+    // 2.2495 FLOP/byte, 10830).
+    assert!(
+        text.contains("the roofline's bound at 2.25 FLOP/byte is 10830 GFLOP/s"),
+        "{text}"
+    );
+    // 2 x 8190^2 x 9 FLOP in 0.2 ms = 6036.85 GFLOP/s, 55.7% of 10830.
+    assert!(text.contains("GPU: valid 6036.85 GFLOP/s"), "{text}");
+    assert!(text.contains("valid at 55.7%"), "{text}");
+    assert!(!text.contains("launch's fixed cost"), "{text}");
+    assert!(!text.contains("CPU"), "{text}");
+    // 64: 16 blocks for 132 SMs; a CPU mirror beside the GPU.
+    let n = 64;
+    let mut rows: Vec<_> = Kernel::ALL
+        .iter()
+        .map(|k| {
+            row(
+                format!("{}/{n}", k.symbol()),
+                0.004,
+                k.flop(n),
+                Some(k.compulsory_bytes(n)),
+                false,
+            )
+        })
+        .collect();
+    rows.push(row(
+        format!("conv2d_basic_host/{n}"),
+        0.04,
+        Kernel::Valid.flop(n),
+        None,
+        true,
+    ));
+    let text = conv2d::size_reading(&rows, n, &info);
+    assert!(
+        text.contains("The grids are 16 and 16 blocks for 132 SMs"),
+        "{text}"
+    );
+    // 69192 FLOP in 0.04 ms: 1.73 GFLOP/s, ten times the GPU's time.
+    assert!(
+        text.contains("basic 1.73 GFLOP/s; its time is 10.00x the GPU valid kernel's"),
+        "{text}"
+    );
+}

@@ -490,10 +490,44 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     // What each reaches of its limit.
     let (current, max) = query::read_link(&q.pci_address);
     let dram = gpu.info.derived_dram_bytes_per_s();
+    let (limits, link) = limits_section(
+        &copies.rows,
+        dram,
+        current,
+        max,
+        &q.pci_address,
+        q.uses_host_page_tables,
+    );
+
+    Ok(Outcome::Passed(Findings {
+        sections: vec![device, copies, limits],
+        facts: json!({
+            "device": gpu.info, "query": q,
+            "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": gpu.info.derived_fp32_flop_per_s(),
+            "link_current": current, "link_max": max,
+            "link_compared": link, "link_bytes_per_s": link.map(|l| l.bytes_per_s()),
+            "bytes": n, "check_bytes": CHECK_BYTES,
+            "counting": {"htod": "n", "dtoh": "n", "dtod": "2n (read + write)", "htoh": "n (the seed's rule)"},
+        }),
+    }))
+}
+
+/// The section that sets each copy of `rows` (the timed copies) against its
+/// limit: device-to-device against the derived DRAM limit `dram` (bytes/s),
+/// host-device against the link. The link compared is `current` (read
+/// after the copies) unless a copy already beat it (the link had trained
+/// down to save power), then `max`; `None` where neither is known. Also
+/// returns the link compared.
+pub fn limits_section(
+    rows: &[Row],
+    dram: f64,
+    current: Option<query::PcieLink>,
+    max: Option<query::PcieLink>,
+    pci_address: &str,
+    uses_host_page_tables: bool,
+) -> (Section, Option<query::PcieLink>) {
     let gbs = |key: &str| {
-        copies
-            .rows
-            .iter()
+        rows.iter()
             .find(|r| r.key == key)
             .and_then(Row::gb_per_s)
             .unwrap_or(f64::NAN)
@@ -545,7 +579,7 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
             format!(
                 "Link (sysfs, {}): PCIe gen {} x{} at {:.1} GT/s{}; per direction {:.1} GB/s after line coding ({:.4}), \
                  before packet headers.",
-                q.pci_address,
+                pci_address,
                 link.generation(),
                 link.width,
                 link.gt_per_s,
@@ -586,8 +620,8 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
             format!(
                 "Link: the driver does not report it and sysfs has no link for {} here{}: the host <-> device rows have no \
              limit to be compared with.",
-                q.pci_address,
-                if q.uses_host_page_tables {
+                pci_address,
+                if uses_host_page_tables {
                     " (the GPU reads host page tables: likely NVLink-C2C, as on Grace Hopper)"
                 } else {
                     ""
@@ -608,18 +642,7 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
             / 2.0
             / gbs(Copy::HtodPinned.key()).max(gbs(Copy::DtohPinned.key()))
     ));
-
-    Ok(Outcome::Passed(Findings {
-        sections: vec![device, copies, limits],
-        facts: json!({
-            "device": gpu.info, "query": q,
-            "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": gpu.info.derived_fp32_flop_per_s(),
-            "link_current": current, "link_max": max,
-            "link_compared": link, "link_bytes_per_s": link.map(|l| l.bytes_per_s()),
-            "bytes": n, "check_bytes": CHECK_BYTES,
-            "counting": {"htod": "n", "dtoh": "n", "dtod": "2n (read + write)", "htoh": "n (the seed's rule)"},
-        }),
-    }))
+    (limits, link)
 }
 
 /// The CUDA C twin of the copy kernel. The copy engine's and the host

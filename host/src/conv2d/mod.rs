@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::check::Failure;
 use crate::compare::Kernels;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{DeviceInfo, Gpu};
 use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned, time_on_cpu};
 use crate::timing::{self, Plan, Timing};
 
@@ -461,10 +461,72 @@ pub fn sizes_json(quick: bool) -> serde_json::Value {
 /// The roofline's bound for a kernel of `intensity` FLOP/byte on this GPU,
 /// FLOP/s: min(FP32 peak, intensity x DRAM bandwidth), both derived from
 /// the driver's attributes. `None` where the FP32 peak is unknown.
-pub fn roofline_bound(gpu: &Gpu, intensity: f64) -> Option<f64> {
-    gpu.info
-        .derived_fp32_flop_per_s()
-        .map(|peak| peak.min(intensity * gpu.info.derived_dram_bytes_per_s()))
+pub fn roofline_bound(info: &DeviceInfo, intensity: f64) -> Option<f64> {
+    info.derived_fp32_flop_per_s()
+        .map(|peak| peak.min(intensity * info.derived_dram_bytes_per_s()))
+}
+
+/// The reading of one size's rows (the two GPU kernels keyed
+/// `<symbol>/<n>`, and at the seed's sizes the host mirrors): each GPU
+/// figure against the roofline's bound, the launch-bound note where a grid
+/// has fewer blocks than `info` has SMs, and the CPU mirror beside the GPU.
+///
+/// # Panics
+/// When `rows` lacks either GPU kernel's row at `n` (a caller bug).
+pub fn size_reading(rows: &[Row], n: usize, info: &DeviceInfo) -> String {
+    let dram = info.derived_dram_bytes_per_s();
+    let peak = info.derived_fp32_flop_per_s();
+    let bounds: Vec<Option<f64>> = Kernel::ALL
+        .iter()
+        .map(|k| roofline_bound(info, k.intensity(n)))
+        .collect();
+    let gpu_row = |k: Kernel| {
+        rows.iter()
+            .find(|r| r.key == format!("{}/{n}", k.symbol()))
+            .expect("the caller passes both GPU rows")
+    };
+    let (valid, same) = (gpu_row(Kernel::Valid), gpu_row(Kernel::Same));
+    let pct = |r: &Row, b: Option<f64>| match (r.gflop_per_s(), b) {
+        (Some(g), Some(b)) => format!("{:.1}%", 100.0 * g * 1e9 / b),
+        _ => "-".to_string(),
+    };
+    let mut reading = format!(
+        "GPU: valid {:.2} GFLOP/s, same {:.2} GFLOP/s; the roofline's bound at {:.2} FLOP/byte is {} GFLOP/s \
+         (min of FP32 peak {} and intensity x DRAM {:.0} GB/s, both derived from the driver's attributes): \
+         valid at {}, same at {} of it.",
+        valid.gflop_per_s().unwrap_or(f64::NAN),
+        same.gflop_per_s().unwrap_or(f64::NAN),
+        Kernel::Valid.intensity(n),
+        bounds[0].map_or("-".to_string(), |b| format!("{:.0}", b / 1e9)),
+        peak.map_or("unknown".to_string(), |p| format!("{:.0} GFLOP/s", p / 1e9)),
+        dram / 1e9,
+        pct(valid, bounds[0]),
+        pct(same, bounds[1]),
+    );
+    let blocks = |k: Kernel| {
+        let g = k.launch_config(n).grid_dim;
+        g.0 as usize * g.1 as usize
+    };
+    if blocks(Kernel::Same) < info.sms as usize {
+        reading.push_str(&format!(
+            " The grids are {} and {} blocks for {} SMs: most of the GPU has nothing to do, and the time is \
+             mostly the launch's fixed cost.",
+            blocks(Kernel::Valid),
+            blocks(Kernel::Same),
+            info.sms
+        ));
+    }
+    if let Some(cpu) = rows
+        .iter()
+        .find(|r| r.cpu && r.key.starts_with("conv2d_basic_host"))
+    {
+        reading.push_str(&format!(
+            " CPU (host mirror, one thread): basic {:.2} GFLOP/s; its time is {:.2}x the GPU valid kernel's.",
+            cpu.gflop_per_s().unwrap_or(f64::NAN),
+            cpu.timing.median_ms() / valid.timing.median_ms()
+        ));
+    }
+    reading
 }
 
 /// Both kernels checked at every side (and the host mirrors at the seed's),
@@ -588,57 +650,9 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
                 .bytes(k.compulsory_bytes(n) as f64)
                 .flop(k.flop(n) as f64),
             );
-            bounds.push(roofline_bound(gpu, k.intensity(n)));
+            bounds.push(roofline_bound(&gpu.info, k.intensity(n)));
         }
-        let gpu_row = |k: Kernel| {
-            s.rows
-                .iter()
-                .find(|r| r.key == format!("{}/{n}", k.symbol()))
-                .expect("timed above")
-        };
-        let (valid, same) = (gpu_row(Kernel::Valid), gpu_row(Kernel::Same));
-        let pct = |r: &Row, b: Option<f64>| match (r.gflop_per_s(), b) {
-            (Some(g), Some(b)) => format!("{:.1}%", 100.0 * g * 1e9 / b),
-            _ => "-".to_string(),
-        };
-        let mut reading = format!(
-            "GPU: valid {:.2} GFLOP/s, same {:.2} GFLOP/s; the roofline's bound at {:.2} FLOP/byte is {} GFLOP/s \
-             (min of FP32 peak {} and intensity x DRAM {:.0} GB/s, both derived from the driver's attributes): \
-             valid at {}, same at {} of it.",
-            valid.gflop_per_s().unwrap_or(f64::NAN),
-            same.gflop_per_s().unwrap_or(f64::NAN),
-            Kernel::Valid.intensity(n),
-            bounds[0].map_or("-".to_string(), |b| format!("{:.0}", b / 1e9)),
-            peak.map_or("unknown".to_string(), |p| format!("{:.0} GFLOP/s", p / 1e9)),
-            dram / 1e9,
-            pct(valid, bounds[0]),
-            pct(same, bounds[1]),
-        );
-        let blocks = |k: Kernel| {
-            let g = k.launch_config(n).grid_dim;
-            g.0 as usize * g.1 as usize
-        };
-        if blocks(Kernel::Same) < gpu.info.sms as usize {
-            reading.push_str(&format!(
-                " The grids are {} and {} blocks for {} SMs: most of the GPU has nothing to do, and the time is \
-                 mostly the launch's fixed cost.",
-                blocks(Kernel::Valid),
-                blocks(Kernel::Same),
-                gpu.info.sms
-            ));
-        }
-        if let Some(cpu) = s
-            .rows
-            .iter()
-            .find(|r| r.cpu && r.key.starts_with("conv2d_basic_host"))
-        {
-            reading.push_str(&format!(
-                " CPU (host mirror, one thread): basic {:.2} GFLOP/s; its time is {:.2}x the GPU valid kernel's.",
-                cpu.gflop_per_s().unwrap_or(f64::NAN),
-                cpu.timing.median_ms() / valid.timing.median_ms()
-            ));
-        }
-        s.reading = Some(reading);
+        s.reading = Some(size_reading(&s.rows, n, &gpu.info));
         let (extra, pct_extra) = padding_overhead(n);
         facts_sides.push(json!({
             "n": n,
