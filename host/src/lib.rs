@@ -8,8 +8,10 @@
 //! and [`compare`]. One module per lesson: [`roofline`].
 
 pub mod asm;
+pub mod bandwidth;
 pub mod check;
 pub mod compare;
+pub mod conv2d;
 pub mod error;
 pub mod fuse;
 pub mod fusion;

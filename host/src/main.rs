@@ -28,9 +28,6 @@ enum Lesson {
     /// Chapter 19.2: relu(a*b+c) as three kernels against one fused kernel:
     /// memory operations counted (8 against 4) and timed.
     Fuse,
-    /// RMS-scaled softmax: staged kernels against a cooperative megakernel
-    /// that keeps its tile in shared memory, replayed from CUDA graphs.
-    Softmax,
     /// Chapter 19.3: a dot product specialized by const generics (N = 2, 4,
     /// 8, 16): one body per N in the binary and the PTX, timed against N at
     /// run time.
@@ -38,6 +35,15 @@ enum Lesson {
     /// Chapter 19.4: one kernel timed the wrong ways (no synchronisation,
     /// the first call) and the right ways, and how far each is off.
     Harness,
+    /// Chapter 19.4: 3x3 convolutions, valid and zero-padded, in GFLOP/s on
+    /// the GPU (64 to 8192) and the seed's host mirrors on the CPU.
+    Conv2d,
+    /// Chapter 19.4: host-device copies (pageable, pinned), device-to-device
+    /// by the copy engine and by a kernel, in GB/s; the device query.
+    Bandwidth,
+    /// RMS-scaled softmax: staged kernels against a cooperative megakernel
+    /// that keeps its tile in shared memory, replayed from CUDA graphs.
+    Softmax,
 }
 
 impl Lesson {
@@ -51,6 +57,8 @@ impl Lesson {
             Lesson::Fuse => Some(&host::fuse::LESSON),
             Lesson::Specialize => Some(&host::specialize::LESSON),
             Lesson::Harness => Some(&host::harness::LESSON),
+            Lesson::Conv2d => Some(&host::conv2d::LESSON),
+            Lesson::Bandwidth => Some(&host::bandwidth::LESSON),
         }
     }
 }

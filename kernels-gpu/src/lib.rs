@@ -9,7 +9,7 @@
 //!   constant lives once.
 //!
 //! One module per lesson: [`roofline`], [`fusion`], [`vectorize`], [`unroll`], [`fuse`], [`specialize`],
-//! [`harness`], [`softmax`]; [`testing`] holds a kernel the
+//! [`harness`], [`conv2d`], [`bandwidth`], [`softmax`]; [`testing`] holds a kernel the
 //! error-path tests fault on purpose.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -28,6 +28,8 @@
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
 
+pub mod bandwidth;
+pub mod conv2d;
 pub mod fuse;
 pub mod fusion;
 pub mod harness;

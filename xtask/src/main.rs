@@ -16,7 +16,8 @@ cargo xtask <task>
 
 Tasks:
   run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion,
-                                      vectorize, unroll, fuse, specialize, harness, softmax)
+                                      vectorize, unroll, fuse, specialize, harness,
+                                      conv2d, bandwidth, softmax)
   compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
                                       (every lesson)
   asm <kernel> [--lesson L] [--arch sm_XX]
@@ -284,6 +285,8 @@ const LESSONS: &[&str] = &[
     "fuse",
     "specialize",
     "harness",
+    "conv2d",
+    "bandwidth",
     "softmax",
 ];
 

@@ -1,0 +1,673 @@
+//! The bandwidth lesson on the host (chapter 19.4, the seed's file 08): the
+//! device query and the limits derived from it; then every way bytes move
+//! on this machine, each checked byte for byte and timed with CUDA events:
+//! host to device and device to host from pageable and from pinned host
+//! memory, device to device by the copy engine and by a kernel, and the
+//! seed's host-to-host memcpy on the CPU.
+//!
+//! Bytes are counted the way each row says: a copy between host and device
+//! counts n (each byte crosses the link once); a copy within device memory
+//! counts 2n (each byte read from DRAM once and written once, the traffic
+//! the DRAM limit bounds), as CUDA's `bandwidthTest` sample counts it; the
+//! host memcpy counts n, as the seed did.
+
+pub mod query;
+
+use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use kernels_gpu::bandwidth::*;
+use serde_json::json;
+
+use crate::check::Failure;
+use crate::compare::Kernels;
+use crate::error::{DriverContext, Error, Result};
+use crate::gpu::Gpu;
+use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned, time_on_cpu};
+use crate::timing::{self, Plan, Timing};
+
+/// The symbol of the copy kernel (the CUDA C twin's too).
+pub const COPY_KERNEL: &str = "copy_vec16";
+
+/// Bytes past the largest copy that every buffer also has, poisoned before
+/// each check and required to stay poisoned: a copy that writes past its n
+/// bytes (a wrong tail index) fails, although the write stays inside the
+/// allocation where compute-sanitizer cannot see it.
+pub const GUARD_BYTES: usize = 64;
+
+/// The byte of every source buffer at index `i`: a hash of the index kept
+/// below 251, so it is never the 0xFF the destinations are poisoned with
+/// and a byte a copy skipped always shows.
+pub fn pattern(i: usize) -> u8 {
+    ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as u8 % 251
+}
+
+/// The first `n` bytes of [`pattern`].
+pub fn pattern_bytes(n: usize) -> Vec<u8> {
+    (0..n).map(pattern).collect()
+}
+
+/// One way of moving bytes, timed as one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Copy {
+    /// Pageable host memory to the device: the driver stages it through a
+    /// pinned buffer of its own.
+    HtodPageable,
+    /// Pinned (page-locked) host memory to the device: one DMA.
+    HtodPinned,
+    /// The device to pageable host memory.
+    DtohPageable,
+    /// The device to pinned host memory.
+    DtohPinned,
+    /// Device to device by the copy engine (`cuMemcpyDtoDAsync`).
+    DtodEngine,
+    /// Device to device by the `copy_vec16` kernel.
+    DtodKernel,
+}
+
+impl Copy {
+    /// Every copy, in report order.
+    pub const ALL: [Copy; 6] = [
+        Copy::HtodPageable,
+        Copy::HtodPinned,
+        Copy::DtohPageable,
+        Copy::DtohPinned,
+        Copy::DtodEngine,
+        Copy::DtodKernel,
+    ];
+
+    /// The row's key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Copy::HtodPageable => "htod_pageable",
+            Copy::HtodPinned => "htod_pinned",
+            Copy::DtohPageable => "dtoh_pageable",
+            Copy::DtohPinned => "dtoh_pinned",
+            Copy::DtodEngine => "dtod_copy_engine",
+            Copy::DtodKernel => COPY_KERNEL,
+        }
+    }
+
+    /// What the row is, for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Copy::HtodPageable => "host (pageable) -> device, cuMemcpyHtoDAsync",
+            Copy::HtodPinned => "host (pinned) -> device, cuMemcpyHtoDAsync",
+            Copy::DtohPageable => "device -> host (pageable), cuMemcpyDtoHAsync",
+            Copy::DtohPinned => "device -> host (pinned), cuMemcpyDtoHAsync",
+            Copy::DtodEngine => "device -> device, copy engine (cuMemcpyDtoDAsync)",
+            Copy::DtodKernel => "device -> device, copy_vec16 kernel (16 B per thread)",
+        }
+    }
+
+    /// Whether the copy stays in device memory.
+    pub fn on_device(self) -> bool {
+        matches!(self, Copy::DtodEngine | Copy::DtodKernel)
+    }
+
+    /// Bytes the row counts for a copy of `n` bytes: 2n within device
+    /// memory (read + write), n across the link.
+    pub fn counted_bytes(self, n: usize) -> u64 {
+        if self.on_device() {
+            2 * n as u64
+        } else {
+            n as u64
+        }
+    }
+}
+
+/// The launch of `copy_vec16` over `n` bytes: max(n / 16, n % 16) threads.
+pub fn copy_launch_config(n: usize) -> LaunchConfig {
+    let threads = (n / VECTOR_BYTES).max(n % VECTOR_BYTES);
+    LaunchConfig {
+        grid_dim: (
+            threads.div_ceil(THREADS_PER_BLOCK as usize).max(1) as u32,
+            1,
+            1,
+        ),
+        block_dim: (THREADS_PER_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The lesson's buffers: two on the device (`a`, the source of every copy
+/// out of it; `b`, the destination of the device-to-device copies) and, on
+/// the host, a pageable and a pinned source holding [`pattern`] and a
+/// pageable and a pinned destination.
+pub struct Bandwidth<'g> {
+    gpu: &'g Gpu,
+    kernels: Kernels,
+    bytes: usize,
+    a: CudaSlice<u8>,
+    b: CudaSlice<u8>,
+    pageable_src: Vec<u8>,
+    pageable_dst: Vec<u8>,
+    pinned_src: PinnedHostSlice<u8>,
+    pinned_dst: PinnedHostSlice<u8>,
+}
+
+/// A driver error of `call`.
+fn driver(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Error {
+    move |source| Error::Driver { call, source }
+}
+
+impl<'g> Bandwidth<'g> {
+    /// Checks free device memory, then allocates two device buffers of
+    /// `bytes` and four host buffers of `bytes` (two of them pinned), each
+    /// with [`GUARD_BYTES`] more, and fills both sources with [`pattern`].
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] before allocating device memory; driver errors
+    /// (pinning `bytes` of host memory can fail where the host is short).
+    pub fn new(gpu: &'g Gpu, bytes: usize) -> Result<Self> {
+        let len = bytes + GUARD_BYTES;
+        gpu.require_free_memory(2 * len, "the bandwidth lesson's two device buffers")?;
+        // SAFETY: any bytes are valid u8; every destination is poisoned or
+        // written before it is read.
+        let alloc = || unsafe { gpu.stream.alloc::<u8>(len) }.map_err(driver("cuMemAllocAsync"));
+        // Plain page-locked memory (flags 0, what cudaMallocHost gives):
+        // cudarc's default adds write-combining, which makes the host's own
+        // reads of a destination very slow.
+        // SAFETY: u8 has no invalid bits; the contents are written below.
+        let pin = || {
+            unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(len, 0) }
+                .map_err(driver("cuMemHostAlloc"))
+        };
+        let src = pattern_bytes(len);
+        let mut pinned_src = pin()?;
+        pinned_src
+            .as_mut_slice()
+            .map_err(driver("cuEventSynchronize"))?
+            .copy_from_slice(&src);
+        Ok(Bandwidth {
+            gpu,
+            kernels: Kernels::new(gpu, &[COPY_KERNEL])?,
+            bytes,
+            a: alloc()?,
+            b: alloc()?,
+            pageable_dst: vec![0u8; len],
+            pageable_src: src,
+            pinned_src,
+            pinned_dst: pin()?,
+        })
+    }
+
+    /// Loads the CUDA C twin of the copy kernel from NVRTC's `ptx`.
+    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
+        self.kernels.load_twins(self.gpu, ptx, &[COPY_KERNEL])
+    }
+
+    /// Bytes of every buffer.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn size_ok(&self, n: usize) -> Result<()> {
+        if n > self.bytes {
+            return Err(Error::Size(format!(
+                "bandwidth: a copy of {n} bytes; the buffers hold {}",
+                self.bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// Launches the copy kernel (on the side in use) from `a` to `b` over
+    /// `n` bytes, asynchronously.
+    ///
+    /// # Errors
+    /// [`Error::Size`] past the buffers; a launch the driver refuses.
+    pub fn launch_copy(&mut self, n: usize) -> Result<()> {
+        self.size_ok(n)?;
+        let f = self.kernels.active(0).clone();
+        let n64 = n as u64;
+        let mut builder = self.gpu.stream.launch_builder(&f);
+        builder.arg(&self.a).arg(&mut self.b).arg(&n64);
+        // SAFETY: copy_vec16 takes (const u8*, u8*, u64); both buffers hold
+        // n bytes, are distinct device allocations (16-byte aligned), and
+        // the grid covers max(n / 16, n % 16) threads.
+        unsafe { builder.launch(copy_launch_config(n)) }.map_err(|source| Error::KernelFault {
+            kernel: COPY_KERNEL.to_string(),
+            source,
+        })?;
+        Ok(())
+    }
+
+    /// Enqueues `copy` of the first `n` bytes on the GPU's stream (a
+    /// pageable copy returns once the driver has taken or delivered the
+    /// bytes; the others return at once).
+    ///
+    /// # Errors
+    /// [`Error::Size`] past the buffers; the driver's errors.
+    pub fn enqueue(&mut self, copy: Copy, n: usize) -> Result<()> {
+        self.size_ok(n)?;
+        let stream = &self.gpu.stream;
+        match copy {
+            Copy::HtodPageable => stream
+                .memcpy_htod(&self.pageable_src[..n], &mut self.a.slice_mut(..n))
+                .map_err(driver("cuMemcpyHtoDAsync (pageable)")),
+            Copy::HtodPinned => {
+                // The first n bytes of the pinned source, as a plain slice:
+                // the stream orders the copy after everything before it.
+                let src = self
+                    .pinned_src
+                    .as_slice()
+                    .map_err(driver("cuEventSynchronize"))?;
+                stream
+                    .memcpy_htod(&src[..n], &mut self.a.slice_mut(..n))
+                    .map_err(driver("cuMemcpyHtoDAsync (pinned)"))
+            }
+            Copy::DtohPageable => stream
+                .memcpy_dtoh(&self.a.slice(..n), &mut self.pageable_dst[..n])
+                .map_err(driver("cuMemcpyDtoHAsync (pageable)")),
+            Copy::DtohPinned => {
+                let dst = self
+                    .pinned_dst
+                    .as_mut_slice()
+                    .map_err(driver("cuEventSynchronize"))?;
+                stream
+                    .memcpy_dtoh(&self.a.slice(..n), &mut dst[..n])
+                    .map_err(driver("cuMemcpyDtoHAsync (pinned)"))
+            }
+            Copy::DtodEngine => stream
+                .memcpy_dtod(&self.a.slice(..n), &mut self.b.slice_mut(..n))
+                .map_err(driver("cuMemcpyDtoDAsync")),
+            Copy::DtodKernel => self.launch_copy(n),
+        }
+    }
+
+    /// Fills the first `n` bytes of device buffer `b` (or `a`) with 0xFF.
+    fn poison_device(&mut self, which_b: bool, n: usize) -> Result<()> {
+        let stream = self.gpu.stream.clone();
+        let buf = if which_b { &mut self.b } else { &mut self.a };
+        let mut view = buf.slice_mut(..n);
+        let (ptr, _record) = view.device_ptr_mut(&stream);
+        // SAFETY: `ptr` addresses n bytes of this context's memory.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, n, stream.cu_stream()) }
+            .call("cuMemsetD8Async")
+    }
+
+    /// Checks `copy` over the first `n` bytes by a round trip whose every
+    /// destination was poisoned with 0xFF first:
+    /// - host to device: the copy into `a`, then `a` back to the host by
+    ///   the other kind of host memory;
+    /// - device to host: `a` loaded by the other kind, then the copy;
+    /// - device to device: `a` loaded, the copy into `b`, `b` back.
+    ///
+    /// The bytes that come back must be the source's, every one, and the
+    /// [`GUARD_BYTES`] after them (poisoned with the rest) still 0xFF: the
+    /// read-back covers n + GUARD_BYTES. Returns the failure (if any) and
+    /// the bytes that came back.
+    pub fn check(&mut self, copy: Copy, n: usize) -> Result<(Option<Failure>, Vec<u8>)> {
+        self.size_ok(n)?;
+        let name = copy.key();
+        let m = n + GUARD_BYTES;
+        // Step 1: the pattern into `a` (poisoned first, guard included).
+        self.poison_device(false, m)?;
+        let load = match copy {
+            Copy::HtodPageable => Copy::HtodPageable,
+            Copy::HtodPinned => Copy::HtodPinned,
+            Copy::DtohPageable => Copy::HtodPinned,
+            _ => Copy::HtodPageable,
+        };
+        self.enqueue(load, n)?;
+        // Step 2: device to device, where that is the copy checked.
+        if copy.on_device() {
+            self.poison_device(true, m)?;
+            self.enqueue(copy, n)?;
+        }
+        // Step 3: back to the host, into a poisoned destination.
+        let from_b = copy.on_device();
+        let back_pinned = matches!(copy, Copy::HtodPageable | Copy::DtohPinned);
+        self.gpu.sync_after(name)?;
+        let got: Vec<u8> = if back_pinned {
+            let dst = self
+                .pinned_dst
+                .as_mut_slice()
+                .map_err(driver("cuEventSynchronize"))?;
+            dst[..m].fill(0xFF);
+            let src = if from_b { &self.b } else { &self.a };
+            self.gpu
+                .stream
+                .memcpy_dtoh(&src.slice(..m), &mut dst[..m])
+                .map_err(driver("cuMemcpyDtoHAsync (pinned)"))?;
+            self.gpu.sync_after(name)?;
+            dst[..m].to_vec()
+        } else {
+            self.pageable_dst[..m].fill(0xFF);
+            let src = if from_b { &self.b } else { &self.a };
+            self.gpu
+                .stream
+                .memcpy_dtoh(&src.slice(..m), &mut self.pageable_dst[..m])
+                .map_err(driver("cuMemcpyDtoHAsync (pageable)"))?;
+            self.gpu.sync_after(name)?;
+            self.pageable_dst[..m].to_vec()
+        };
+        let want = |i: usize| if i < n { self.pageable_src[i] } else { 0xFF };
+        let failure = (0..m).find(|&i| got[i] != want(i)).map(|i| Failure {
+            kernel: name,
+            detail: if i < n {
+                format!(
+                    "{n} bytes: byte {i} came back as {:#04x}, want {:#04x}{} (a round trip through the copy)",
+                    got[i],
+                    want(i),
+                    if got[i] == 0xFF { ": never written" } else { "" }
+                )
+            } else {
+                format!(
+                    "{n} bytes: byte {i}, {} past the end, was written ({:#04x}); it must stay poisoned (0xff)",
+                    i - n + 1,
+                    got[i]
+                )
+            },
+        });
+        Ok((failure, got))
+    }
+
+    /// Times `copy` of the first `n` bytes with `plan` (CUDA events around
+    /// each batch on the stream).
+    pub fn time(&mut self, copy: Copy, n: usize, plan: Plan) -> Result<Timing> {
+        self.size_ok(n)?;
+        let gpu = self.gpu;
+        timing::time_kernel(gpu, copy.key(), plan, || self.enqueue(copy, n))
+    }
+}
+
+impl Twinned for Bandwidth<'_> {
+    fn compared(&self) -> Vec<&'static str> {
+        vec![COPY_KERNEL]
+    }
+
+    fn kernels(&mut self) -> &mut Kernels {
+        &mut self.kernels
+    }
+
+    fn position(&self, _symbol: &str) -> usize {
+        0
+    }
+
+    fn check(&mut self, _symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
+        let (failure, got) = Bandwidth::check(self, Copy::DtodKernel, CHECK_BYTES)?;
+        Ok((
+            failure.into_iter().collect(),
+            got.into_iter().map(u64::from).collect(),
+        ))
+    }
+
+    fn time(&mut self, _symbol: &'static str, plan: Plan) -> Result<Timing> {
+        let n = self.bytes;
+        Bandwidth::time(self, Copy::DtodKernel, n, plan)
+    }
+}
+
+/// The seed's protocol for its host memcpy: 3 warm-up copies, then 20 timed
+/// (each its own sample here).
+pub const SEED_CPU_PLAN: Plan = Plan {
+    warmups: 3,
+    batches: 20,
+    launches_per_batch: 1,
+    flush_l2: false,
+};
+
+/// The bytes of every copy a run times: 256 MiB, or the check size for the
+/// sanitizer's run.
+pub fn timed_bytes(quick: bool) -> usize {
+    if quick { CHECK_BYTES } else { TIMED_BYTES }
+}
+
+/// The lesson's sizes for the context.
+pub fn sizes_json(quick: bool) -> serde_json::Value {
+    json!({"timed_bytes": timed_bytes(quick), "check_bytes": CHECK_BYTES})
+}
+
+/// Every copy checked at the odd size and the timed size; then the device
+/// query, the timed copies and what they reach of each limit.
+pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
+    let n = timed_bytes(quick);
+    let mut lesson = Bandwidth::new(gpu, n)?;
+    let mut failures = Vec::new();
+    for copy in Copy::ALL {
+        for size in [CHECK_BYTES, n] {
+            failures.extend(lesson.check(copy, size)?.0);
+        }
+    }
+    // The seed's host memcpy, checked the same way.
+    lesson.pageable_dst.fill(0xFF);
+    lesson.pageable_dst.copy_from_slice(&lesson.pageable_src);
+    if let Some(i) = lesson
+        .pageable_dst
+        .iter()
+        .zip(&lesson.pageable_src)
+        .position(|(g, w)| g != w)
+    {
+        failures.push(Failure {
+            kernel: "htoh_memcpy",
+            detail: format!("byte {i} differs after the host memcpy"),
+        });
+    }
+    if !failures.is_empty() {
+        return Ok(Outcome::Failed(failures));
+    }
+
+    let q = query::DeviceQuery::of(gpu)?;
+    let mut device = Section::new("Device query (cuDeviceGetAttribute)");
+    for line in query::lines(&gpu.info, &q) {
+        device.line(line);
+    }
+
+    let mib = n as f64 / (1u64 << 20) as f64;
+    let mut copies = Section::new(format!("Copies of {mib:.0} MiB, CUDA events"));
+    copies.line(format!(
+        "Every copy checked first: the bytes that came back through a round trip equal the source's, at {CHECK_BYTES} and \
+         {n} bytes, each destination poisoned with 0xFF before."
+    ));
+    copies.line(
+        "Bytes counted: host <-> device n (each byte crosses the link once); device -> device 2n (each byte read and \
+         written once in DRAM: the traffic the DRAM limit bounds, as CUDA's bandwidthTest counts it); host memcpy n (as \
+         the seed counts it). GB = 10^9 bytes (the seed divided by 2^30)."
+            .to_string(),
+    );
+    for copy in Copy::ALL {
+        let t = lesson.time(copy, n, plan)?;
+        copies
+            .rows
+            .push(Row::new(copy.key(), copy.label(), t).bytes(copy.counted_bytes(n) as f64));
+    }
+    // The seed's host-to-host memcpy, on the CPU.
+    let (src, dst) = (&lesson.pageable_src, &mut lesson.pageable_dst);
+    let t = time_on_cpu(SEED_CPU_PLAN, || {
+        dst[..n].copy_from_slice(std::hint::black_box(&src[..n]));
+    });
+    std::hint::black_box(&dst);
+    copies.rows.push(
+        Row::new(
+            "htoh_memcpy",
+            "host -> host memcpy (the seed's protocol: 3 warm-up + 20 timed)",
+            t,
+        )
+        .bytes(n as f64)
+        .on_cpu(),
+    );
+
+    // What each reaches of its limit.
+    let (current, max) = query::read_link(&q.pci_address);
+    let dram = gpu.info.derived_dram_bytes_per_s();
+    let (limits, link) = limits_section(
+        &copies.rows,
+        dram,
+        current,
+        max,
+        &q.pci_address,
+        q.uses_host_page_tables,
+    );
+
+    Ok(Outcome::Passed(Findings {
+        sections: vec![device, copies, limits],
+        facts: json!({
+            "device": gpu.info, "query": q,
+            "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": gpu.info.derived_fp32_flop_per_s(),
+            "link_current": current, "link_max": max,
+            "link_compared": link, "link_bytes_per_s": link.map(|l| l.bytes_per_s()),
+            "bytes": n, "check_bytes": CHECK_BYTES,
+            "counting": {"htod": "n", "dtoh": "n", "dtod": "2n (read + write)", "htoh": "n (the seed's rule)"},
+        }),
+    }))
+}
+
+/// The section that sets each copy of `rows` (the timed copies) against its
+/// limit: device-to-device against the derived DRAM limit `dram` (bytes/s),
+/// host-device against the link. The link compared is `current` (read
+/// after the copies) unless a copy already beat it (the link had trained
+/// down to save power), then `max`; `None` where neither is known. Also
+/// returns the link compared.
+pub fn limits_section(
+    rows: &[Row],
+    dram: f64,
+    current: Option<query::PcieLink>,
+    max: Option<query::PcieLink>,
+    pci_address: &str,
+    uses_host_page_tables: bool,
+) -> (Section, Option<query::PcieLink>) {
+    let gbs = |key: &str| {
+        rows.iter()
+            .find(|r| r.key == key)
+            .and_then(Row::gb_per_s)
+            .unwrap_or(f64::NAN)
+    };
+    let mut limits = Section::new("Against the limits");
+    for copy in [Copy::DtodEngine, Copy::DtodKernel] {
+        limits.line(format!(
+            "{:<18} {:>8.1} GB/s = {:.1}% of the derived DRAM {:.1} GB/s",
+            copy.key(),
+            gbs(copy.key()),
+            100.0 * gbs(copy.key()) * 1e9 / dram,
+            dram / 1e9
+        ));
+    }
+    // The link to compare with: the one read after the copies, unless a
+    // copy already beat it (the link was read after it had trained down to
+    // save power), then the device's maximum.
+    let best_host = [
+        Copy::HtodPageable,
+        Copy::HtodPinned,
+        Copy::DtohPageable,
+        Copy::DtohPinned,
+    ]
+    .iter()
+    .map(|c| gbs(c.key()) * 1e9)
+    .fold(0.0, f64::max);
+    let link = match (current, max) {
+        (Some(c), Some(m)) if best_host > c.bytes_per_s() => Some(m),
+        (c, m) => c.or(m),
+    };
+    let link_text = match link {
+        Some(link) => {
+            let limit = link.bytes_per_s();
+            for copy in [
+                Copy::HtodPageable,
+                Copy::HtodPinned,
+                Copy::DtohPageable,
+                Copy::DtohPinned,
+            ] {
+                limits.line(format!(
+                    "{:<18} {:>8.1} GB/s = {:.1}% of the link's {:.1} GB/s per direction ({:.1}% of the DRAM limit)",
+                    copy.key(),
+                    gbs(copy.key()),
+                    100.0 * gbs(copy.key()) * 1e9 / limit,
+                    limit / 1e9,
+                    100.0 * gbs(copy.key()) * 1e9 / dram
+                ));
+            }
+            format!(
+                "Link (sysfs, {}): PCIe gen {} x{} at {:.1} GT/s{}; per direction {:.1} GB/s after line coding ({:.4}), \
+                 before packet headers.",
+                pci_address,
+                link.generation(),
+                link.width,
+                link.gt_per_s,
+                match (current, max) {
+                    (Some(c), Some(m)) if c == m => {
+                        " (read after the copies; the device's maximum too)".to_string()
+                    }
+                    (Some(c), Some(m)) if c == link => format!(
+                        " (read after the copies; the device's maximum is {:.1} GT/s x{})",
+                        m.gt_per_s, m.width
+                    ),
+                    (Some(c), _) if c == link => " (read after the copies)".to_string(),
+                    (Some(c), _) => format!(
+                        " (the device's maximum: after the copies the link showed {:.1} GT/s x{}, a \
+                         power-saving state that a copy had already beaten)",
+                        c.gt_per_s, c.width
+                    ),
+                    _ => " (the device's maximum; the current link was not readable)".to_string(),
+                },
+                limit / 1e9,
+                link.encoding()
+            )
+        }
+        None => {
+            for copy in [
+                Copy::HtodPageable,
+                Copy::HtodPinned,
+                Copy::DtohPageable,
+                Copy::DtohPinned,
+            ] {
+                limits.line(format!(
+                    "{:<18} {:>8.1} GB/s = {:.1}% of the DRAM limit (the link is the bound, and unknown here)",
+                    copy.key(),
+                    gbs(copy.key()),
+                    100.0 * gbs(copy.key()) * 1e9 / dram
+                ));
+            }
+            format!(
+                "Link: the driver does not report it and sysfs has no link for {} here{}: the host <-> device rows have no \
+             limit to be compared with.",
+                pci_address,
+                if uses_host_page_tables {
+                    " (the GPU reads host page tables: likely NVLink-C2C, as on Grace Hopper)"
+                } else {
+                    ""
+                }
+            )
+        }
+    };
+    limits.line(link_text);
+    limits.reading = Some(format!(
+        "Pinned against pageable: host -> device {:.2}x, device -> host {:.2}x (a pageable copy goes through the \
+         driver's own pinned staging buffer, one more copy on the host). Copy engine against kernel: {:.2}x. The \
+         device-to-device copies move {:.0}x the bytes per second of the best host <-> device copy: data that stays on \
+         the GPU skips the link.",
+        gbs(Copy::HtodPinned.key()) / gbs(Copy::HtodPageable.key()),
+        gbs(Copy::DtohPinned.key()) / gbs(Copy::DtohPageable.key()),
+        gbs(Copy::DtodEngine.key()) / gbs(Copy::DtodKernel.key()),
+        gbs(Copy::DtodKernel.key()).max(gbs(Copy::DtodEngine.key()))
+            / 2.0
+            / gbs(Copy::HtodPinned.key()).max(gbs(Copy::DtohPinned.key()))
+    ));
+    (limits, link)
+}
+
+/// The CUDA C twin of the copy kernel. The copy engine's and the host
+/// copies have no kernel, so no twin: they are driver calls on both sides.
+pub const CUDA_C_SOURCE: &str = include_str!("bandwidth.cu");
+
+/// What NVRTC compiles: the vector width as a `#define`, then the twin.
+pub fn cuda_c_program() -> String {
+    format!("#define VECTOR_BYTES {VECTOR_BYTES}\n{CUDA_C_SOURCE}")
+}
+
+/// The copy kernel beside its twin (see [`lesson::compare_twins`]):
+/// checked at the odd size, timed at 256 MiB.
+pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
+    let mut lesson = Bandwidth::new(gpu, TIMED_BYTES)?;
+    lesson.load_twins(c_ptx)?;
+    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
+}
+
+/// The lesson as `lab` runs it.
+pub const LESSON: lesson::Lesson = lesson::Lesson {
+    name: "bandwidth",
+    sizes: sizes_json,
+    block_sizes: || json!({COPY_KERNEL: THREADS_PER_BLOCK}),
+    run,
+    cuda_c: cuda_c_program,
+    compare,
+};

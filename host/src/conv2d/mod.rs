@@ -1,0 +1,702 @@
+//! The conv2d lesson on the host (chapter 19.4, Worked Example 19.4.2): the
+//! seed's FLOP formulas and padding overhead, its host mirrors timed on the
+//! CPU at its sizes (64 and 128) with its protocol, and the same two
+//! convolutions on the GPU at those sizes and at sizes a modern GPU needs
+//! (4096, 8192), in GFLOP/s beside the roofline's bound for their
+//! arithmetic intensity. Every output is checked first: bit for bit against
+//! the kernels' arithmetic done on the CPU, and within a stated bound of an
+//! f64 reference.
+
+pub mod reference;
+
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use kernels_gpu::conv2d::*;
+use serde_json::json;
+
+use crate::check::Failure;
+use crate::compare::Kernels;
+use crate::error::{Error, Result};
+use crate::gpu::{DeviceInfo, Gpu};
+use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned, time_on_cpu};
+use crate::timing::{self, Plan, Timing};
+
+/// The two convolutions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// No padding: (n - 2)^2 outputs (the seed's "basic").
+    Valid,
+    /// Zero padding: n^2 outputs (the seed's "padded").
+    Same,
+}
+
+impl Kernel {
+    /// Both, in report order.
+    pub const ALL: [Kernel; 2] = [Kernel::Valid, Kernel::Same];
+
+    /// The exported symbol (the CUDA C twin's too).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Kernel::Valid => "conv2d_valid",
+            Kernel::Same => "conv2d_same",
+        }
+    }
+
+    /// The kernel exported as `symbol`.
+    pub fn of_symbol(symbol: &str) -> Option<Kernel> {
+        Kernel::ALL.into_iter().find(|k| k.symbol() == symbol)
+    }
+
+    /// The seed's name for it.
+    pub fn seed_name(self) -> &'static str {
+        match self {
+            Kernel::Valid => "basic",
+            Kernel::Same => "padded",
+        }
+    }
+
+    /// Outputs along each side of an n x n image: n - 2 or n.
+    pub fn out_side(self, n: usize) -> usize {
+        match self {
+            Kernel::Valid => n.saturating_sub(TAPS_PER_SIDE - 1),
+            Kernel::Same => n,
+        }
+    }
+
+    /// Outputs of an n x n image.
+    pub fn outputs(self, n: usize) -> usize {
+        self.out_side(n) * self.out_side(n)
+    }
+
+    /// The seed's FLOP count: 2 FLOP per tap x 9 taps x outputs, so
+    /// 2 (n - 2)^2 x 9 (valid) or 2 n^2 x 9 (same).
+    pub fn flop(self, n: usize) -> u64 {
+        (FLOP_PER_TAP * TAPS * self.outputs(n)) as u64
+    }
+
+    /// Compulsory DRAM bytes of one launch: the image read once (4 n^2) and
+    /// every output written once (4 per output). The 36 bytes of weights
+    /// travel as a kernel parameter and are not counted.
+    pub fn compulsory_bytes(self, n: usize) -> u64 {
+        (4 * (n * n + self.outputs(n))) as u64
+    }
+
+    /// FLOP per compulsory byte.
+    pub fn intensity(self, n: usize) -> f64 {
+        self.flop(n) as f64 / self.compulsory_bytes(n) as f64
+    }
+
+    /// The launch over an n x n image: BLOCK_X x BLOCK_Y blocks covering
+    /// the outputs.
+    pub fn launch_config(self, n: usize) -> LaunchConfig {
+        let side = self.out_side(n);
+        LaunchConfig {
+            grid_dim: (
+                side.div_ceil(BLOCK_X as usize).max(1) as u32,
+                side.div_ceil(BLOCK_Y as usize).max(1) as u32,
+                1,
+            ),
+            block_dim: (BLOCK_X, BLOCK_Y, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// The weights as a kernel argument: the 36-byte struct passed by value,
+/// as the C twin's `struct Taps3x3`.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct TapsArg(pub Taps3x3);
+
+// SAFETY: a `#[repr(C)]` struct of nine f32 (through a transparent
+// wrapper): the layout the kernels' parameter declares, and any bits are
+// valid.
+unsafe impl DeviceRepr for TapsArg {}
+
+/// The seed's padding overhead at side n: the same convolution's FLOP
+/// minus the valid one's, and that as a percentage of the valid one's.
+pub fn padding_overhead(n: usize) -> (u64, f64) {
+    let (valid, same) = (Kernel::Valid.flop(n), Kernel::Same.flop(n));
+    let extra = same - valid;
+    (extra, 100.0 * extra as f64 / valid as f64)
+}
+
+/// The seed's lines for side n: the two formulas with their values, and the
+/// padding overhead.
+pub fn formula_lines(n: usize) -> Vec<String> {
+    let (extra, pct) = padding_overhead(n);
+    vec![
+        format!(
+            "basic_ops  = 2 * ({n}-2)^2 * 3 * 3 = {}",
+            Kernel::Valid.flop(n)
+        ),
+        format!("padded_ops = 2 * {n}^2 * 3 * 3 = {}", Kernel::Same.flop(n)),
+        format!("extra work from padding: {extra} more FLOPs ({pct:.1}% more)"),
+    ]
+}
+
+// ---- the seed's host mirrors ------------------------------------------------
+
+/// The seed's valid ("basic") convolution on the CPU: f32, `sum += x * w`
+/// (rustc does not fuse it: a multiply and an add per tap), into `out` of
+/// (n - 2)^2.
+///
+/// # Panics
+/// When n < 3 or the slices are the wrong sizes.
+pub fn conv2d_basic_host(input: &[f32], n: usize, taps: &Taps3x3, out: &mut [f32]) {
+    let m = n - 2;
+    assert!(input.len() == n * n && out.len() == m * m);
+    for row in 0..m {
+        for col in 0..m {
+            let mut sum = 0.0f32;
+            for r in 0..3 {
+                for c in 0..3 {
+                    sum += input[(row + r) * n + col + c] * taps.w[r * 3 + c];
+                }
+            }
+            out[row * m + col] = sum;
+        }
+    }
+}
+
+/// The seed's padded ("same") convolution on the CPU: copies the image into
+/// a zeroed (n + 2) x (n + 2) buffer on every call, as the seed does, then
+/// convolves that, into `out` of n^2.
+///
+/// # Panics
+/// When the slices are the wrong sizes.
+pub fn conv2d_padded_host(input: &[f32], n: usize, taps: &Taps3x3, out: &mut [f32]) {
+    assert!(input.len() == n * n && out.len() == n * n);
+    let p = n + 2;
+    let mut padded = vec![0.0f32; p * p];
+    for r in 0..n {
+        padded[(r + 1) * p + 1..(r + 1) * p + 1 + n].copy_from_slice(&input[r * n..(r + 1) * n]);
+    }
+    for row in 0..n {
+        for col in 0..n {
+            let mut sum = 0.0f32;
+            for r in 0..3 {
+                for c in 0..3 {
+                    sum += padded[(row + r) * p + col + c] * taps.w[r * 3 + c];
+                }
+            }
+            out[row * n + col] = sum;
+        }
+    }
+}
+
+/// The seed's timing protocol for its host mirrors: 5 warm-up calls, then
+/// 20 timed calls (each its own sample here, so the median and spread come
+/// with the mean the seed printed).
+pub const SEED_CPU_PLAN: Plan = Plan {
+    warmups: 5,
+    batches: 20,
+    launches_per_batch: 1,
+    flush_l2: false,
+};
+
+// ---- the GPU side -----------------------------------------------------------
+
+/// What the checks of one kernel at one side compare against: the f32 FMA
+/// mirror (bit for bit), the f64 reference and its bound.
+pub struct Expected {
+    /// The kernels' arithmetic on the CPU.
+    pub fma: Vec<f32>,
+    /// The f64 sums.
+    pub f64: Vec<f64>,
+    /// The largest error allowed against `f64` at each output.
+    pub bound: Vec<f64>,
+}
+
+impl Expected {
+    /// The expected outputs of `kernel` over `input` (n x n).
+    pub fn of(kernel: Kernel, input: &[f32], n: usize) -> Expected {
+        let t = &reference::LESSON_TAPS;
+        match kernel {
+            Kernel::Valid => Expected {
+                fma: reference::valid_fma(input, n, t),
+                f64: reference::valid_f64(input, n, t),
+                bound: reference::bound_valid(input, n, t),
+            },
+            Kernel::Same => Expected {
+                fma: reference::same_fma(input, n, t),
+                f64: reference::same_f64(input, n, t),
+                bound: reference::bound_same(input, n, t),
+            },
+        }
+    }
+}
+
+/// Floats past the largest output that the output buffer also has,
+/// poisoned before each check and required to stay poisoned: a kernel that
+/// writes past its last output (a wrong row stride, a missing guard) fails,
+/// although the write stays inside the allocation where compute-sanitizer
+/// cannot see it.
+pub const GUARD_FLOATS: usize = 64;
+
+/// The image and output buffers on one GPU, sized for the largest side the
+/// run uses.
+pub struct Conv2d<'g> {
+    gpu: &'g Gpu,
+    kernels: Kernels,
+    input: CudaSlice<f32>,
+    out: CudaSlice<f32>,
+    /// Floats each buffer holds.
+    capacity: usize,
+    /// The side of the image `input` holds now.
+    loaded: Option<usize>,
+}
+
+impl<'g> Conv2d<'g> {
+    /// Checks free memory and allocates an image and an output of
+    /// `max_side`^2 floats each.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] before allocating; driver errors.
+    pub fn new(gpu: &'g Gpu, max_side: usize) -> Result<Self> {
+        let capacity = max_side * max_side;
+        gpu.require_free_memory(
+            4 * (2 * capacity + GUARD_FLOATS),
+            &format!("the conv2d lesson's {max_side} x {max_side} image and output"),
+        )?;
+        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+        Ok(Conv2d {
+            gpu,
+            kernels: Kernels::new(gpu, &symbols)?,
+            input: gpu.alloc_f32(capacity)?,
+            out: gpu.alloc_f32(capacity + GUARD_FLOATS)?,
+            capacity,
+            loaded: None,
+        })
+    }
+
+    /// Loads the CUDA C twins from NVRTC's `ptx`.
+    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
+        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+        self.kernels.load_twins(self.gpu, ptx, &symbols)
+    }
+
+    /// Makes `input` hold the n x n image of [`reference::fill`].
+    ///
+    /// # Errors
+    /// [`Error::Size`] for an image past the buffers; driver errors.
+    fn prepare(&mut self, n: usize) -> Result<()> {
+        if n * n > self.capacity {
+            return Err(Error::Size(format!(
+                "conv2d: a {n} x {n} image; the buffers hold {} floats",
+                self.capacity
+            )));
+        }
+        if self.loaded != Some(n) {
+            self.gpu
+                .upload(&reference::image(n), &mut self.input.slice_mut(..n * n))?;
+            self.loaded = Some(n);
+        }
+        Ok(())
+    }
+
+    /// Launches `kernel` over the n x n image in `input` (asynchronously)
+    /// on the side in use.
+    ///
+    /// # Errors
+    /// [`Error::Size`] for n < 3 or an image past the buffers; a launch the
+    /// driver refuses, charged to the kernel.
+    pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
+        if n < MIN_SIDE || n * n > self.capacity {
+            return Err(Error::Size(format!(
+                "{}: a {n} x {n} image; the buffers hold {} floats and a 3x3 valid convolution needs n >= {MIN_SIDE}",
+                kernel.symbol(),
+                self.capacity
+            )));
+        }
+        let i = Kernel::ALL
+            .iter()
+            .position(|&k| k == kernel)
+            .expect("a kernel of the lesson");
+        let f = self.kernels.active(i).clone();
+        let n32 = n as u32;
+        let taps = TapsArg(reference::LESSON_TAPS);
+        let mut builder = self.gpu.stream.launch_builder(&f);
+        builder
+            .arg(&self.input)
+            .arg(&mut self.out)
+            .arg(&n32)
+            .arg(&taps);
+        // SAFETY: the kernel's parameters are (const f32*, f32*, u32,
+        // Taps3x3 by value); both buffers hold n^2 >= the kernel's outputs
+        // floats (checked above), they are distinct, and the grid covers
+        // the outputs.
+        unsafe { builder.launch(kernel.launch_config(n)) }.map_err(|source| {
+            Error::KernelFault {
+                kernel: kernel.symbol().to_string(),
+                source,
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Runs `kernel` over the n x n image into a 0xFF-poisoned output and
+    /// checks every output: bit for bit against `want.fma`, and within
+    /// `want.bound` of `want.f64`; the [`GUARD_FLOATS`] after the last
+    /// output must still be poison. Returns the failures (at most one per
+    /// check) and the output's bits.
+    pub fn check(
+        &mut self,
+        kernel: Kernel,
+        n: usize,
+        want: &Expected,
+    ) -> Result<(Vec<Failure>, Vec<u64>)> {
+        self.prepare(n)?;
+        let outputs = kernel.outputs(n);
+        self.gpu
+            .fill_bytes(&mut self.out.slice_mut(..outputs + GUARD_FLOATS), 0xFF)?;
+        self.launch(kernel, n)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        let mut got = vec![0.0f32; outputs + GUARD_FLOATS];
+        self.gpu.download(&self.out, &mut got)?;
+        let guard = got.split_off(outputs);
+        let side = kernel.out_side(n);
+        let at = |i: usize| format!("index {i} (row {}, col {})", i / side, i % side);
+        let mut failures = Vec::new();
+        if let Some(i) = got
+            .iter()
+            .zip(&want.fma)
+            .position(|(g, w)| g.to_bits() != w.to_bits())
+        {
+            failures.push(Failure {
+                kernel: kernel.symbol(),
+                detail: format!(
+                    "n = {n}: wrong at {}: got {:e} (bits {:#010x}), want {:e} (bits {:#010x}) \
+                     (bit-exact: nine FMAs in row-major tap order, as the CPU mirror does them)",
+                    at(i),
+                    got[i],
+                    got[i].to_bits(),
+                    want.fma[i],
+                    want.fma[i].to_bits()
+                ),
+            });
+        }
+        if let Some(j) = guard.iter().position(|g| g.to_bits() != u32::MAX) {
+            failures.push(Failure {
+                kernel: kernel.symbol(),
+                detail: format!(
+                    "n = {n}: wrote {:e} {} float(s) past its last output (index {}); that must stay poisoned",
+                    guard[j],
+                    j + 1,
+                    outputs + j
+                ),
+            });
+        }
+        if let Some((i, g, w)) = reference::first_outside_bound(&got, &want.f64, &want.bound) {
+            failures.push(Failure {
+                kernel: kernel.symbol(),
+                detail: format!(
+                    "n = {n}: at {}: got {g:e}, f64 reference {w:e}, allowed error {:e} (10 x 2^-24 x sum |x w|)",
+                    at(i),
+                    want.bound[i]
+                ),
+            });
+        }
+        Ok((
+            failures,
+            got.iter().map(|v| u64::from(v.to_bits())).collect(),
+        ))
+    }
+
+    /// Times `kernel` over the n x n image with `plan`.
+    pub fn time(&mut self, kernel: Kernel, n: usize, plan: Plan) -> Result<Timing> {
+        self.prepare(n)?;
+        let gpu = self.gpu;
+        timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel, n))
+    }
+}
+
+impl Twinned for Conv2d<'_> {
+    fn compared(&self) -> Vec<&'static str> {
+        Kernel::ALL.iter().map(|k| k.symbol()).collect()
+    }
+
+    fn kernels(&mut self) -> &mut Kernels {
+        &mut self.kernels
+    }
+
+    fn position(&self, symbol: &str) -> usize {
+        Kernel::ALL
+            .iter()
+            .position(|k| k.symbol() == symbol)
+            .expect("a kernel of the lesson")
+    }
+
+    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
+        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+        let want = Expected::of(k, &reference::image(CHECK_SIDE), CHECK_SIDE);
+        Conv2d::check(self, k, CHECK_SIDE, &want)
+    }
+
+    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing> {
+        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+        Conv2d::time(self, k, LARGE_SIDES[1], plan)
+    }
+}
+
+/// The sides a run checks: every timed side and the odd check side (the
+/// sanitizer's run: the seed's sides and the check side).
+pub fn checked_sides(quick: bool) -> Vec<usize> {
+    timed_sides(quick).into_iter().chain([CHECK_SIDE]).collect()
+}
+
+/// The sides a run times on the GPU.
+pub fn timed_sides(quick: bool) -> Vec<usize> {
+    if quick {
+        SEED_SIDES.to_vec()
+    } else {
+        TIMED_SIDES.to_vec()
+    }
+}
+
+/// The lesson's sizes for the context.
+pub fn sizes_json(quick: bool) -> serde_json::Value {
+    json!({"timed_sides": timed_sides(quick), "checked_sides": checked_sides(quick), "cpu_sides": SEED_SIDES})
+}
+
+/// The roofline's bound for a kernel of `intensity` FLOP/byte on this GPU,
+/// FLOP/s: min(FP32 peak, intensity x DRAM bandwidth), both derived from
+/// the driver's attributes. `None` where the FP32 peak is unknown.
+pub fn roofline_bound(info: &DeviceInfo, intensity: f64) -> Option<f64> {
+    info.derived_fp32_flop_per_s()
+        .map(|peak| peak.min(intensity * info.derived_dram_bytes_per_s()))
+}
+
+/// The reading of one size's rows (the two GPU kernels keyed
+/// `<symbol>/<n>`, and at the seed's sizes the host mirrors): each GPU
+/// figure against the roofline's bound, the launch-bound note where a grid
+/// has fewer blocks than `info` has SMs, and the CPU mirror beside the GPU.
+///
+/// # Panics
+/// When `rows` lacks either GPU kernel's row at `n` (a caller bug).
+pub fn size_reading(rows: &[Row], n: usize, info: &DeviceInfo) -> String {
+    let dram = info.derived_dram_bytes_per_s();
+    let peak = info.derived_fp32_flop_per_s();
+    let bounds: Vec<Option<f64>> = Kernel::ALL
+        .iter()
+        .map(|k| roofline_bound(info, k.intensity(n)))
+        .collect();
+    let gpu_row = |k: Kernel| {
+        rows.iter()
+            .find(|r| r.key == format!("{}/{n}", k.symbol()))
+            .expect("the caller passes both GPU rows")
+    };
+    let (valid, same) = (gpu_row(Kernel::Valid), gpu_row(Kernel::Same));
+    let pct = |r: &Row, b: Option<f64>| match (r.gflop_per_s(), b) {
+        (Some(g), Some(b)) => format!("{:.1}%", 100.0 * g * 1e9 / b),
+        _ => "-".to_string(),
+    };
+    let mut reading = format!(
+        "GPU: valid {:.2} GFLOP/s, same {:.2} GFLOP/s; the roofline's bound at {:.2} FLOP/byte is {} GFLOP/s \
+         (min of FP32 peak {} and intensity x DRAM {:.0} GB/s, both derived from the driver's attributes): \
+         valid at {}, same at {} of it.",
+        valid.gflop_per_s().unwrap_or(f64::NAN),
+        same.gflop_per_s().unwrap_or(f64::NAN),
+        Kernel::Valid.intensity(n),
+        bounds[0].map_or("-".to_string(), |b| format!("{:.0}", b / 1e9)),
+        peak.map_or("unknown".to_string(), |p| format!("{:.0} GFLOP/s", p / 1e9)),
+        dram / 1e9,
+        pct(valid, bounds[0]),
+        pct(same, bounds[1]),
+    );
+    let blocks = |k: Kernel| {
+        let g = k.launch_config(n).grid_dim;
+        g.0 as usize * g.1 as usize
+    };
+    if blocks(Kernel::Same) < info.sms as usize {
+        reading.push_str(&format!(
+            " The grids are {} and {} blocks for {} SMs: most of the GPU has nothing to do, and the time is \
+             mostly the launch's fixed cost.",
+            blocks(Kernel::Valid),
+            blocks(Kernel::Same),
+            info.sms
+        ));
+    }
+    if let Some(cpu) = rows
+        .iter()
+        .find(|r| r.cpu && r.key.starts_with("conv2d_basic_host"))
+    {
+        reading.push_str(&format!(
+            " CPU (host mirror, one thread): basic {:.2} GFLOP/s; its time is {:.2}x the GPU valid kernel's.",
+            cpu.gflop_per_s().unwrap_or(f64::NAN),
+            cpu.timing.median_ms() / valid.timing.median_ms()
+        ));
+    }
+    reading
+}
+
+/// Both kernels checked at every side (and the host mirrors at the seed's),
+/// then the seed's formulas, the CPU rows and the GPU rows, side by side.
+pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
+    let checked = checked_sides(quick);
+    let max_side = checked.iter().copied().max().unwrap_or(CHECK_SIDE);
+    let mut lesson = Conv2d::new(gpu, max_side)?;
+    let mut failures = Vec::new();
+    for &n in &checked {
+        let image = reference::image(n);
+        for k in Kernel::ALL {
+            let want = Expected::of(k, &image, n);
+            failures.extend(lesson.check(k, n, &want)?.0);
+        }
+    }
+    // The host mirrors, within the same f64 bound (their order differs:
+    // a rounded multiply and a rounded add per tap, so not bit-exact).
+    let taps = reference::LESSON_TAPS;
+    for n in SEED_SIDES {
+        let image = reference::image(n);
+        for k in Kernel::ALL {
+            let mut out = vec![0.0f32; k.outputs(n)];
+            let want = Expected::of(k, &image, n);
+            match k {
+                Kernel::Valid => conv2d_basic_host(&image, n, &taps, &mut out),
+                Kernel::Same => conv2d_padded_host(&image, n, &taps, &mut out),
+            }
+            if let Some((i, g, w)) = reference::first_outside_bound(&out, &want.f64, &want.bound) {
+                failures.push(Failure {
+                    kernel: k.symbol(),
+                    detail: format!(
+                        "(host mirror conv2d_{}) n = {n}: at index {i}: got {g:e}, f64 reference {w:e}",
+                        k.seed_name()
+                    ),
+                });
+            }
+        }
+    }
+    if !failures.is_empty() {
+        return Ok(Outcome::Failed(failures));
+    }
+
+    let mut checks = Section::new("Checks");
+    checks.line(format!(
+        "Both kernels at n = {}: every output bit for bit against the CPU's nine FMAs in the kernels' order, and within \
+         10 x 2^-24 x sum|x w| of an f64 reference. The host mirrors at n = {} and {}: within the same bound (a rounded \
+         multiply and a rounded add per tap, so not bit for bit).",
+        checked
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        SEED_SIDES[0],
+        SEED_SIDES[1]
+    ));
+    checks.line(format!(
+        "Stencil (row-major): {:?}; image: fill(i) = ((7919 i) mod 2003) / 1001 - 1.",
+        taps.w
+    ));
+
+    let dram = gpu.info.derived_dram_bytes_per_s();
+    let peak = gpu.info.derived_fp32_flop_per_s();
+    let mut sections = vec![checks];
+    let mut facts_sides = Vec::new();
+    for n in timed_sides(quick) {
+        let mut s = Section::new(format!("{n} x {n} convolution"));
+        for line in formula_lines(n) {
+            s.line(line);
+        }
+        for k in Kernel::ALL {
+            s.line(format!(
+                "{} ({}): {} outputs, {} compulsory bytes (4 n^2 in + 4 per output out), {:.3} FLOP/byte",
+                k.symbol(),
+                k.seed_name(),
+                k.outputs(n),
+                k.compulsory_bytes(n),
+                k.intensity(n)
+            ));
+        }
+        if SEED_SIDES.contains(&n) {
+            let image = reference::image(n);
+            for k in Kernel::ALL {
+                let mut out = vec![0.0f32; k.outputs(n)];
+                let t = time_on_cpu(SEED_CPU_PLAN, || match k {
+                    Kernel::Valid => {
+                        conv2d_basic_host(std::hint::black_box(&image), n, &taps, &mut out)
+                    }
+                    Kernel::Same => {
+                        conv2d_padded_host(std::hint::black_box(&image), n, &taps, &mut out)
+                    }
+                });
+                std::hint::black_box(&out);
+                s.rows.push(
+                    Row::new(
+                        format!("conv2d_{}_host/{n}", k.seed_name()),
+                        format!(
+                            "host mirror, {} (the seed's protocol: 5 warm-up + 20 timed)",
+                            k.seed_name()
+                        ),
+                        t,
+                    )
+                    .flop(k.flop(n) as f64)
+                    .on_cpu(),
+                );
+            }
+        }
+        let mut bounds = Vec::new();
+        for k in Kernel::ALL {
+            let t = lesson.time(k, n, plan)?;
+            s.rows.push(
+                Row::new(
+                    format!("{}/{n}", k.symbol()),
+                    format!(
+                        "GPU, {} x {} outputs, {BLOCK_X}x{BLOCK_Y} blocks",
+                        k.out_side(n),
+                        k.out_side(n)
+                    ),
+                    t,
+                )
+                .bytes(k.compulsory_bytes(n) as f64)
+                .flop(k.flop(n) as f64),
+            );
+            bounds.push(roofline_bound(&gpu.info, k.intensity(n)));
+        }
+        s.reading = Some(size_reading(&s.rows, n, &gpu.info));
+        let (extra, pct_extra) = padding_overhead(n);
+        facts_sides.push(json!({
+            "n": n,
+            "basic_ops": Kernel::Valid.flop(n), "padded_ops": Kernel::Same.flop(n),
+            "padding_extra_flop": extra, "padding_extra_pct": pct_extra,
+            "valid_bytes": Kernel::Valid.compulsory_bytes(n), "same_bytes": Kernel::Same.compulsory_bytes(n),
+            "valid_flop_per_byte": Kernel::Valid.intensity(n), "same_flop_per_byte": Kernel::Same.intensity(n),
+            "roofline_bound_flop_per_s": bounds,
+        }));
+        sections.push(s);
+    }
+
+    Ok(Outcome::Passed(Findings {
+        sections,
+        facts: json!({
+            "taps": taps.w, "checked_sides": checked, "sides": facts_sides,
+            "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": peak,
+            "check": "bit-exact against nine f32 FMAs in row-major tap order; within 10 x 2^-24 x sum|x w| of f64",
+        }),
+    }))
+}
+
+/// The CUDA C twins.
+pub const CUDA_C_SOURCE: &str = include_str!("conv2d.cu");
+
+/// What NVRTC compiles: the block shape as `#define`s, then the twins.
+pub fn cuda_c_program() -> String {
+    format!("#define BLOCK_X {BLOCK_X}\n#define BLOCK_Y {BLOCK_Y}\n{CUDA_C_SOURCE}")
+}
+
+/// Both kernels beside their twins (see [`lesson::compare_twins`]): checked
+/// at the odd side, timed at the largest.
+pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
+    let mut lesson = Conv2d::new(gpu, LARGE_SIDES[1])?;
+    lesson.load_twins(c_ptx)?;
+    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
+}
+
+/// The lesson as `lab` runs it.
+pub const LESSON: lesson::Lesson = lesson::Lesson {
+    name: "conv2d",
+    sizes: sizes_json,
+    block_sizes: || json!({"conv2d_valid": [BLOCK_X, BLOCK_Y], "conv2d_same": [BLOCK_X, BLOCK_Y]}),
+    run,
+    cuda_c: cuda_c_program,
+    compare,
+};

@@ -1,0 +1,272 @@
+//! CPU-only tests of the bandwidth lesson: the byte-counting rule, the
+//! source pattern (never the poison byte), the copy kernel's launch shape
+//! and PTX (one 16-byte read-only load and one 16-byte store), the link
+//! arithmetic from sysfs's text, the device-query lines on a synthetic
+//! device, and the CUDA C twin compiling with NVRTC.
+
+use host::bandwidth::query::{self, DeviceQuery, PcieLink, parse_link};
+use host::bandwidth::{self, COPY_KERNEL, Copy, copy_launch_config, pattern, pattern_bytes};
+use host::ptx::{PTX, PtxMix, entries, entry_body};
+use kernels_gpu::bandwidth::*;
+use lab_tests::synthetic_device;
+
+#[test]
+fn bytes_are_counted_the_way_each_row_says() {
+    let n = TIMED_BYTES;
+    for c in [
+        Copy::HtodPageable,
+        Copy::HtodPinned,
+        Copy::DtohPageable,
+        Copy::DtohPinned,
+    ] {
+        assert_eq!(c.counted_bytes(n), n as u64, "{c:?} crosses the link once");
+        assert!(!c.on_device());
+    }
+    for c in [Copy::DtodEngine, Copy::DtodKernel] {
+        assert_eq!(
+            c.counted_bytes(n),
+            2 * n as u64,
+            "{c:?} reads and writes DRAM"
+        );
+    }
+    assert_eq!(Copy::DtodKernel.key(), COPY_KERNEL);
+    let keys: std::collections::BTreeSet<&str> = Copy::ALL.iter().map(|c| c.key()).collect();
+    assert_eq!(keys.len(), Copy::ALL.len(), "row keys are unique");
+}
+
+#[test]
+fn the_pattern_never_holds_the_poison_byte_and_varies() {
+    let bytes = pattern_bytes(1 << 16);
+    assert!(bytes.iter().all(|&b| b != 0xFF));
+    let distinct: std::collections::BTreeSet<u8> = bytes.iter().copied().collect();
+    assert!(distinct.len() > 200, "{} distinct bytes", distinct.len());
+    // Neighbours differ (a copy shifted by one byte fails).
+    assert!(bytes.windows(2).filter(|w| w[0] == w[1]).count() < bytes.len() / 100);
+    assert_eq!(pattern(12345), bytes[12345]);
+}
+
+#[test]
+fn the_copy_launch_covers_vectors_and_tail() {
+    for n in [1, 15, 16, 17, 4099, CHECK_BYTES, TIMED_BYTES] {
+        let c = copy_launch_config(n);
+        let threads = c.grid_dim.0 as usize * THREADS_PER_BLOCK as usize;
+        assert!(
+            threads >= n / VECTOR_BYTES && threads >= n % VECTOR_BYTES,
+            "n={n}"
+        );
+        assert!(
+            threads - (THREADS_PER_BLOCK as usize)
+                < (n / VECTOR_BYTES).max(n % VECTOR_BYTES).max(1),
+            "n={n}"
+        );
+    }
+    assert_eq!(CHECK_BYTES % VECTOR_BYTES, 3);
+    assert_eq!(copy_launch_config(TIMED_BYTES).grid_dim.0, 65_536);
+}
+
+#[test]
+fn the_copy_kernel_moves_16_bytes_per_access() {
+    assert!(entries(PTX).contains(&COPY_KERNEL));
+    let body = entry_body(PTX, COPY_KERNEL).unwrap();
+    assert!(body.contains("ld.global.nc.v4.u32"), "{body}");
+    let mix = PtxMix::of(body);
+    assert_eq!(
+        mix.accesses.get("st.global 128b"),
+        Some(&1),
+        "{}",
+        mix.summary()
+    );
+    // The tail: one byte load and one byte store.
+    assert_eq!(
+        mix.accesses.get("st.global 8b"),
+        Some(&1),
+        "{}",
+        mix.summary()
+    );
+    assert!(!body.contains(".local"));
+}
+
+#[test]
+fn link_rates_from_sysfs_text() {
+    let gen5 = parse_link("32.0 GT/s PCIe\n", "16\n").unwrap();
+    assert_eq!(
+        gen5,
+        PcieLink {
+            gt_per_s: 32.0,
+            width: 16
+        }
+    );
+    assert_eq!(gen5.generation(), 5);
+    // 32 GT/s x 16 lanes x 128/130 / 8 = 63.015 GB/s per direction.
+    assert!((gen5.bytes_per_s() / 1e9 - 63.015).abs() < 1e-3);
+    let gen4 = parse_link("16.0 GT/s PCIe", "16").unwrap();
+    assert_eq!(gen4.generation(), 4);
+    assert!((gen4.bytes_per_s() / 1e9 - 31.508).abs() < 1e-3);
+    // PCIe 1: 2.5 GT/s with 8b/10b, x8: 2 GB/s.
+    let gen1 = parse_link("2.5 GT/s PCIe", "8").unwrap();
+    assert_eq!((gen1.generation(), gen1.bytes_per_s()), (1, 2e9));
+    assert_eq!(parse_link("Unknown", "16"), None);
+    assert_eq!(parse_link("32.0 GT/s PCIe", "0"), None);
+    // No such device: nothing read, no error.
+    assert_eq!(query::read_link("ffff:ff:ff.0"), (None, None));
+}
+
+#[test]
+fn the_device_query_lines_and_derived_limits() {
+    let info = synthetic_device(60 << 20, 132);
+    let q = DeviceQuery {
+        warp_size: 32,
+        max_threads_per_block: 1024,
+        max_block_dim: (1024, 1024, 64),
+        max_grid_dim: (2_147_483_647, 65535, 65535),
+        shared_per_block: 48 << 10,
+        shared_per_block_optin: 227 << 10,
+        shared_per_sm: 228 << 10,
+        regs_per_block: 65536,
+        max_blocks_per_sm: 32,
+        constant_bytes: 64 << 10,
+        copy_engines: 3,
+        ecc: true,
+        pci_address: "0000:41:00.0".into(),
+        uses_host_page_tables: false,
+    };
+    let lines = query::lines(&info, &q).join("\n");
+    for text in [
+        "warp size 32",
+        "max threads per block 1024, per SM 2048",
+        "shared memory per block 48 KiB (227 KiB opt-in), per SM 228 KiB",
+        "registers per block 65536, per SM 65536",
+        "L2 61440 KiB",
+        "memory clock 3201 MHz, bus 6016 bits",
+        // 2 x 3201 MHz x 6016 bits / 8 = 4814.3 GB/s.
+        "derived: DRAM 4814.3 GB/s",
+        // 132 x 128 x 2 x 1980 MHz = 66.9 TFLOP/s.
+        "derived: FP32 66.9 TFLOP/s",
+        "64 warps) per SM, 270336 on the GPU; 32 registers per thread",
+    ] {
+        assert!(lines.contains(text), "missing `{text}` in:\n{lines}");
+    }
+}
+
+#[test]
+fn the_twin_compiles_with_nvrtc_and_matches_the_entry() {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return;
+    }
+    let ptx = host::nvrtc::compile(&bandwidth::cuda_c_program(), "bandwidth.cu", (7, 5)).unwrap();
+    assert_eq!(entries(&ptx), [COPY_KERNEL]);
+    let mix = PtxMix::of(entry_body(&ptx, COPY_KERNEL).unwrap());
+    assert_eq!(
+        mix.accesses.get("st.global 128b"),
+        Some(&1),
+        "{}",
+        mix.summary()
+    );
+}
+
+#[test]
+fn the_sizes_are_the_timed_and_check_sizes() {
+    assert_eq!(bandwidth::timed_bytes(false), 256 << 20);
+    assert_eq!(bandwidth::timed_bytes(true), CHECK_BYTES);
+}
+
+/// `text` with each run of spaces as one (the table's columns are padded).
+fn squeeze(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Rows of a made-up run: 256 MiB copies at the given ms (not measurements;
+/// the section's arithmetic and wording are what is tested).
+fn synthetic_rows(ms: [f64; 6]) -> Vec<host::lesson::Row> {
+    Copy::ALL
+        .iter()
+        .zip(ms)
+        .map(|(c, ms)| {
+            host::lesson::Row::new(
+                c.key(),
+                c.label(),
+                host::timing::Timing {
+                    samples_ms: vec![ms],
+                },
+            )
+            .bytes(c.counted_bytes(TIMED_BYTES) as f64)
+        })
+        .collect()
+}
+
+#[test]
+fn the_limits_section_compares_each_copy_with_its_limit() {
+    // 268,435,456 bytes in 5.0 ms: 53.7 GB/s; 2 x that in 0.125 ms: 4295 GB/s.
+    let rows = synthetic_rows([10.0, 5.0, 10.0, 5.0, 0.125, 0.125]);
+    let gen5 = PcieLink {
+        gt_per_s: 32.0,
+        width: 16,
+    };
+    let (s, link) =
+        bandwidth::limits_section(&rows, 4.8e12, Some(gen5), Some(gen5), "0000:41:00.0", false);
+    assert_eq!(link, Some(gen5));
+    let text = squeeze(&s.text.join("\n"));
+    assert!(
+        text.contains("dtod_copy_engine 4295.0 GB/s = 89.5% of the derived DRAM 4800.0 GB/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("htod_pinned 53.7 GB/s = 85.2% of the link's 63.0 GB/s per direction"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "PCIe gen 5 x16 at 32.0 GT/s (read after the copies; the device's maximum too)"
+        ),
+        "{text}"
+    );
+    let reading = s.reading.unwrap();
+    assert!(
+        reading.contains("host -> device 2.00x, device -> host 2.00x"),
+        "{reading}"
+    );
+    assert!(
+        reading.contains("Copy engine against kernel: 1.00x"),
+        "{reading}"
+    );
+    // 4295 / 2 over 53.7: 40x.
+    assert!(
+        reading.contains("move 40x the bytes per second"),
+        "{reading}"
+    );
+}
+
+#[test]
+fn a_link_read_in_a_power_saving_state_gives_way_to_the_maximum() {
+    let rows = synthetic_rows([10.0, 5.0, 10.0, 5.0, 0.125, 0.125]);
+    let idle = PcieLink {
+        gt_per_s: 2.5,
+        width: 16,
+    };
+    let gen5 = PcieLink {
+        gt_per_s: 32.0,
+        width: 16,
+    };
+    let (s, link) =
+        bandwidth::limits_section(&rows, 4.8e12, Some(idle), Some(gen5), "0000:41:00.0", false);
+    assert_eq!(link, Some(gen5));
+    assert!(s.text.join("\n").contains("power-saving state"));
+    // No link at all: said, and the host rows against DRAM only.
+    let (s, link) = bandwidth::limits_section(&rows, 4.8e12, None, None, "0009:01:00.0", true);
+    assert_eq!(link, None);
+    let text = squeeze(&s.text.join("\n"));
+    assert!(text.contains("no limit to be compared with"), "{text}");
+    assert!(text.contains("likely NVLink-C2C"), "{text}");
+    assert!(
+        text.contains("htod_pinned 53.7 GB/s = 1.1% of the DRAM limit"),
+        "{text}"
+    );
+}

@@ -1,0 +1,92 @@
+//! GPU tests of the bandwidth lesson: every copy (pageable and pinned, both
+//! directions, the copy engine and the copy kernel on both sides) checked
+//! by its round trip at awkward sizes; the device query's answers are
+//! consistent. Where no NVIDIA driver is present, every test is reported as
+//! ignored.
+
+use host::bandwidth::query::DeviceQuery;
+use host::bandwidth::{self, Bandwidth, Copy};
+use host::compare::Side;
+use host::gpu::Gpu;
+use host::lesson::Twinned;
+use kernels_gpu::bandwidth::CHECK_BYTES;
+use lab_tests::run_gpu_trials;
+
+/// The sizes: one byte, a byte short of and past one vector, a tail of 3
+/// past a page, and the lesson's check size.
+const SIZES: [usize; 5] = [1, 15, 17, 4099, CHECK_BYTES];
+
+fn check(gpu: &Gpu, copy: Copy, side: Side) -> Result<(), String> {
+    let mut lesson = Bandwidth::new(gpu, CHECK_BYTES).map_err(|e| e.to_string())?;
+    if side == Side::CudaC {
+        let ptx = host::nvrtc::compile(
+            &bandwidth::cuda_c_program(),
+            "bandwidth.cu",
+            gpu.info.compute_capability,
+        )
+        .map_err(|e| e.to_string())?;
+        lesson.load_twins(&ptx).map_err(|e| e.to_string())?;
+        lesson.kernels().use_side(Side::CudaC);
+    }
+    for n in SIZES {
+        if let (Some(f), _) = lesson.check(copy, n).map_err(|e| e.to_string())? {
+            return Err(f.to_string());
+        }
+    }
+    Ok(())
+}
+
+/// What the driver says hangs together: a warp of 32, the opt-in shared
+/// memory at least the default, a block's registers within an SM's.
+fn the_device_query_is_consistent(gpu: &Gpu) -> Result<(), String> {
+    let q = DeviceQuery::of(gpu).map_err(|e| e.to_string())?;
+    let ok = q.warp_size == 32
+        && q.max_threads_per_block >= 256
+        && q.shared_per_block_optin >= q.shared_per_block
+        && q.shared_per_sm >= q.shared_per_block_optin
+        && q.regs_per_block <= gpu.info.regs_per_sm
+        && q.copy_engines >= 1;
+    if ok { Ok(()) } else { Err(format!("{q:?}")) }
+}
+
+/// A copy past the buffers is an `Error::Size`, not a fault.
+fn too_large_is_an_error(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = Bandwidth::new(gpu, 4096).map_err(|e| e.to_string())?;
+    match lesson.enqueue(Copy::DtodKernel, 4097) {
+        Err(host::Error::Size(_)) => Ok(()),
+        other => Err(format!("{other:?}")),
+    }
+}
+
+/// A named GPU test.
+type Trial = (&'static str, fn(&Gpu) -> Result<(), String>);
+
+fn main() -> std::process::ExitCode {
+    let trials: Vec<Trial> = vec![
+        ("htod_pageable", |gpu| {
+            check(gpu, Copy::HtodPageable, Side::Rust)
+        }),
+        ("htod_pinned", |gpu| {
+            check(gpu, Copy::HtodPinned, Side::Rust)
+        }),
+        ("dtoh_pageable", |gpu| {
+            check(gpu, Copy::DtohPageable, Side::Rust)
+        }),
+        ("dtoh_pinned", |gpu| {
+            check(gpu, Copy::DtohPinned, Side::Rust)
+        }),
+        ("dtod_copy_engine", |gpu| {
+            check(gpu, Copy::DtodEngine, Side::Rust)
+        }),
+        ("copy_vec16", |gpu| check(gpu, Copy::DtodKernel, Side::Rust)),
+        ("twin_copy_vec16", |gpu| {
+            check(gpu, Copy::DtodKernel, Side::CudaC)
+        }),
+        (
+            "the_device_query_is_consistent",
+            the_device_query_is_consistent,
+        ),
+        ("too_large_is_an_error", too_large_is_an_error),
+    ];
+    run_gpu_trials(trials)
+}
