@@ -229,12 +229,18 @@ fn run_softmax(args: &Args) -> anyhow::Result<ExitCode> {
         (args.profile, "--profile"),
         (args.plot.is_some(), "--plot"),
         (args.ncu || args.ncu_csv.is_some(), "--ncu"),
-        (args.asm.is_some(), "--asm"),
         (args.baseline.is_some(), "--baseline"),
     ];
     if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
         eprintln!("error: {flag} is not available for the softmax lesson");
         return Ok(ExitCode::from(exit::USAGE));
+    }
+    if let Some(kernel) = &args.asm {
+        print!(
+            "{}",
+            host::asm::side_by_side(kernel, &softmax::cuda_c_program(), "softmax.cu", &args.arch)?
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
@@ -413,11 +419,17 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
         (args.profile, "--profile"),
         (args.plot.is_some(), "--plot"),
         (args.ncu || args.ncu_csv.is_some(), "--ncu"),
-        (args.asm.is_some(), "--asm"),
     ];
     if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
         eprintln!("error: {flag} is available for the roofline lesson only, so far");
         return Ok(ExitCode::from(exit::USAGE));
+    }
+    if let Some(kernel) = &args.asm {
+        print!(
+            "{}",
+            host::asm::side_by_side(kernel, &fusion::cuda_c_program(), "fusion.cu", &args.arch)?
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
