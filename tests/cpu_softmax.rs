@@ -224,12 +224,12 @@ fn ran(variant: Variant, ms: f64) -> Row {
     }))
 }
 
-fn report_of(rows: Vec<Row>) -> String {
+fn report_of(rows: Vec<Row>, plan: Plan) -> String {
     let info = lab_tests::synthetic_device(60 << 20, 132);
     host::softmax::report::build(
         &info,
         Shape::LESSON,
-        Plan::DEFAULT,
+        plan,
         rows,
         232_448,
         "2026-01-01T00:00:00Z".into(),
@@ -247,12 +247,19 @@ fn the_report_says_what_was_checked_and_measured() {
             limit: 232_448,
         },
     };
-    let s = report_of(vec![
-        ran(Variant::Staged, 0.5),
-        ran(Variant::Retained, 0.4),
-        refused.clone(),
-    ]);
+    let s = report_of(
+        vec![
+            ran(Variant::Staged, 0.5),
+            ran(Variant::Retained, 0.4),
+            refused.clone(),
+        ],
+        Plan::DEFAULT,
+    );
     assert!(s.contains("All 2 runs match"), "{s}");
+    assert!(
+        s.contains("median of 7 batches of 10 runs of the whole launch sequence after 3 warm-ups"),
+        "{s}"
+    );
     assert!(s.contains("exactly the megakernel's nodes"), "{s}");
     assert!(s.contains("staged 5, recompute 4, retained 2"), "{s}");
     assert!(s.contains("W=131072 T=256: refused"), "{s}");
@@ -263,7 +270,11 @@ fn the_report_says_what_was_checked_and_measured() {
         "{s}"
     );
     // No megakernel ran: the text must not claim cooperative nodes.
-    let s = report_of(vec![ran(Variant::Staged, 0.5), refused]);
+    let s = report_of(vec![ran(Variant::Staged, 0.5), refused], Plan::QUICK);
+    assert!(
+        s.contains("median of 1 batch of 1 run of the whole launch sequence after 1 warm-up "),
+        "{s}"
+    );
     assert!(
         s.contains("none cooperative") && !s.contains("exactly the megakernel's"),
         "{s}"

@@ -101,12 +101,14 @@ impl Report {
                 ", none cooperative (no megakernel geometry was admitted)"
             }
         );
+        let plural =
+            |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let _ = writeln!(
             s,
-            "Timing: median of {} batches of {} runs of the whole launch sequence after {} warm-ups (CUDA events), L2 {}.",
-            c.timing.batches,
-            c.timing.launches_per_batch,
-            c.timing.warmups,
+            "Timing: median of {} of {} of the whole launch sequence after {} (CUDA events), L2 {}.",
+            plural(c.timing.batches, "batch", "batches"),
+            plural(c.timing.launches_per_batch, "run", "runs"),
+            plural(c.timing.warmups, "warm-up", "warm-ups"),
             if c.l2_flushed {
                 "flushed before each run"
             } else {
