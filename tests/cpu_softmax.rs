@@ -5,8 +5,10 @@
 
 use host::ptx::{PTX, entries, entry_body};
 use host::softmax::{
-    Geometry, Refusal, SYMBOLS, Shape, Variant, admit_shared, protocol, reference, rows_per_group,
+    Geometry, GraphFacts, Launches, Ran, Refusal, Row, SYMBOLS, Shape, Variant, admit_shared,
+    check_geometry, check_shape, protocol, reference, rows_per_group,
 };
+use host::timing::{Plan, Timing};
 use kernels_gpu::softmax::*;
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -156,6 +158,126 @@ fn refusals_name_their_limit() {
     assert!(
         r.contains("245") && r.contains("= 4") && r.contains("occupancy"),
         "{r}"
+    );
+}
+
+#[test]
+fn bad_geometries_and_shapes_are_errors_not_launches() {
+    for t in [64, 128, 256, 1024] {
+        assert!(check_geometry(Geometry { w: 4096, t }).is_ok(), "T={t}");
+    }
+    for (w, t) in [(4096, 0), (4096, 48), (4096, 2048), (0, 64), (2048, 64)] {
+        let e = check_geometry(Geometry { w, t }).unwrap_err().to_string();
+        assert!(e.contains("whole warps") && e.contains("4096"), "{e}");
+    }
+    assert!(check_shape(Shape::LESSON).is_ok() && check_shape(Shape::TEST).is_ok());
+    for shape in [Shape { rows: 0, n: 10 }, Shape { rows: 3, n: 0 }] {
+        assert!(
+            check_shape(shape)
+                .unwrap_err()
+                .to_string()
+                .contains("empty")
+        );
+    }
+    let wide = Shape {
+        rows: 1,
+        n: u32::MAX as usize + 1,
+    };
+    assert!(
+        check_shape(wide)
+            .unwrap_err()
+            .to_string()
+            .contains("32-bit")
+    );
+}
+
+// ---- the report's text, on made-up rows ----------------------------------------
+
+fn ran(variant: Variant, ms: f64) -> Row {
+    let cooperative = variant.cooperative();
+    let launches = if cooperative { 11 } else { 3 };
+    Row::Ran(Box::new(Ran {
+        plan: Launches {
+            variant,
+            geometry: Geometry { w: 8192, t: 256 },
+            tiles: 123,
+            group_rows: if cooperative { 6 } else { 64 },
+            launches,
+            shared_bytes: if cooperative { 32_896 } else { 0 },
+            blocks_per_sm: cooperative.then_some(6),
+        },
+        max_rel_error: 1e-6,
+        graph: GraphFacts {
+            nodes: launches,
+            kernel_nodes: launches,
+            cooperative: vec![cooperative; launches],
+            capture_us: 50.0,
+            instantiate_us: 80.0,
+            first_replay_us: 500.0,
+        },
+        direct: Timing {
+            samples_ms: vec![ms + 0.01],
+        },
+        replay: Timing {
+            samples_ms: vec![ms],
+        },
+    }))
+}
+
+fn report_of(rows: Vec<Row>, plan: Plan) -> String {
+    let info = lab_tests::synthetic_device(60 << 20, 132);
+    host::softmax::report::build(
+        &info,
+        Shape::LESSON,
+        plan,
+        rows,
+        232_448,
+        "2026-01-01T00:00:00Z".into(),
+    )
+    .table()
+}
+
+#[test]
+fn the_report_says_what_was_checked_and_measured() {
+    let refused = Row::Refused {
+        variant: Variant::Retained,
+        geometry: Geometry { w: 131_072, t: 256 },
+        refusal: Refusal::SharedMemory {
+            needed: 524_416,
+            limit: 232_448,
+        },
+    };
+    let s = report_of(
+        vec![
+            ran(Variant::Staged, 0.5),
+            ran(Variant::Retained, 0.4),
+            refused.clone(),
+        ],
+        Plan::DEFAULT,
+    );
+    assert!(s.contains("All 2 runs match"), "{s}");
+    assert!(
+        s.contains("median of 7 batches of 10 runs of the whole launch sequence after 3 warm-ups"),
+        "{s}"
+    );
+    assert!(s.contains("exactly the megakernel's nodes"), "{s}");
+    assert!(s.contains("staged 5, recompute 4, retained 2"), "{s}");
+    assert!(s.contains("W=131072 T=256: refused"), "{s}");
+    // 64 x 1,000,003 elements x 8 bytes in 0.4 ms.
+    let gbs = 64.0 * 1_000_003.0 * 8.0 / 0.4e-3 / 1e9;
+    assert!(
+        s.contains(&format!("{gbs:.1} GB/s over the compulsory bytes")),
+        "{s}"
+    );
+    // No megakernel ran: the text must not claim cooperative nodes.
+    let s = report_of(vec![ran(Variant::Staged, 0.5), refused], Plan::QUICK);
+    assert!(
+        s.contains("median of 1 batch of 1 run of the whole launch sequence after 1 warm-up "),
+        "{s}"
+    );
+    assert!(
+        s.contains("none cooperative") && !s.contains("exactly the megakernel's"),
+        "{s}"
     );
 }
 

@@ -94,7 +94,7 @@ fn barrier_is_reusable(gpu: &Gpu) -> Result<(), String> {
         }
         let graph = lesson.capture(&plan).map_err(|e| e.to_string())?;
         for round in 0..5 {
-            lesson.poison_y().map_err(|e| e.to_string())?;
+            lesson.poison().map_err(|e| e.to_string())?;
             graph.launch().map_err(|e| e.to_string())?;
             let got = lesson.read_y().map_err(|e| e.to_string())?;
             if let (Some(f), _) = softmax::check(variant.label(), &got, &want, lesson.shape.n) {
@@ -107,9 +107,11 @@ fn barrier_is_reusable(gpu: &Gpu) -> Result<(), String> {
 
 /// Captured graphs hold one kernel node per launch; the megakernel's nodes
 /// keep the cooperative attribute through capture, the staged ones do not
-/// have it. Groups of one row force several cooperative launches.
+/// have it. Groups of one row force several cooperative launches (row_base
+/// above 0), and each graph's replay is checked against the reference.
 fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = lesson(gpu, Side::Rust)?;
+    let want = lesson.reference();
     for variant in Variant::ALL {
         let mut plan = lesson
             .admit(variant, Geometry { w: 4096, t: 64 })
@@ -132,17 +134,23 @@ fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
         if let Some(problem) = facts.verify(&plan) {
             return Err(format!("{}: {problem}", variant.label()));
         }
-        let want = if variant.cooperative() {
+        let want_nodes = if variant.cooperative() {
             lesson.shape.rows
         } else {
             3
         };
-        if facts.kernel_nodes != want {
+        if facts.kernel_nodes != want_nodes {
             return Err(format!(
-                "{}: {} kernel nodes, want {want}",
+                "{}: {} kernel nodes, want {want_nodes}",
                 variant.label(),
                 facts.kernel_nodes
             ));
+        }
+        lesson.poison().map_err(|e| e.to_string())?;
+        graph.launch().map_err(|e| e.to_string())?;
+        let got = lesson.read_y().map_err(|e| e.to_string())?;
+        if let (Some(f), _) = softmax::check(variant.label(), &got, &want, lesson.shape.n) {
+            return Err(format!("replay of {} launches: {f}", plan.launches));
         }
         println!(
             "{}: {} kernel nodes, cooperative {:?}",

@@ -210,6 +210,48 @@ impl fmt::Display for Refusal {
     }
 }
 
+/// Checks that `shape` fits the kernels' 32-bit arguments and indices: at
+/// least one row and one column, `n` and `rows * tiles` (for the narrowest
+/// protocol tile, which sizes the statistics arrays) below 2^32.
+///
+/// # Errors
+/// [`Error::Size`] naming the limit.
+pub fn check_shape(shape: Shape) -> Result<()> {
+    let slots = shape.rows as u64 * tiles_per_row(shape.n, TILE_WIDTHS[0]) as u64;
+    if shape.rows == 0 || shape.n == 0 {
+        Err(Error::Size(format!(
+            "softmax: a {} x {} matrix is empty",
+            shape.rows, shape.n
+        )))
+    } else if shape.n > u32::MAX as usize || slots > u32::MAX as u64 {
+        Err(Error::Size(format!(
+            "softmax: a {} x {} matrix; the kernels take columns and tile slots as 32-bit numbers",
+            shape.rows, shape.n
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a geometry before admission: `t` a whole number of warps up to
+/// MAX_THREADS (the block reduction's scratch and full-mask shuffles), and
+/// `w` at least the narrowest protocol tile, TILE_WIDTHS[0] (the per-tile
+/// statistics arrays are sized for it: a narrower tile would write past
+/// them).
+///
+/// # Errors
+/// [`Error::Size`] naming the limit.
+pub fn check_geometry(geometry: Geometry) -> Result<()> {
+    let Geometry { w, t } = geometry;
+    if t == 0 || t % 32 != 0 || t > MAX_THREADS || w < TILE_WIDTHS[0] {
+        return Err(Error::Size(format!(
+            "softmax: {t} threads per block and {w} columns per tile; blocks are whole warps up to {MAX_THREADS} threads and tiles at least {} columns (the statistics arrays are sized for it)",
+            TILE_WIDTHS[0]
+        )));
+    }
+    Ok(())
+}
+
 /// Admission, step 1: the retained kernel's dynamic shared memory for
 /// tiles of `w` columns, if it fits the opt-in limit `optin` (bytes).
 pub fn admit_shared(w: u32, optin: usize) -> std::result::Result<usize, Refusal> {
@@ -291,8 +333,10 @@ impl<'g> Softmax<'g> {
     /// the narrowest tile), zeroes the barrier counters once, fills x.
     ///
     /// # Errors
+    /// [`Error::Size`] for a shape [`check_shape`] rejects;
     /// [`Error::OutOfMemory`] before allocating; driver errors.
     pub fn new(gpu: &'g Gpu, shape: Shape) -> Result<Self> {
+        check_shape(shape)?;
         let elems = shape.elems();
         let max_tiles = shape.rows * tiles_per_row(shape.n, TILE_WIDTHS[0]);
         gpu.require_free_memory(
@@ -360,19 +404,15 @@ impl<'g> Softmax<'g> {
     /// cannot run, not an error.
     ///
     /// # Errors
-    /// [`Error::Size`] for a block size that is not a whole number of warps
-    /// up to MAX_THREADS, or a tile width of 0; driver errors.
+    /// [`Error::Size`] for a geometry [`check_geometry`] rejects; driver
+    /// errors.
     pub fn admit(
         &self,
         variant: Variant,
         geometry: Geometry,
     ) -> Result<std::result::Result<Launches, Refusal>> {
+        check_geometry(geometry)?;
         let Geometry { w, t } = geometry;
-        if t == 0 || t % 32 != 0 || t > MAX_THREADS || w == 0 {
-            return Err(Error::Size(format!(
-                "softmax: {t} threads per block and {w} columns per tile; blocks are whole warps up to {MAX_THREADS} threads and tiles are not empty"
-            )));
-        }
         let tiles = tiles_per_row(self.shape.n, w);
         if !variant.cooperative() {
             return Ok(Ok(Launches {
@@ -521,9 +561,25 @@ impl<'g> Softmax<'g> {
         Ok(())
     }
 
-    /// Poisons y with 0xFF bytes.
-    pub fn poison_y(&mut self) -> Result<()> {
-        self.gpu.fill_bytes(&mut self.y, 0xFF)
+    /// Poisons y, e and every statistics array with 0xFF bytes (NaN), so
+    /// a checked run must write everything it reads: without it, a phase
+    /// that read the row statistics too early (a broken barrier) would find
+    /// the previous variant's identical statistics at the same geometry and
+    /// still pass. The barrier counters are left alone: they must persist.
+    pub fn poison(&mut self) -> Result<()> {
+        self.gpu.fill_bytes(&mut self.y, 0xFF)?;
+        self.gpu.fill_bytes(&mut self.e, 0xFF)?;
+        for stats in [
+            &mut self.tile_max,
+            &mut self.tile_sumsq,
+            &mut self.tile_sum,
+            &mut self.row_max,
+            &mut self.row_scale,
+            &mut self.row_sum,
+        ] {
+            self.gpu.fill_bytes(stats, 0xFF)?;
+        }
+        Ok(())
     }
 
     /// Downloads y.
@@ -533,9 +589,9 @@ impl<'g> Softmax<'g> {
         Ok(got)
     }
 
-    /// Runs `plan` once on y poisoned with 0xFF and returns what it wrote.
+    /// Runs `plan` once after [`Softmax::poison`] and returns y.
     pub fn run_once(&mut self, plan: &Launches) -> Result<Vec<f32>> {
-        self.poison_y()?;
+        self.poison()?;
         self.enqueue(plan)?;
         self.gpu.sync_after(plan.variant.main_symbol())?;
         self.read_y()
@@ -708,7 +764,7 @@ pub fn run(
             }
             let g = lesson.capture(&plan)?;
             let nodes = g.nodes()?;
-            lesson.poison_y()?;
+            lesson.poison()?;
             lesson.gpu.sync_after("cuMemsetD8Async")?;
             let started = Instant::now();
             g.launch()?;

@@ -86,29 +86,46 @@ impl Report {
                 }
             })
             .fold(0.0, f64::max);
+        let cooperative_ran = self
+            .rows
+            .iter()
+            .any(|r| matches!(r, Row::Ran(r) if r.plan.variant.cooperative()));
         let _ = writeln!(
             s,
-            "All {ran} runs match the f64 reference within {REL_TOLERANCE:e} relative (largest error seen {worst:.2e}); \
-             every graph has one kernel node per launch, the megakernel's nodes all cooperative, and its replay \
-             reproduces the direct run bit for bit."
+            "All {ran} runs match the f64 reference within {REL_TOLERANCE:e} relative (largest error seen {worst:.2e}; \
+             y, e and the statistics arrays poisoned with NaN before each checked run); every graph has one kernel \
+             node per launch{}, and every graph's first replay reproduces the direct run bit for bit.",
+            if cooperative_ran {
+                ", the cooperative attribute on exactly the megakernel's nodes"
+            } else {
+                ", none cooperative (no megakernel geometry was admitted)"
+            }
         );
+        let plural =
+            |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let _ = writeln!(
             s,
-            "Timing: median of {} batches of {} runs of the whole launch sequence after {} warm-ups (CUDA events), L2 {}.",
-            c.timing.batches,
-            c.timing.launches_per_batch,
-            c.timing.warmups,
+            "Timing: median of {} of {} of the whole launch sequence after {} (CUDA events), L2 {}.",
+            plural(c.timing.batches, "batch", "batches"),
+            plural(c.timing.launches_per_batch, "run", "runs"),
+            plural(c.timing.warmups, "warm-up", "warm-ups"),
             if c.l2_flushed {
                 "flushed before each run"
             } else {
                 "warm"
             }
         );
+        let per_variant: Vec<String> = super::Variant::ALL
+            .iter()
+            .map(|v| format!("{} {}", v.label(), v.floats_per_elem()))
+            .collect();
         let _ = writeln!(
             s,
             "Compulsory bytes: x read once and y written once, 8 bytes per element; GB/s below is over those bytes. \
-             'moved' is the variant's global traffic per element over them (staged 5 floats, recompute 4, retained 2, \
-             input_reload 3, roundtrip 4, both_reload 5; the small statistics arrays left out).\n"
+             'moved' is the global traffic the variant's kernels issue per element, over the compulsory bytes \
+             (floats per element: {}; the small statistics arrays left out). Some of it may be served by L2 rather \
+             than HBM: no counters measure that here.\n",
+            per_variant.join(", ")
         );
         let mut t = table(&[
             "variant",
@@ -192,7 +209,7 @@ impl Report {
                 let gbs = compulsory_gb_per_s(elems, r.replay.median_ms());
                 let _ = writeln!(
                     s,
-                    "  {:<13} W={:<6} T={:<4} {:.4} ms, {gbs:.1} GB/s over the compulsory bytes, {:.1} GB/s over the bytes it moves",
+                    "  {:<13} W={:<6} T={:<4} {:.4} ms, {gbs:.1} GB/s over the compulsory bytes, {:.1} GB/s over the bytes its kernels issue",
                     variant.label(),
                     r.plan.geometry.w,
                     r.plan.geometry.t,

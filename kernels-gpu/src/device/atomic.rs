@@ -89,8 +89,8 @@ pub unsafe fn store_relaxed_gpu(p: *mut u32, v: u32) {
 }
 
 /// `__nanosleep(ns)`: suspends the thread for about `ns` nanoseconds (the
-/// hardware picks a duration in [0, 2 ns]), so a spinning thread leaves its
-/// SM's issue slots to warps with work.
+/// hardware picks a duration in [0, 2 x ns]), so a spinning thread leaves
+/// its SM's issue slots to warps with work.
 #[inline(always)]
 pub fn nanosleep(ns: u32) {
     // SAFETY: sleeping has no preconditions and touches no memory.
@@ -114,10 +114,14 @@ pub fn nanosleep(ns: u32) {
 /// thread of every participant after it.
 ///
 /// Reuse: the count returns to 0 and the epoch only grows (wrapping), so a
-/// slot can serve any number of barriers, across launches too, without the
-/// host resetting it, provided each use finishes before the next starts
-/// (true when each launch uses a slot at most once: kernel boundaries order
-/// them). Zero both arrays once when they are allocated.
+/// slot can serve any number of barriers without the host resetting it:
+/// across launches and graph replays (kernel boundaries order the uses),
+/// and within a launch when the same `participants` blocks use it again (a
+/// block reads the epoch before it arrives, and the epoch cannot move
+/// until every participant, that block included, has arrived; the reset
+/// of the count is ordered before the release that lets the others go on).
+/// Zero both arrays once when they are allocated; a launch that dies inside
+/// the barrier leaves them dirty (its context is lost anyway).
 ///
 /// # Safety
 /// `arrivals` and `epochs` are valid global addresses of this slot's two
