@@ -483,6 +483,104 @@ pub fn mirror_lines() -> (Vec<String>, serde_json::Value) {
     (lines, facts)
 }
 
+/// The mirrors' failure, if any: at `size` elements of the lesson's fills,
+/// the two pipelines' outputs differ in some bit, or their counts are not
+/// the per-element constants (5 + 3 and 3 + 1) times `size`.
+pub fn mirror_failure(size: usize) -> Option<Failure> {
+    let inputs = Inputs::new(size);
+    let (mut unfused, mut fused) = (vec![0.0f32; size], vec![0.0f32; size]);
+    let u = reference::unfused_pipeline(&inputs.a, &inputs.b, &inputs.c, &mut unfused);
+    let f = reference::fused_pipeline(&inputs.a, &inputs.b, &inputs.c, &mut fused);
+    let want = |reads: usize, writes: usize| MemOps {
+        reads: reads * size,
+        writes: writes * size,
+    };
+    let problem = if let Some(m) = crate::check::first_bit_mismatch(&fused, &unfused) {
+        format!("the fused mirror differs from the unfused one: {m}")
+    } else if u != want(UNFUSED_READS, UNFUSED_WRITES) || f != want(FUSED_READS, FUSED_WRITES) {
+        format!(
+            "counted {u:?} unfused and {f:?} fused, not {UNFUSED_READS} + {UNFUSED_WRITES} and \
+             {FUSED_READS} + {FUSED_WRITES} per element"
+        )
+    } else {
+        return None;
+    };
+    Some(Failure {
+        kernel: "fused_pipeline (host mirror)",
+        detail: format!("n = {size}: {problem}"),
+    })
+}
+
+/// The host mirrors' second size: the per-element counts are checked here
+/// as well as on the six-element example, so "independent of size" is
+/// tested, not assumed.
+pub const MIRROR_SECOND_SIZE: usize = 1000;
+
+/// f32 multiplies, adds and FMAs (`mul.*f32`, `add.*f32`, `fma.*f32`) in
+/// `kernel`'s body of the embedded (Rust) PTX.
+pub fn ptx_arith_f32(kernel: Kernel) -> usize {
+    crate::ptx::entry_body(crate::ptx::PTX, kernel.symbol())
+        .unwrap_or("")
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|op| {
+            ["mul.", "add.", "fma."].iter().any(|p| op.starts_with(p)) && op.ends_with(".f32")
+        })
+        .count()
+}
+
+/// The timed section's reading from the medians (ms) of the pipeline, the
+/// three stages alone, the fused kernel and the FMA kernel.
+pub fn timed_reading(pipeline_ms: f64, stage_sum_ms: f64, fused_ms: f64, fma_ms: f64) -> String {
+    let counted = UNFUSED_BYTES_PER_ELEM as f64 / FUSED_BYTES_PER_ELEM as f64;
+    let ratio = pipeline_ms / fused_ms;
+    let mut reading =
+        format!("Unfused / fused time: {ratio:.2}x, against the counted {counted:.2}x in bytes");
+    if ratio > counted * 1.05 {
+        reading.push_str(&format!(
+            ": more than the bytes alone explain, because the fused kernel also moves its bytes faster \
+             ({:.2}x the pipeline's GB/s over the counted bytes).",
+            ratio / counted
+        ));
+    } else if ratio < counted / 1.05 {
+        reading.push_str(&format!(
+            ": less than the bytes alone would give, because the fused kernel moves its bytes slower \
+             ({:.2}x the pipeline's GB/s over the counted bytes).",
+            ratio / counted
+        ));
+    } else {
+        reading.push_str(": within 5% of what the bytes alone would give.");
+    }
+    reading.push_str(&format!(
+        " The three stages timed alone add up to {stage_sum_ms:.3} ms against {pipeline_ms:.3} ms back to back."
+    ));
+    let (plain, contracted) = (
+        ptx_arith_f32(Kernel::Fused),
+        ptx_arith_f32(Kernel::FusedFma),
+    );
+    reading.push_str(&format!(
+        " Fused with and without FMA: {fma_ms:.3} and {fused_ms:.3} ms ({} of {:.2}), for the same \
+         {FUSED_BYTES_PER_ELEM} bytes per element and {contracted} f32 multiply/add/FMA instruction(s) against \
+         {plain} in the Rust PTX.",
+        relative(fma_ms, fused_ms),
+        fma_ms / fused_ms
+    ));
+    reading
+}
+
+/// How `ms` compares with `baseline_ms`, in words: "N% faster", "N%
+/// slower" or "within 5%".
+fn relative(ms: f64, baseline_ms: f64) -> String {
+    let r = baseline_ms / ms;
+    if r > 1.05 {
+        format!("{:.0}% faster, a time ratio", (r - 1.0) * 100.0)
+    } else if r < 1.0 / 1.05 {
+        format!("{:.0}% slower, a time ratio", (1.0 / r - 1.0) * 100.0)
+    } else {
+        "within 5%, a time ratio".to_string()
+    }
+}
+
 /// Floats with one decimal, as the seed prints them.
 fn show(v: &[f32]) -> String {
     v.iter()
@@ -554,6 +652,9 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
         &gpu_fused,
         &example_want,
     ));
+    for size in [EXAMPLE_A.len(), MIRROR_SECOND_SIZE] {
+        failures.extend(mirror_failure(size));
+    }
     if !failures.is_empty() {
         return Ok(Outcome::Failed(failures));
     }
@@ -565,11 +666,13 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     for line in lines {
         mirrors.line(line);
     }
-    mirrors.reading = Some(
-        "The count is per element, so the ratio does not depend on the length: each intermediate the unfused \
-         pipeline keeps in memory costs one write and one read that the fused kernel does in a register."
-            .to_string(),
-    );
+    mirrors.reading = Some(format!(
+        "The count is per element, so the ratio does not depend on the length (the mirrors count the same \
+         {} and {} per element at n = {MIRROR_SECOND_SIZE}, with identical outputs): each intermediate the unfused \
+         pipeline keeps in memory costs one write and one read that the fused kernel does in a register.",
+        UNFUSED_READS + UNFUSED_WRITES,
+        FUSED_READS + FUSED_WRITES
+    ));
 
     // Part 2: on the GPU.
     let mut gpu_section =
@@ -590,12 +693,23 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
         "fused against unfused on the GPU, n = {CHECK_ELEMS}: identical in every bit ({} clamped to 0)",
         pipeline_y.iter().filter(|&&v| v == 0.0).count()
     ));
-    gpu_section.line(format!(
-        "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): differs from the pipeline in {} of {} \
-         elements, by at most {:.3e} (the product's rounding error; where the add cancels, that is up to {} ULPs of \
-         the result)",
-        fma_difference.differing, fma_difference.elems, fma_difference.max_abs, fma_difference.max_ulps
-    ));
+    if fma_difference.differing == 0 {
+        gpu_section.line(format!(
+            "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): identical to the pipeline in all {} \
+             elements on this data",
+            fma_difference.elems
+        ));
+    } else {
+        gpu_section.line(format!(
+            "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): differs from the pipeline in {} of {} \
+             elements, by at most {:.3e} in value and at most {} ULPs of the result (the largest where the add \
+             cancels most of the product)",
+            fma_difference.differing,
+            fma_difference.elems,
+            fma_difference.max_abs,
+            fma_difference.max_ulps
+        ));
+    }
     gpu_section.reading = Some(
         "The unfused pipeline rounds the product when it stores t1, so a fused kernel that must agree with it may not \
          contract a * b + c into an FMA: the Rust kernel writes the two operations (rustc never contracts), the CUDA \
@@ -605,11 +719,18 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     );
 
     // Part 3: timed.
-    let mut timed = Section::new(format!(
-        "Timed: three kernels against one, {} floats ({} MiB per tensor)",
-        elems,
-        (elems * ELEM_BYTES) >> 20
-    ));
+    let mut timed = Section::new(if quick {
+        format!(
+            "Timed (--quick: {elems} floats, {} MiB in all against a {} MiB L2; not the full run's DRAM figures)",
+            (6 * elems * ELEM_BYTES) >> 20,
+            gpu.info.l2_bytes >> 20
+        )
+    } else {
+        format!(
+            "Timed: three kernels against one, {elems} floats ({} MiB per tensor)",
+            (elems * ELEM_BYTES) >> 20
+        )
+    });
     timed.line(format!(
         "bytes counted from the operations x {ELEM_BYTES} bytes: unfused {} + {} + {} = {UNFUSED_BYTES_PER_ELEM} per \
          element, fused {FUSED_BYTES_PER_ELEM}",
@@ -643,14 +764,11 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     };
     let ratio = ms(PIPELINE) / ms(Kernel::Fused.symbol());
     let stage_sum: f64 = Kernel::STAGES.iter().map(|k| ms(k.symbol())).sum();
-    timed.reading = Some(format!(
-        "Unfused / fused time: {ratio:.2}x, against the counted {:.2}x in bytes. The three stages timed alone add up \
-         to {stage_sum:.3} ms against {:.3} ms back to back. Fused with and without FMA: {:.3} and {:.3} ms, the \
-         same 16 bytes per element with one arithmetic instruction fewer.",
-        UNFUSED_BYTES_PER_ELEM as f64 / FUSED_BYTES_PER_ELEM as f64,
+    timed.reading = Some(timed_reading(
         ms(PIPELINE),
-        ms(Kernel::FusedFma.symbol()),
+        stage_sum,
         ms(Kernel::Fused.symbol()),
+        ms(Kernel::FusedFma.symbol()),
     ));
 
     let timed_facts = json!({"unfused_over_fused_time": ratio, "counted_bytes_ratio":

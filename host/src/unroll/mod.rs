@@ -691,8 +691,9 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     // Part 4: timed.
     let mut timed = Section::new(if quick {
         format!(
-            "Timed (--quick: {elems} elements, 3 buffers of {} MiB, cache-resident; not a DRAM figure)",
-            (elems * 4) >> 20
+            "Timed (--quick: {elems} floats, {} MiB in all against a {} MiB L2; not the full run's DRAM figures)",
+            (elems * BYTES_PER_ELEM) >> 20,
+            gpu.info.l2_bytes >> 20
         )
     } else {
         format!(
