@@ -173,6 +173,19 @@ fn bit_failure(
     })
 }
 
+/// A failure for an element written past the end (`past_n`, if any).
+fn past_end_failure(
+    kernel: &'static str,
+    what: &str,
+    n: usize,
+    past_n: Option<usize>,
+) -> Option<Failure> {
+    past_n.map(|i| Failure {
+        kernel,
+        detail: format!("{what}, n = {n}: element {i} past the end was written"),
+    })
+}
+
 impl<'g> Fuse<'g> {
     /// Checks free memory, allocates six buffers of `elems` floats and
     /// uploads the inputs.
@@ -237,10 +250,13 @@ impl<'g> Fuse<'g> {
         Ok(())
     }
 
-    /// The first `n` floats of `buf`, after the stream has drained.
-    fn read(&self, which: Buffer, n: usize, kernel: &str) -> Result<Vec<f32>> {
+    /// The first `n` floats of `buf`, after the stream has drained, and the
+    /// index of the first element past `n` (up to a block past it, where
+    /// the buffer holds one) that is no longer poisoned: a kernel wrote
+    /// past the end.
+    fn read(&self, which: Buffer, n: usize, kernel: &str) -> Result<(Vec<f32>, Option<usize>)> {
         self.gpu.sync_after(kernel)?;
-        let mut got = vec![0.0f32; n];
+        let mut got = vec![0.0f32; self.guarded_end(n)];
         let buf = match which {
             Buffer::T1 => &self.t1,
             Buffer::T2 => &self.t2,
@@ -248,24 +264,38 @@ impl<'g> Fuse<'g> {
         };
         self.gpu.download(buf, &mut got)?;
         self.gpu.sync_after(kernel)?;
-        Ok(got)
+        let past_n = got[n..]
+            .iter()
+            .position(|v| v.to_bits() != u32::MAX)
+            .map(|i| n + i);
+        got.truncate(n);
+        Ok((got, past_n))
     }
 
-    /// Fills the first `n` floats of an intermediate or output with 0xFF
-    /// (NaN), so an element no kernel writes fails its check.
+    /// The end of what a check poisons and reads back for `n` elements: a
+    /// block past `n`, within the buffers.
+    fn guarded_end(&self, n: usize) -> usize {
+        (n + THREADS_PER_BLOCK as usize).min(self.elems)
+    }
+
+    /// Fills the first `n` floats of an intermediate or output, and a block
+    /// past them, with 0xFF (NaN), so an element no kernel writes fails its
+    /// check, and so does one written past the end.
     fn poison(&mut self, which: Buffer, n: usize) -> Result<()> {
+        let end = self.guarded_end(n);
         let buf = match which {
             Buffer::T1 => &mut self.t1,
             Buffer::T2 => &mut self.t2,
             Buffer::Y => &mut self.y,
         };
-        self.gpu.fill_bytes(&mut buf.slice_mut(..n), 0xFF)
+        self.gpu.fill_bytes(&mut buf.slice_mut(..end), 0xFF)
     }
 
     /// Runs `kernel` alone over `n` elements and checks its output's bits
-    /// against the reference. A stage's input intermediate (t1 for add, t2
-    /// for relu) is first set to the reference's, so each stage is checked
-    /// on its own. Returns the failure (if any) and the output's bits.
+    /// against the reference, and that nothing past `n` was written. A
+    /// stage's input intermediate (t1 for add, t2 for relu) is first set to
+    /// the reference's, so each stage is checked on its own. Returns the
+    /// failure (if any) and the output's bits.
     pub fn check(&mut self, kernel: Kernel, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
         let inputs = Inputs::new(n);
         let (out, want) = match kernel {
@@ -283,15 +313,18 @@ impl<'g> Fuse<'g> {
         };
         self.poison(out, n)?;
         self.launch(kernel, n)?;
-        let got = self.read(out, n, kernel.symbol())?;
+        let (got, past_n) = self.read(out, n, kernel.symbol())?;
+        let failure = bit_failure(kernel.symbol(), "output", n, &got, &want)
+            .or_else(|| past_end_failure(kernel.symbol(), "output", n, past_n));
         Ok((
-            bit_failure(kernel.symbol(), "output", n, &got, &want),
+            failure,
             got.iter().map(|v| u64::from(v.to_bits())).collect(),
         ))
     }
 
     /// Runs the three stages over `n` elements from poisoned intermediates
-    /// and checks t1, t2 and y bit for bit; returns every failure and y.
+    /// and checks t1, t2 and y bit for bit (and nothing written past `n`);
+    /// returns every failure and y.
     pub fn check_pipeline(&mut self, n: usize) -> Result<(Vec<Failure>, Vec<f32>)> {
         let inputs = Inputs::new(n);
         for b in [Buffer::T1, Buffer::T2, Buffer::Y] {
@@ -299,15 +332,17 @@ impl<'g> Fuse<'g> {
         }
         self.launch_pipeline(n)?;
         let mut failures = Vec::new();
-        let y = self.read(Buffer::Y, n, PIPELINE)?;
+        let (y, y_past) = self.read(Buffer::Y, n, PIPELINE)?;
         for (buf, want, what) in [
             (Buffer::T1, inputs.t1(), "t1 = a * b"),
             (Buffer::T2, inputs.t2(), "t2 = t1 + c"),
         ] {
-            let got = self.read(buf, n, PIPELINE)?;
+            let (got, past_n) = self.read(buf, n, PIPELINE)?;
             failures.extend(bit_failure(PIPELINE, what, n, &got, &want));
+            failures.extend(past_end_failure(PIPELINE, what, n, past_n));
         }
         failures.extend(bit_failure(PIPELINE, "y = relu(t2)", n, &y, &inputs.y()));
+        failures.extend(past_end_failure(PIPELINE, "y = relu(t2)", n, y_past));
         Ok((failures, y))
     }
 

@@ -232,21 +232,32 @@ impl<'g> Unroll<'g> {
     }
 
     /// Runs `kernel` over `n` elements into a poisoned output and checks
-    /// every element's bits against the reference; returns the failure (if
-    /// any) and the output's bits.
+    /// every element's bits against the reference, and that no element in
+    /// the block past `n` (where the buffers hold one) was written: a
+    /// missing bounds guard fails too. Returns the failure (if any) and the
+    /// first `n` output elements' bits.
     pub fn check(&mut self, kernel: Kernel, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
-        self.gpu.fill_bytes(&mut self.out.slice_mut(..n), 0xFF)?;
+        let end = (n + ELEMS_PER_UNROLLED_BLOCK).min(self.elems);
+        self.gpu.fill_bytes(&mut self.out.slice_mut(..end), 0xFF)?;
         self.launch(kernel, n)?;
         self.gpu.sync_after(kernel.symbol())?;
-        let mut got = vec![0.0f32; n];
+        let mut got = vec![0.0f32; end];
         self.gpu.download(&self.out, &mut got)?;
         self.gpu.sync_after(kernel.symbol())?;
+        let past_n = got[n..].iter().position(|v| v.to_bits() != u32::MAX);
+        got.truncate(n);
         let want = reference::sum(
             &reference::filled(n, reference::fill_a),
             &reference::filled(n, reference::fill_b),
         );
+        let failure = bit_failure(kernel, n, &got, &want).or_else(|| {
+            past_n.map(|i| Failure {
+                kernel: kernel.symbol(),
+                detail: format!("n = {n}: element {} past the end was written", n + i),
+            })
+        });
         Ok((
-            bit_failure(kernel, n, &got, &want),
+            failure,
             got.iter().map(|v| u64::from(v.to_bits())).collect(),
         ))
     }
