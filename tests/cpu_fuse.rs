@@ -203,3 +203,36 @@ fn the_twins_compile_with_nvrtc_without_contraction() {
             .contains("fma.rn.f32")
     );
 }
+
+#[test]
+fn the_mirrors_agree_at_both_sizes() {
+    for size in [6, host::fuse::MIRROR_SECOND_SIZE] {
+        assert!(host::fuse::mirror_failure(size).is_none(), "n = {size}");
+    }
+}
+
+#[test]
+fn the_rust_ptx_has_two_arithmetic_instructions_fused_and_one_with_fma() {
+    assert_eq!(host::fuse::ptx_arith_f32(Kernel::Fused), 2);
+    assert_eq!(host::fuse::ptx_arith_f32(Kernel::FusedFma), 1);
+}
+
+#[test]
+fn the_timed_reading_follows_the_medians() {
+    use host::fuse::timed_reading;
+    // The recorded H200 medians: the pipeline more than 2x the fused kernel.
+    let r = timed_reading(0.6782, 0.6781, 0.2758, 0.2762);
+    assert!(r.contains("2.46x, against the counted 2.00x"), "{r}");
+    assert!(r.contains("moves its bytes faster (1.23x"), "{r}");
+    assert!(r.contains("0.678 ms against 0.678 ms"), "{r}");
+    assert!(r.contains("0.276 and 0.276 ms (within 5%"), "{r}");
+    assert!(
+        r.contains("1 f32 multiply/add/FMA instruction(s) against 2"),
+        "{r}"
+    );
+    let r = timed_reading(2.0, 2.0, 1.0, 0.5);
+    assert!(r.contains("within 5% of what the bytes alone"), "{r}");
+    assert!(r.contains("100% faster"), "{r}");
+    let r = timed_reading(1.5, 1.5, 1.0, 1.0);
+    assert!(r.contains("moves its bytes slower (0.75x"), "{r}");
+}

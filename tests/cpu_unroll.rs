@@ -5,7 +5,7 @@
 
 use host::ptx::{PTX, entries, entry_body};
 use host::unroll::reference::{self, UnrollStats};
-use host::unroll::{Kernel, PtxCounts, mirror_lines};
+use host::unroll::{Kernel, PtxCounts, mirror_failure, mirror_lines, ptx_reading, timed_reading};
 use kernels_gpu::unroll::*;
 
 fn stats(loop_control_events: usize, arithmetic_ops: usize) -> UnrollStats {
@@ -184,6 +184,7 @@ $L__BB0_3:
         PtxCounts {
             setp: 2,
             bra: 2,
+            uncond_bra: 0,
             backward_bra: 1,
             add_f32: 2,
             ld_global: 1,
@@ -214,4 +215,113 @@ fn the_twins_compile_with_nvrtc_and_match_the_entries() {
         assert_eq!(counts.backward_bra, 0, "{k:?}: {counts:?}");
         assert_eq!(counts.add_f32, UNROLL, "{k:?}: {counts:?}");
     }
+}
+
+#[test]
+fn ptx_counts_tell_unconditional_branches_apart() {
+    let body = "\
+{
+\tsetp.lt.u64 \t%p1, %rd13, %rd10;
+\t@%p1 bra \t$L__BB37_2;
+\tbra.uni \t$L__BB37_1;
+$L__BB37_2:
+\tadd.rn.f32 \t%r6, %r4, %r5;
+$L__BB37_1:
+\tret;
+}";
+    let c = PtxCounts::of(body);
+    assert_eq!((c.bra, c.uncond_bra, c.backward_bra), (2, 1, 0), "{c:?}");
+}
+
+#[test]
+fn a_mirror_that_disagrees_fails() {
+    let (_, facts) = mirror_lines(4002);
+    assert!(mirror_failure(&facts).is_none());
+    let mut bad = facts.clone();
+    bad["outputs_identical"] = false.into();
+    assert!(
+        mirror_failure(&bad)
+            .unwrap()
+            .detail
+            .contains("outputs differ")
+    );
+    let mut bad = facts.clone();
+    bad["unrolled"]["arithmetic_ops"] = 4001.into();
+    assert!(mirror_failure(&bad).unwrap().detail.contains("adds"));
+    let mut bad = facts;
+    bad["unrolled"]["loop_control_events"] = 4002.into();
+    assert!(
+        mirror_failure(&bad)
+            .unwrap()
+            .detail
+            .contains("not 4002 and 1002")
+    );
+}
+
+#[test]
+fn the_ptx_reading_follows_the_counts() {
+    let seed_form = |k: Kernel| PtxCounts {
+        setp: k.elems_per_thread(),
+        bra: k.elems_per_thread(),
+        add_f32: k.elems_per_thread(),
+        ..PtxCounts::default()
+    };
+    let good: Vec<_> = Kernel::ALL.iter().map(|&k| (k, seed_form(k))).collect();
+    let r = ptx_reading(&good);
+    assert!(r.contains("No backward branch"), "{r}");
+    assert!(r.contains("the seed's form"), "{r}");
+    assert!(!r.contains("unconditional"), "{r}");
+    let mut looped = good.clone();
+    looped[1].1.backward_bra = 1;
+    looped[1].1.bra += 1;
+    looped[1].1.setp += 1;
+    let r = ptx_reading(&looped);
+    assert!(r.contains("is left in add_unrolled_4:"), "{r}");
+    assert!(r.contains("not the seed's"), "{r}");
+    let mut layout = good;
+    layout[0].1.bra += 1;
+    layout[0].1.uncond_bra = 1;
+    let r = ptx_reading(&layout);
+    assert!(
+        r.contains("the seed's form") && r.contains("unconditional bra"),
+        "{r}"
+    );
+    // The embedded PTX reads as the seed's form with no loop.
+    let ours: Vec<_> = Kernel::ALL
+        .iter()
+        .map(|&k| (k, PtxCounts::of_kernel(k)))
+        .collect();
+    let r = ptx_reading(&ours);
+    assert!(
+        r.contains("No backward branch") && r.contains("the seed's form"),
+        "{r}"
+    );
+}
+
+#[test]
+fn the_timed_reading_follows_the_medians() {
+    // The recorded H200 medians: consecutive slower, coalesced faster.
+    let r = timed_reading(0.2379, 0.3702, 0.2200);
+    assert!(
+        r.contains("consecutive unrolled add is 56% slower than it (time ratio 1.56)"),
+        "{r}"
+    );
+    assert!(
+        r.contains("the coalesced one 8% faster than it (0.92)"),
+        "{r}"
+    );
+    assert!(
+        r.contains("is the slower one here, as its 4x the sectors"),
+        "{r}"
+    );
+    let r = timed_reading(1.0, 1.0, 1.02);
+    assert!(
+        r.contains("is within 5% of it") && r.contains("the two forms are within 5%"),
+        "{r}"
+    );
+    let r = timed_reading(1.0, 0.8, 1.0);
+    assert!(
+        r.contains("25% faster") && r.contains("is the faster one here, despite"),
+        "{r}"
+    );
 }

@@ -173,6 +173,19 @@ fn bit_failure(
     })
 }
 
+/// A failure for an element written past the end (`past_n`, if any).
+fn past_end_failure(
+    kernel: &'static str,
+    what: &str,
+    n: usize,
+    past_n: Option<usize>,
+) -> Option<Failure> {
+    past_n.map(|i| Failure {
+        kernel,
+        detail: format!("{what}, n = {n}: element {i} past the end was written"),
+    })
+}
+
 impl<'g> Fuse<'g> {
     /// Checks free memory, allocates six buffers of `elems` floats and
     /// uploads the inputs.
@@ -237,10 +250,13 @@ impl<'g> Fuse<'g> {
         Ok(())
     }
 
-    /// The first `n` floats of `buf`, after the stream has drained.
-    fn read(&self, which: Buffer, n: usize, kernel: &str) -> Result<Vec<f32>> {
+    /// The first `n` floats of `buf`, after the stream has drained, and the
+    /// index of the first element past `n` (up to a block past it, where
+    /// the buffer holds one) that is no longer poisoned: a kernel wrote
+    /// past the end.
+    fn read(&self, which: Buffer, n: usize, kernel: &str) -> Result<(Vec<f32>, Option<usize>)> {
         self.gpu.sync_after(kernel)?;
-        let mut got = vec![0.0f32; n];
+        let mut got = vec![0.0f32; self.guarded_end(n)];
         let buf = match which {
             Buffer::T1 => &self.t1,
             Buffer::T2 => &self.t2,
@@ -248,24 +264,38 @@ impl<'g> Fuse<'g> {
         };
         self.gpu.download(buf, &mut got)?;
         self.gpu.sync_after(kernel)?;
-        Ok(got)
+        let past_n = got[n..]
+            .iter()
+            .position(|v| v.to_bits() != u32::MAX)
+            .map(|i| n + i);
+        got.truncate(n);
+        Ok((got, past_n))
     }
 
-    /// Fills the first `n` floats of an intermediate or output with 0xFF
-    /// (NaN), so an element no kernel writes fails its check.
+    /// The end of what a check poisons and reads back for `n` elements: a
+    /// block past `n`, within the buffers.
+    fn guarded_end(&self, n: usize) -> usize {
+        (n + THREADS_PER_BLOCK as usize).min(self.elems)
+    }
+
+    /// Fills the first `n` floats of an intermediate or output, and a block
+    /// past them, with 0xFF (NaN), so an element no kernel writes fails its
+    /// check, and so does one written past the end.
     fn poison(&mut self, which: Buffer, n: usize) -> Result<()> {
+        let end = self.guarded_end(n);
         let buf = match which {
             Buffer::T1 => &mut self.t1,
             Buffer::T2 => &mut self.t2,
             Buffer::Y => &mut self.y,
         };
-        self.gpu.fill_bytes(&mut buf.slice_mut(..n), 0xFF)
+        self.gpu.fill_bytes(&mut buf.slice_mut(..end), 0xFF)
     }
 
     /// Runs `kernel` alone over `n` elements and checks its output's bits
-    /// against the reference. A stage's input intermediate (t1 for add, t2
-    /// for relu) is first set to the reference's, so each stage is checked
-    /// on its own. Returns the failure (if any) and the output's bits.
+    /// against the reference, and that nothing past `n` was written. A
+    /// stage's input intermediate (t1 for add, t2 for relu) is first set to
+    /// the reference's, so each stage is checked on its own. Returns the
+    /// failure (if any) and the output's bits.
     pub fn check(&mut self, kernel: Kernel, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
         let inputs = Inputs::new(n);
         let (out, want) = match kernel {
@@ -283,15 +313,18 @@ impl<'g> Fuse<'g> {
         };
         self.poison(out, n)?;
         self.launch(kernel, n)?;
-        let got = self.read(out, n, kernel.symbol())?;
+        let (got, past_n) = self.read(out, n, kernel.symbol())?;
+        let failure = bit_failure(kernel.symbol(), "output", n, &got, &want)
+            .or_else(|| past_end_failure(kernel.symbol(), "output", n, past_n));
         Ok((
-            bit_failure(kernel.symbol(), "output", n, &got, &want),
+            failure,
             got.iter().map(|v| u64::from(v.to_bits())).collect(),
         ))
     }
 
     /// Runs the three stages over `n` elements from poisoned intermediates
-    /// and checks t1, t2 and y bit for bit; returns every failure and y.
+    /// and checks t1, t2 and y bit for bit (and nothing written past `n`);
+    /// returns every failure and y.
     pub fn check_pipeline(&mut self, n: usize) -> Result<(Vec<Failure>, Vec<f32>)> {
         let inputs = Inputs::new(n);
         for b in [Buffer::T1, Buffer::T2, Buffer::Y] {
@@ -299,15 +332,17 @@ impl<'g> Fuse<'g> {
         }
         self.launch_pipeline(n)?;
         let mut failures = Vec::new();
-        let y = self.read(Buffer::Y, n, PIPELINE)?;
+        let (y, y_past) = self.read(Buffer::Y, n, PIPELINE)?;
         for (buf, want, what) in [
             (Buffer::T1, inputs.t1(), "t1 = a * b"),
             (Buffer::T2, inputs.t2(), "t2 = t1 + c"),
         ] {
-            let got = self.read(buf, n, PIPELINE)?;
+            let (got, past_n) = self.read(buf, n, PIPELINE)?;
             failures.extend(bit_failure(PIPELINE, what, n, &got, &want));
+            failures.extend(past_end_failure(PIPELINE, what, n, past_n));
         }
         failures.extend(bit_failure(PIPELINE, "y = relu(t2)", n, &y, &inputs.y()));
+        failures.extend(past_end_failure(PIPELINE, "y = relu(t2)", n, y_past));
         Ok((failures, y))
     }
 
@@ -483,6 +518,104 @@ pub fn mirror_lines() -> (Vec<String>, serde_json::Value) {
     (lines, facts)
 }
 
+/// The mirrors' failure, if any: at `size` elements of the lesson's fills,
+/// the two pipelines' outputs differ in some bit, or their counts are not
+/// the per-element constants (5 + 3 and 3 + 1) times `size`.
+pub fn mirror_failure(size: usize) -> Option<Failure> {
+    let inputs = Inputs::new(size);
+    let (mut unfused, mut fused) = (vec![0.0f32; size], vec![0.0f32; size]);
+    let u = reference::unfused_pipeline(&inputs.a, &inputs.b, &inputs.c, &mut unfused);
+    let f = reference::fused_pipeline(&inputs.a, &inputs.b, &inputs.c, &mut fused);
+    let want = |reads: usize, writes: usize| MemOps {
+        reads: reads * size,
+        writes: writes * size,
+    };
+    let problem = if let Some(m) = crate::check::first_bit_mismatch(&fused, &unfused) {
+        format!("the fused mirror differs from the unfused one: {m}")
+    } else if u != want(UNFUSED_READS, UNFUSED_WRITES) || f != want(FUSED_READS, FUSED_WRITES) {
+        format!(
+            "counted {u:?} unfused and {f:?} fused, not {UNFUSED_READS} + {UNFUSED_WRITES} and \
+             {FUSED_READS} + {FUSED_WRITES} per element"
+        )
+    } else {
+        return None;
+    };
+    Some(Failure {
+        kernel: "fused_pipeline (host mirror)",
+        detail: format!("n = {size}: {problem}"),
+    })
+}
+
+/// The host mirrors' second size: the per-element counts are checked here
+/// as well as on the six-element example, so "independent of size" is
+/// tested, not assumed.
+pub const MIRROR_SECOND_SIZE: usize = 1000;
+
+/// f32 multiplies, adds and FMAs (`mul.*f32`, `add.*f32`, `fma.*f32`) in
+/// `kernel`'s body of the embedded (Rust) PTX.
+pub fn ptx_arith_f32(kernel: Kernel) -> usize {
+    crate::ptx::entry_body(crate::ptx::PTX, kernel.symbol())
+        .unwrap_or("")
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|op| {
+            ["mul.", "add.", "fma."].iter().any(|p| op.starts_with(p)) && op.ends_with(".f32")
+        })
+        .count()
+}
+
+/// The timed section's reading from the medians (ms) of the pipeline, the
+/// three stages alone, the fused kernel and the FMA kernel.
+pub fn timed_reading(pipeline_ms: f64, stage_sum_ms: f64, fused_ms: f64, fma_ms: f64) -> String {
+    let counted = UNFUSED_BYTES_PER_ELEM as f64 / FUSED_BYTES_PER_ELEM as f64;
+    let ratio = pipeline_ms / fused_ms;
+    let mut reading =
+        format!("Unfused / fused time: {ratio:.2}x, against the counted {counted:.2}x in bytes");
+    if ratio > counted * 1.05 {
+        reading.push_str(&format!(
+            ": more than the bytes alone explain, because the fused kernel also moves its bytes faster \
+             ({:.2}x the pipeline's GB/s over the counted bytes).",
+            ratio / counted
+        ));
+    } else if ratio < counted / 1.05 {
+        reading.push_str(&format!(
+            ": less than the bytes alone would give, because the fused kernel moves its bytes slower \
+             ({:.2}x the pipeline's GB/s over the counted bytes).",
+            ratio / counted
+        ));
+    } else {
+        reading.push_str(": within 5% of what the bytes alone would give.");
+    }
+    reading.push_str(&format!(
+        " The three stages timed alone add up to {stage_sum_ms:.3} ms against {pipeline_ms:.3} ms back to back."
+    ));
+    let (plain, contracted) = (
+        ptx_arith_f32(Kernel::Fused),
+        ptx_arith_f32(Kernel::FusedFma),
+    );
+    reading.push_str(&format!(
+        " Fused with and without FMA: {fma_ms:.3} and {fused_ms:.3} ms ({} of {:.2}), for the same \
+         {FUSED_BYTES_PER_ELEM} bytes per element and {contracted} f32 multiply/add/FMA instruction(s) against \
+         {plain} in the Rust PTX.",
+        relative(fma_ms, fused_ms),
+        fma_ms / fused_ms
+    ));
+    reading
+}
+
+/// How `ms` compares with `baseline_ms`, in words: "N% faster", "N%
+/// slower" or "within 5%".
+fn relative(ms: f64, baseline_ms: f64) -> String {
+    let r = baseline_ms / ms;
+    if r > 1.05 {
+        format!("{:.0}% faster, a time ratio", (r - 1.0) * 100.0)
+    } else if r < 1.0 / 1.05 {
+        format!("{:.0}% slower, a time ratio", (1.0 / r - 1.0) * 100.0)
+    } else {
+        "within 5%, a time ratio".to_string()
+    }
+}
+
 /// Floats with one decimal, as the seed prints them.
 fn show(v: &[f32]) -> String {
     v.iter()
@@ -554,6 +687,9 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
         &gpu_fused,
         &example_want,
     ));
+    for size in [EXAMPLE_A.len(), MIRROR_SECOND_SIZE] {
+        failures.extend(mirror_failure(size));
+    }
     if !failures.is_empty() {
         return Ok(Outcome::Failed(failures));
     }
@@ -565,11 +701,13 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     for line in lines {
         mirrors.line(line);
     }
-    mirrors.reading = Some(
-        "The count is per element, so the ratio does not depend on the length: each intermediate the unfused \
-         pipeline keeps in memory costs one write and one read that the fused kernel does in a register."
-            .to_string(),
-    );
+    mirrors.reading = Some(format!(
+        "The count is per element, so the ratio does not depend on the length (the mirrors count the same \
+         {} and {} per element at n = {MIRROR_SECOND_SIZE}, with identical outputs): each intermediate the unfused \
+         pipeline keeps in memory costs one write and one read that the fused kernel does in a register.",
+        UNFUSED_READS + UNFUSED_WRITES,
+        FUSED_READS + FUSED_WRITES
+    ));
 
     // Part 2: on the GPU.
     let mut gpu_section =
@@ -590,12 +728,23 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
         "fused against unfused on the GPU, n = {CHECK_ELEMS}: identical in every bit ({} clamped to 0)",
         pipeline_y.iter().filter(|&&v| v == 0.0).count()
     ));
-    gpu_section.line(format!(
-        "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): differs from the pipeline in {} of {} \
-         elements, by at most {:.3e} (the product's rounding error; where the add cancels, that is up to {} ULPs of \
-         the result)",
-        fma_difference.differing, fma_difference.elems, fma_difference.max_abs, fma_difference.max_ulps
-    ));
+    if fma_difference.differing == 0 {
+        gpu_section.line(format!(
+            "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): identical to the pipeline in all {} \
+             elements on this data",
+            fma_difference.elems
+        ));
+    } else {
+        gpu_section.line(format!(
+            "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): differs from the pipeline in {} of {} \
+             elements, by at most {:.3e} in value and at most {} ULPs of the result (the largest where the add \
+             cancels most of the product)",
+            fma_difference.differing,
+            fma_difference.elems,
+            fma_difference.max_abs,
+            fma_difference.max_ulps
+        ));
+    }
     gpu_section.reading = Some(
         "The unfused pipeline rounds the product when it stores t1, so a fused kernel that must agree with it may not \
          contract a * b + c into an FMA: the Rust kernel writes the two operations (rustc never contracts), the CUDA \
@@ -605,11 +754,18 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     );
 
     // Part 3: timed.
-    let mut timed = Section::new(format!(
-        "Timed: three kernels against one, {} floats ({} MiB per tensor)",
-        elems,
-        (elems * ELEM_BYTES) >> 20
-    ));
+    let mut timed = Section::new(if quick {
+        format!(
+            "Timed (--quick: {elems} floats, {} MiB in all against a {} MiB L2; not the full run's DRAM figures)",
+            (6 * elems * ELEM_BYTES) >> 20,
+            gpu.info.l2_bytes >> 20
+        )
+    } else {
+        format!(
+            "Timed: three kernels against one, {elems} floats ({} MiB per tensor)",
+            (elems * ELEM_BYTES) >> 20
+        )
+    });
     timed.line(format!(
         "bytes counted from the operations x {ELEM_BYTES} bytes: unfused {} + {} + {} = {UNFUSED_BYTES_PER_ELEM} per \
          element, fused {FUSED_BYTES_PER_ELEM}",
@@ -643,14 +799,11 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     };
     let ratio = ms(PIPELINE) / ms(Kernel::Fused.symbol());
     let stage_sum: f64 = Kernel::STAGES.iter().map(|k| ms(k.symbol())).sum();
-    timed.reading = Some(format!(
-        "Unfused / fused time: {ratio:.2}x, against the counted {:.2}x in bytes. The three stages timed alone add up \
-         to {stage_sum:.3} ms against {:.3} ms back to back. Fused with and without FMA: {:.3} and {:.3} ms, the \
-         same 16 bytes per element with one arithmetic instruction fewer.",
-        UNFUSED_BYTES_PER_ELEM as f64 / FUSED_BYTES_PER_ELEM as f64,
+    timed.reading = Some(timed_reading(
         ms(PIPELINE),
-        ms(Kernel::FusedFma.symbol()),
+        stage_sum,
         ms(Kernel::Fused.symbol()),
+        ms(Kernel::FusedFma.symbol()),
     ));
 
     let timed_facts = json!({"unfused_over_fused_time": ratio, "counted_bytes_ratio":
