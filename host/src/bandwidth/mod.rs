@@ -470,10 +470,18 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     if let Some(failure) = host_copy_failure(src, dst, n) {
         return Ok(Outcome::Failed(vec![failure]));
     }
+    copies.line(format!(
+        "The host memcpy row is timed by the host clock with the seed's protocol, {} warm-up copies then {} timed \
+         copies, each copy its own sample (not the GPU rows' counts given at the foot).",
+        SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
+    ));
     copies.rows.push(
         Row::new(
             "htoh_memcpy",
-            "host -> host memcpy (the seed's protocol: 3 warm-up + 20 timed)",
+            format!(
+                "host -> host memcpy (the seed's protocol: {} warm-up + {} timed)",
+                SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
+            ),
             t,
         )
         .bytes(n as f64)

@@ -655,6 +655,11 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
             ));
         }
         if SEED_SIDES.contains(&n) {
+            s.line(format!(
+                "The CPU rows are timed by the host clock with the seed's protocol, {} warm-up calls then {} timed \
+                 calls, each call its own sample (not the GPU rows' counts given at the foot).",
+                SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
+            ));
             let image = reference::image(n);
             for k in Kernel::ALL {
                 let mut out = vec![0.0f32; k.outputs(n)];
@@ -671,8 +676,10 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
                     Row::new(
                         format!("conv2d_{}_host/{n}", k.seed_name()),
                         format!(
-                            "host mirror, {} (the seed's protocol: 5 warm-up + 20 timed)",
-                            k.seed_name()
+                            "host mirror, {} (the seed's protocol: {} warm-up + {} timed)",
+                            k.seed_name(),
+                            SEED_CPU_PLAN.warmups,
+                            SEED_CPU_PLAN.batches
                         ),
                         t,
                     )
