@@ -30,6 +30,11 @@ fn the_seed_flop_counts_and_padding_overhead() {
             "extra work from padding: 4536 more FLOPs (6.6% more)",
         ]
     );
+    // 8192: 589752 more of 1207369800, 0.0488%: two decimals, not "0.0%".
+    assert_eq!(
+        formula_lines(8192)[2],
+        "extra work from padding: 589752 more FLOPs (0.05% more)"
+    );
     // The large sizes: 2 (n-2)^2 9 and 2 n^2 9 past 32 bits of FLOP.
     assert_eq!(Kernel::Valid.flop(8192), 2 * 8190 * 8190 * 9);
     assert_eq!(Kernel::Same.flop(8192), 2 * 8192 * 8192 * 9);

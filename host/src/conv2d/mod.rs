@@ -121,7 +121,7 @@ pub fn padding_overhead(n: usize) -> (u64, f64) {
 }
 
 /// The seed's lines for side n: the two formulas with their values, and the
-/// padding overhead.
+/// padding overhead (to the seed's one decimal, or two below 0.1%).
 pub fn formula_lines(n: usize) -> Vec<String> {
     let (extra, pct) = padding_overhead(n);
     vec![
@@ -130,7 +130,11 @@ pub fn formula_lines(n: usize) -> Vec<String> {
             Kernel::Valid.flop(n)
         ),
         format!("padded_ops = 2 * {n}^2 * 3 * 3 = {}", Kernel::Same.flop(n)),
-        format!("extra work from padding: {extra} more FLOPs ({pct:.1}% more)"),
+        // The seed's one decimal, and two where one would print 0.0%.
+        format!(
+            "extra work from padding: {extra} more FLOPs ({pct:.prec$}% more)",
+            prec = if pct >= 0.1 { 1 } else { 2 }
+        ),
     ]
 }
 
