@@ -237,11 +237,28 @@ fn the_limits_section_compares_each_copy_with_its_limit() {
         reading.contains("Copy engine against kernel: 1.00x"),
         "{reading}"
     );
-    // 4295 / 2 over 53.7: 40x.
+    // Per byte copied: 4295 / 2 over 53.7, 40x (the GB/s columns differ
+    // 80x: the device rows count each byte twice).
     assert!(
-        reading.contains("move 40x the bytes per second"),
+        reading.contains(
+            "finishes 40x sooner than the same bytes across the link (dtod_copy_engine 4295.0 GB/s counted 2n, \
+             against htod_pinned 53.7 GB/s counted n): data that stays on the GPU skips the link."
+        ),
         "{reading}"
     );
+    assert!(reading.contains("staging buffer"), "{reading}");
+    // Pageable as fast as pinned one way: no staging-buffer explanation.
+    let rows = synthetic_rows([5.0, 5.0, 10.0, 5.0, 0.125, 0.125]);
+    let (s, _) =
+        bandwidth::limits_section(&rows, 4.8e12, Some(gen5), Some(gen5), "0000:41:00.0", false);
+    let reading = s.reading.unwrap();
+    assert!(
+        reading.contains(
+            "host -> device 1.00x, device -> host 2.00x (pinned was not faster in both directions"
+        ),
+        "{reading}"
+    );
+    assert!(!reading.contains("staging buffer"), "{reading}");
 }
 
 #[test]
@@ -269,4 +286,23 @@ fn a_link_read_in_a_power_saving_state_gives_way_to_the_maximum() {
         text.contains("htod_pinned 53.7 GB/s = 1.1% of the DRAM limit"),
         "{text}"
     );
+}
+
+#[test]
+fn the_host_memcpy_check_catches_a_short_and_a_long_copy() {
+    let src = bandwidth::pattern_bytes(100);
+    let poisoned = || vec![0xFFu8; 100];
+    let mut dst = poisoned();
+    dst[..90].copy_from_slice(&src[..90]);
+    assert!(bandwidth::host_copy_failure(&src, &dst, 90).is_none());
+    // One byte short: byte 89 still poison.
+    let mut dst = poisoned();
+    dst[..89].copy_from_slice(&src[..89]);
+    let f = bandwidth::host_copy_failure(&src, &dst, 90).expect("a short copy fails");
+    assert!(f.detail.contains("byte 89 is 0xff"), "{}", f.detail);
+    // One byte long: byte 90 written.
+    let mut dst = poisoned();
+    dst[..91].copy_from_slice(&src[..91]);
+    let f = bandwidth::host_copy_failure(&src, &dst, 90).expect("a long copy fails");
+    assert!(f.detail.contains("1 past the end"), "{}", f.detail);
 }

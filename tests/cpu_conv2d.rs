@@ -30,6 +30,11 @@ fn the_seed_flop_counts_and_padding_overhead() {
             "extra work from padding: 4536 more FLOPs (6.6% more)",
         ]
     );
+    // 8192: 589752 more of 1207369800, 0.0488%: two decimals, not "0.0%".
+    assert_eq!(
+        formula_lines(8192)[2],
+        "extra work from padding: 589752 more FLOPs (0.05% more)"
+    );
     // The large sizes: 2 (n-2)^2 9 and 2 n^2 9 past 32 bits of FLOP.
     assert_eq!(Kernel::Valid.flop(8192), 2 * 8190 * 8190 * 9);
     assert_eq!(Kernel::Same.flop(8192), 2 * 8192 * 8192 * 9);
@@ -302,16 +307,21 @@ fn the_reading_sets_each_figure_against_the_roofline() {
         })
         .collect();
     let text = conv2d::size_reading(&rows, n, &info);
-    // Bound: min(66.9 TFLOP/s, 2.25 x 4814.3 GB/s) = 10832 GFLOP/s (valid:
-    // 2.2495 FLOP/byte, 10830).
+    // Bound: min(66.9 TFLOP/s, intensity x 4814.3 GB/s): valid 2.2495
+    // FLOP/byte, 10830 GFLOP/s; same 2.25, 10832.
+    // 2 x 8190^2 x 9 FLOP in 0.2 ms = 6036.85 GFLOP/s, 55.7% of 10830.
     assert!(
-        text.contains("the roofline's bound at 2.25 FLOP/byte is 10830 GFLOP/s"),
+        text.contains(
+            "GPU: valid 6036.85 GFLOP/s = 55.7% of its bound 10830 GFLOP/s at 2.25 FLOP/byte"
+        ),
         "{text}"
     );
-    // 2 x 8190^2 x 9 FLOP in 0.2 ms = 6036.85 GFLOP/s, 55.7% of 10830.
-    assert!(text.contains("GPU: valid 6036.85 GFLOP/s"), "{text}");
-    assert!(text.contains("valid at 55.7%"), "{text}");
-    assert!(!text.contains("launch's fixed cost"), "{text}");
+    // 2 x 8192^2 x 9 FLOP in 0.2 ms = 6039.80 GFLOP/s, 55.8% of 10832.
+    assert!(
+        text.contains("same 6039.80 GFLOP/s = 55.8% of its bound 10832 GFLOP/s at 2.25 FLOP/byte"),
+        "{text}"
+    );
+    assert!(!text.contains("The grids"), "{text}");
     assert!(!text.contains("CPU"), "{text}");
     // 64: 16 blocks for 132 SMs; a CPU mirror beside the GPU.
     let n = 64;
@@ -335,13 +345,53 @@ fn the_reading_sets_each_figure_against_the_roofline() {
         true,
     ));
     let text = conv2d::size_reading(&rows, n, &info);
+    // At 64 the valid kernel's intensity (2.18) differs from the same one's
+    // (2.25): each figure against its own bound.
+    assert!(text.contains("at 2.18 FLOP/byte"), "{text}");
+    assert!(text.contains("at 2.25 FLOP/byte"), "{text}");
     assert!(
         text.contains("The grids are 16 and 16 blocks for 132 SMs"),
+        "{text}"
+    );
+    // 31760 bytes at 4814.3 GB/s: 0.007 us, against 4.0 us measured.
+    assert!(
+        text.contains("took 4.0 us where the derived DRAM limit moves its 31760 compulsory bytes in 0.007 us (606x): the time is fixed cost"),
         "{text}"
     );
     // 69192 FLOP in 0.04 ms: 1.73 GFLOP/s, ten times the GPU's time.
     assert!(
         text.contains("basic 1.73 GFLOP/s; its time is 10.00x the GPU valid kernel's"),
+        "{text}"
+    );
+    // A made-up GPU time only 7.5x the DRAM time (128: 129040 bytes, 0.027
+    // us, against 0.2 us): the grid is still small, but no fixed-cost claim;
+    // and a CPU faster than the GPU is said the other way round.
+    let n = 128;
+    let mut rows: Vec<_> = Kernel::ALL
+        .iter()
+        .map(|k| {
+            row(
+                format!("{}/{n}", k.symbol()),
+                0.0002,
+                k.flop(n),
+                Some(k.compulsory_bytes(n)),
+                false,
+            )
+        })
+        .collect();
+    rows.push(row(
+        format!("conv2d_basic_host/{n}"),
+        0.0001,
+        Kernel::Valid.flop(n),
+        None,
+        true,
+    ));
+    let text = conv2d::size_reading(&rows, n, &info);
+    assert!(text.contains("The grids are 64 and 64 blocks"), "{text}");
+    assert!(text.contains("(7x)."), "{text}");
+    assert!(!text.contains("fixed cost"), "{text}");
+    assert!(
+        text.contains("the GPU valid kernel took 2.00x its time"),
         "{text}"
     );
 }
