@@ -209,11 +209,16 @@ impl Report {
         }
         s.push_str(&format!(
             "\nGPU rows: CUDA events, {} warm-up launches, median of {} batches of {} launches{}; spread = (max - min) / median \
-             over the batches. CPU rows: the host clock, the same counts.\n",
+             over the batches.{}\n",
             plan.warmups,
             plan.batches,
             plan.launches_per_batch,
-            if plan.flush_l2 { ", L2 flushed before each" } else { "" }
+            if plan.flush_l2 { ", L2 flushed before each" } else { "" },
+            if self.findings.sections.iter().flat_map(|s| &s.rows).any(|r| r.cpu) {
+                " CPU rows: the host clock, with the warm-ups and timed calls their label or section gives."
+            } else {
+                ""
+            }
         ));
         s
     }
