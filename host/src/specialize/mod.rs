@@ -159,7 +159,7 @@ impl<'g> Specialize<'g> {
     /// [`Error::Size`] when the buffers are too small or a specialized
     /// kernel is asked for another length; a launch the driver refuses.
     pub fn launch(&mut self, kernel: Kernel, n: usize, count: usize) -> Result<()> {
-        let needed = n.checked_mul(count).unwrap_or(usize::MAX);
+        let needed = n.saturating_mul(count);
         if needed > self.input_len || count > self.out.len() || n > u32::MAX as usize {
             return Err(Error::Size(format!(
                 "{}: {count} dots of {n} need {needed} input floats and {count} outputs; the buffers hold {} and {}",
