@@ -3,7 +3,9 @@
 //! that no other lesson touches the kernel (its first call must be the
 //! lesson's), and the CUDA C twin under NVRTC.
 
-use host::harness::{FirstCall, SYMBOL, bytes, launch_config, reference, timed_sizes, verdict};
+use host::harness::{
+    FirstCall, SYMBOL, bytes, launch_config, reading, reference, timed_sizes, verdict,
+};
 use host::ptx::{PTX, entries, entry_body};
 use kernels_gpu::harness::*;
 
@@ -17,6 +19,32 @@ fn the_verdict_names_direction_and_factor() {
     assert_eq!(verdict(1.04, 1.0), "agrees within 5% (1.04x)");
     assert_eq!(verdict(0.96, 1.0), "agrees within 5% (0.96x)");
     assert!(verdict(1.2, 1.0).starts_with("too slow"));
+    // No reference time, no verdict (not "too slow by infx").
+    assert!(verdict(1.0, 0.0).starts_with("no ratio"));
+    assert!(verdict(f64::NAN, 1.0).starts_with("no ratio"));
+}
+
+#[test]
+fn the_reading_claims_only_what_the_figures_show() {
+    // Over the DRAM peak with buffers past the L2: impossible.
+    let text = reading(false, 20, 227_401.0, 4814.0, false);
+    assert!(text.contains("\"227401 GB/s\" is over"), "{text}");
+    assert!(text.contains("impossible"), "{text}");
+    assert!(!text.contains("(2)"), "{text}");
+    assert!(text.contains("(1) and (3) are host-clocked"), "{text}");
+    // Over the peak, but the buffers fit in the L2: not a hard limit.
+    let text = reading(true, 20, 6873.0, 4814.0, true);
+    assert!(text.contains("not a hard limit"), "{text}");
+    assert!(!text.contains("impossible"), "{text}");
+    assert!(text.contains("(2) measures loading the kernel"), "{text}");
+    assert!(
+        text.contains("(1) to (3) and the CPU row are host-clocked"),
+        "{text}"
+    );
+    // Under the peak: no GB/s claim at all.
+    let text = reading(true, 20, 3000.0, 4814.0, false);
+    assert!(!text.contains("GB/s"), "{text}");
+    assert!(text.contains("over 20 launches"), "{text}");
 }
 
 #[test]

@@ -6,8 +6,9 @@
 
 use host::ptx::{PTX, entries, entry_body};
 use host::specialize::{
-    Kernel, backward_branches, binary, body_evidence, bytes, flop, ptx_instructions, reference,
-    sass_instructions, specialization_holds,
+    Kernel, backward_branches, binary, body_evidence, bytes, flop, host_reading, loop_fma,
+    ptx_instructions, ptx_reading, reference, sass_instructions, specialization_holds,
+    timed_reading,
 };
 use kernels_gpu::specialize::*;
 
@@ -158,8 +159,153 @@ $L__BB0_3:
 }";
     // ld.param, bra, fma, bra, bra.uni, ret: directives and labels excluded.
     assert_eq!(ptx_instructions(body), 6);
-    // Only the branch back to $L__BB0_1 goes backward.
+    // Only the branch back to $L__BB0_1 goes backward, over one fma.
     assert_eq!(backward_branches(body), 1);
+    assert_eq!(loop_fma(body), vec![1]);
+}
+
+#[test]
+fn loop_fma_counts_each_trip_of_a_main_and_a_remainder_loop() {
+    let body = "\
+$L__BB0_5:
+\tfma.rn.f32 \t%r1, %r2, %r3, %r1;
+\tfma.rn.f32 \t%r1, %r2, %r3, %r1;
+\tfma.rn.f32 \t%r1, %r2, %r3, %r1;
+\t@%p4 bra \t$L__BB0_6;
+\tbra.uni \t$L__BB0_5;
+$L__BB0_6:
+\tfma.rn.f32 \t%r1, %r2, %r3, %r1;
+\t@%p1 bra \t$L__BB0_9;
+$L__BB0_8:
+\tfma.rn.f32 \t%r1, %r2, %r3, %r1;
+\t@%p6 bra \t$L__BB0_8;
+$L__BB0_9:
+\tret;";
+    // The forward branches to $L__BB0_6 and $L__BB0_9 are not loops; the
+    // fma between the loops belongs to neither.
+    assert_eq!(loop_fma(body), vec![3, 1]);
+}
+
+#[test]
+fn the_runtime_kernel_has_a_main_loop_and_a_one_term_remainder() {
+    let b = body_evidence(PTX, Kernel::Runtime);
+    match b.fma_per_loop[..] {
+        [main, 1] => assert!(main > 1, "{b:?}"),
+        _ => panic!("not a main and a remainder loop: {b:?}"),
+    }
+    // Every fma of the body is in one of its loops.
+    assert_eq!(b.fma_per_loop.iter().sum::<usize>(), b.fma, "{b:?}");
+}
+
+fn symbol(n: usize, address: u64, size: u64, demangled: &str) -> binary::HostSymbol {
+    binary::HostSymbol {
+        n,
+        mangled: format!("_ZN{address}"),
+        demangled: demangled.to_string(),
+        address,
+        size,
+    }
+}
+
+#[test]
+fn the_host_reading_follows_the_symbols() {
+    let legacy = "host::specialize::binary::dot_specialized::h0123";
+    let good: Vec<_> = [(2, 27), (4, 52), (8, 102), (16, 208)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(n, size))| symbol(n, 0x1000 + 0x100 * i as u64, size, legacy))
+        .collect();
+    let text = host_reading(&good).unwrap();
+    assert!(
+        text.starts_with("4 instantiations at 4 distinct addresses"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(27, 52, 102, 208 bytes) grow with N"),
+        "{text}"
+    );
+    assert!(text.contains("legacy"), "{text}");
+    // v0 names, sizes that do not grow.
+    let mut v0 = good.clone();
+    for s in &mut v0 {
+        s.demangled = format!("host::specialize::binary::dot_specialized::<{}>", s.n);
+        s.size = 50;
+    }
+    let text = host_reading(&v0).unwrap();
+    assert!(text.contains("do not grow with N"), "{text}");
+    assert!(text.contains("v0 mangling"), "{text}");
+    // Two N at one address, or an N missing: a failure, not a reading.
+    let mut folded = good.clone();
+    folded[1].address = folded[0].address;
+    assert!(host_reading(&folded).is_err());
+    assert!(host_reading(&good[..3]).is_err());
+}
+
+#[test]
+fn the_ptx_reading_reports_the_loops_or_what_is_wrong() {
+    let bodies: Vec<_> = Kernel::ALL.iter().map(|&k| body_evidence(PTX, k)).collect();
+    let mut made_up = bodies.clone();
+    made_up[4].fma_per_loop = vec![4, 1];
+    let text = ptx_reading(&made_up, &[]);
+    assert!(
+        text.contains("with 2 loop(s) (4 and 1 fma a trip)"),
+        "{text}"
+    );
+    let text = ptx_reading(&bodies, &["dot_specialized_4: still has a loop".into()]);
+    assert!(text.starts_with("The PTX does not show"), "{text}");
+}
+
+#[test]
+fn the_timed_reading_follows_the_ratios_and_the_loops() {
+    let ratios = [(2, 1.24), (4, 1.27), (8, 1.0), (16, 1.01)];
+    let text = timed_reading(&ratios, &[8, 1]);
+    assert!(
+        text.contains("N = 2: 1.24x, N = 4: 1.27x, N = 8: 1.00x, N = 16: 1.01x"),
+        "{text}"
+    );
+    assert!(
+        text.contains("At N = 2, 4, dot_runtime is over 5% slower."),
+        "{text}"
+    );
+    assert!(
+        text.contains("At N = 8, 16, the two are within 5%."),
+        "{text}"
+    );
+    assert!(
+        text.contains("N = 2, 4 run only in the remainder loop."),
+        "{text}"
+    );
+    assert!(
+        text.contains("N = 8, 16 run only in the main loop."),
+        "{text}"
+    );
+    assert!(
+        text.contains("exactly those that never enter the main loop"),
+        "{text}"
+    );
+    // Another unroll factor and other timings: nothing claimed that the
+    // figures do not show.
+    let text = timed_reading(&[(2, 1.0), (4, 0.9), (8, 1.3), (16, 1.0)], &[4, 1]);
+    assert!(
+        text.contains("At N = 8, dot_runtime is over 5% slower."),
+        "{text}"
+    );
+    assert!(
+        text.contains("At N = 4, dot_runtime is over 5% faster."),
+        "{text}"
+    );
+    assert!(
+        text.contains("N = 2 run only in the remainder loop."),
+        "{text}"
+    );
+    assert!(
+        text.contains("N = 4, 8, 16 run only in the main loop."),
+        "{text}"
+    );
+    assert!(!text.contains("exactly those"), "{text}");
+    let text = timed_reading(&ratios, &[1]);
+    assert!(text.contains("1 loop(s), 1 fma a trip"), "{text}");
+    assert!(!text.contains("remainder"), "{text}");
 }
 
 #[test]

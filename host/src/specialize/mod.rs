@@ -159,11 +159,11 @@ impl<'g> Specialize<'g> {
     /// [`Error::Size`] when the buffers are too small or a specialized
     /// kernel is asked for another length; a launch the driver refuses.
     pub fn launch(&mut self, kernel: Kernel, n: usize, count: usize) -> Result<()> {
-        if n * count > self.input_len || count > self.out.len() {
+        let needed = n.saturating_mul(count);
+        if needed > self.input_len || count > self.out.len() || n > u32::MAX as usize {
             return Err(Error::Size(format!(
-                "{}: {count} dots of {n} need {} input floats and {count} outputs; the buffers hold {} and {}",
+                "{}: {count} dots of {n} need {needed} input floats and {count} outputs; the buffers hold {} and {}",
                 kernel.symbol(),
-                n * count,
                 self.input_len,
                 self.out.len()
             )));
@@ -338,6 +338,9 @@ pub struct BodyEvidence {
     pub loads: usize,
     /// Branches to a label earlier in the body: a loop.
     pub backward_branches: usize,
+    /// `fma.rn.f32` per trip of each loop, in the order of their back
+    /// edges (see [`loop_fma`]).
+    pub fma_per_loop: Vec<usize>,
 }
 
 /// Instructions in a PTX body: statements ending in `;`, minus directives
@@ -371,18 +374,21 @@ pub fn sass_instructions(sass: &str) -> usize {
         .count()
 }
 
-/// Branches in a PTX body whose target label comes before the branch: the
-/// back edges of loops.
-pub fn backward_branches(body: &str) -> usize {
-    let mut seen = std::collections::HashSet::new();
-    let mut count = 0;
+/// The loops of a PTX body: one entry per branch whose target label comes
+/// before it (a back edge), giving the `fma.rn.f32` instructions between
+/// that label and the branch (one trip's multiply-adds), in the order the
+/// back edges appear.
+pub fn loop_fma(body: &str) -> Vec<usize> {
+    let mut labels = std::collections::HashMap::new();
+    let mut fma_so_far = 0;
+    let mut loops = Vec::new();
     for line in body.lines().map(str::trim) {
         if let Some(label) = line
             .split_whitespace()
             .next()
             .and_then(|w| w.strip_suffix(':'))
         {
-            seen.insert(label.to_string());
+            labels.insert(label.to_string(), fma_so_far);
             continue;
         }
         let mut words = line.split_whitespace();
@@ -390,14 +396,22 @@ pub fn backward_branches(body: &str) -> usize {
         if op.starts_with('@') {
             op = words.next().unwrap_or("");
         }
-        if op == "bra" || op.starts_with("bra.") {
+        if op == "fma.rn.f32" {
+            fma_so_far += 1;
+        } else if op == "bra" || op.starts_with("bra.") {
             let target = words.next().unwrap_or("").trim_end_matches(';');
-            if seen.contains(target) {
-                count += 1;
+            if let Some(at_label) = labels.get(target) {
+                loops.push(fma_so_far - at_label);
             }
         }
     }
-    count
+    loops
+}
+
+/// Branches in a PTX body whose target label comes before the branch: the
+/// back edges of loops.
+pub fn backward_branches(body: &str) -> usize {
+    loop_fma(body).len()
 }
 
 /// The evidence for `kernel` from `ptx`.
@@ -405,6 +419,7 @@ pub fn body_evidence(ptx: &str, kernel: Kernel) -> BodyEvidence {
     let body = entry_body(ptx, kernel.symbol());
     let text = body.unwrap_or("");
     let mix = PtxMix::of(text);
+    let fma_per_loop = loop_fma(text);
     BodyEvidence {
         symbol: kernel.symbol(),
         present: body.is_some(),
@@ -416,7 +431,8 @@ pub fn body_evidence(ptx: &str, kernel: Kernel) -> BodyEvidence {
             .filter(|(k, _)| k.starts_with("ld.global"))
             .map(|(_, n)| n)
             .sum(),
-        backward_branches: backward_branches(text),
+        backward_branches: fma_per_loop.len(),
+        fma_per_loop,
     }
 }
 
@@ -460,6 +476,163 @@ pub fn specialization_holds(bodies: &[BodyEvidence]) -> Vec<String> {
     wrong
 }
 
+/// The host section's reading, from the symbols [`binary::host_symbols`]
+/// found: `Err` with what is wrong unless each N of [`SPECIALIZED_N`] is
+/// its own symbol at its own address.
+pub fn host_reading(symbols: &[binary::HostSymbol]) -> std::result::Result<String, String> {
+    let mapped: Vec<&binary::HostSymbol> = symbols.iter().filter(|s| s.n != 0).collect();
+    let ns: Vec<usize> = mapped.iter().map(|s| s.n).collect();
+    let addresses: std::collections::BTreeSet<u64> = mapped.iter().map(|s| s.address).collect();
+    if ns != SPECIALIZED_N || addresses.len() != ns.len() {
+        return Err(format!(
+            "expected one symbol at its own address for each N of {SPECIALIZED_N:?}; found N = {ns:?} at {} distinct address(es)",
+            addresses.len()
+        ));
+    }
+    let sizes: Vec<u64> = mapped.iter().map(|s| s.size).collect();
+    let growing = sizes.windows(2).all(|w| w[0] < w[1]);
+    let v0 = mapped
+        .iter()
+        .all(|s| s.demangled.contains("dot_specialized::<"));
+    Ok(format!(
+        "{} instantiations at {} distinct addresses: separate functions, not one function with a length argument. \
+         Their sizes ({} bytes) {}. {}",
+        ns.len(),
+        addresses.len(),
+        sizes
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        if growing {
+            "grow with N: the code bloat"
+        } else {
+            "do not grow with N here"
+        },
+        if v0 {
+            "The v0 mangling spells each N out in the name."
+        } else {
+            "The default (legacy) mangling folds the generic argument into the hash, so the names differ only \
+             there; each symbol's N is known from the function pointer the program took of it."
+        }
+    ))
+}
+
+/// The PTX section's reading from the bodies' evidence and what
+/// [`specialization_holds`] found wrong.
+pub fn ptx_reading(bodies: &[BodyEvidence], wrong: &[String]) -> String {
+    if !wrong.is_empty() {
+        return format!(
+            "The PTX does not show what the lesson expects: {}",
+            wrong.join("; ")
+        );
+    }
+    let loops = bodies
+        .iter()
+        .find(|b| b.symbol == Kernel::Runtime.symbol())
+        .map_or(&[][..], |b| &b.fma_per_loop[..]);
+    format!(
+        "Each dot_specialized_N has no backward branch and exactly N fma: the loop is gone, and the body grows with N \
+         (the code bloat that pays for it). dot_runtime is one body for every N, with {} loop(s) ({} fma a trip) \
+         whose trip count comes from its argument.",
+        loops.len(),
+        loops
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(" and ")
+    )
+}
+
+/// The lengths of `ns` whose ratio (runtime / specialized time) passes
+/// `keep`, as `2, 4`.
+fn lengths_where(ratios: &[(usize, f64)], keep: impl Fn(f64) -> bool) -> Vec<usize> {
+    ratios
+        .iter()
+        .filter(|&&(_, r)| keep(r))
+        .map(|&(n, _)| n)
+        .collect()
+}
+
+/// `2, 4` from `[2, 4]`.
+fn list(ns: &[usize]) -> String {
+    ns.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The timed section's reading from the measured `ratios` (N, runtime /
+/// specialized median time) and dot_runtime's loops (`fma_per_loop` of its
+/// PTX body).
+pub fn timed_reading(ratios: &[(usize, f64)], runtime_loops: &[usize]) -> String {
+    let mut text = format!(
+        "Bytes counted: each dot reads N floats of x and of y and writes one (8 N + 4 bytes). Runtime / specialized \
+         time: {}.",
+        ratios
+            .iter()
+            .map(|(n, r)| format!("N = {n}: {r:.2}x"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let slower = lengths_where(ratios, |r| r > 1.05);
+    let level = lengths_where(ratios, |r| (r - 1.0).abs() <= 0.05);
+    let faster = lengths_where(ratios, |r| r < 0.95);
+    for (ns, what) in [
+        (&slower, "dot_runtime is over 5% slower"),
+        (&level, "the two are within 5%"),
+        (&faster, "dot_runtime is over 5% faster"),
+    ] {
+        if !ns.is_empty() {
+            text += &format!(" At N = {}, {what}.", list(ns));
+        }
+    }
+    text += " Both compute the same bits (checked); what differs is the loop. The specialized bodies have none: \
+             all 2 N loads of a dot can be in flight at once.";
+    // LLVM's runtime unrolling: a main loop of u terms a trip, entered only
+    // when n >= u, then a remainder loop of one term for n mod u.
+    if let [main, 1] = runtime_loops
+        && *main > 1
+    {
+        let u = *main;
+        let ns: Vec<usize> = ratios.iter().map(|&(n, _)| n).collect();
+        let remainder_only: Vec<usize> = ns.iter().copied().filter(|&n| n < u).collect();
+        let main_only: Vec<usize> = ns
+            .iter()
+            .copied()
+            .filter(|&n| n >= u && n % u == 0)
+            .collect();
+        let both: Vec<usize> = ns
+            .iter()
+            .copied()
+            .filter(|&n| n > u && n % u != 0)
+            .collect();
+        text += &format!(
+            " dot_runtime's PTX has a main loop of {u} terms a trip and a remainder loop of one term a trip, each \
+             trip waiting for its own loads."
+        );
+        for (group, what) in [
+            (&remainder_only, "run only in the remainder loop"),
+            (&main_only, "run only in the main loop"),
+            (&both, "run in both"),
+        ] {
+            if !group.is_empty() {
+                text += &format!(" N = {} {what}.", list(group));
+            }
+        }
+        if !slower.is_empty() && slower == remainder_only {
+            text += " The lengths where dot_runtime is slower are exactly those that never enter the main loop.";
+        }
+    } else {
+        text += &format!(
+            " dot_runtime's PTX has {} loop(s), {} fma a trip.",
+            runtime_loops.len(),
+            list(runtime_loops)
+        );
+    }
+    text
+}
+
 /// The lesson's sizes for the context.
 pub fn sizes_json(quick: bool) -> serde_json::Value {
     let timed: Vec<serde_json::Value> = SPECIALIZED_N
@@ -490,6 +663,15 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
             });
         }
     }
+    let exe = std::env::current_exe().map_err(|e| Error::Tool(format!("current_exe: {e}")))?;
+    let symbols = binary::host_symbols(&exe)?;
+    let host_text = host_reading(&symbols);
+    if let Err(detail) = &host_text {
+        failures.push(Failure {
+            kernel: "host dot_specialized",
+            detail: format!("{}: {detail}", exe.display()),
+        });
+    }
     if !failures.is_empty() {
         return Ok(Outcome::Failed(failures));
     }
@@ -512,8 +694,6 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
             e.want
         ));
     }
-    let exe = std::env::current_exe().map_err(|e| Error::Tool(format!("current_exe: {e}")))?;
-    let symbols = binary::host_symbols(&exe)?;
     host.line(format!(
         "{} (symbol table, like nm --demangle):",
         exe.display()
@@ -521,20 +701,18 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
     for s in &symbols {
         host.line(format!(
             "  N = {:<2} {:016x} {:>4} bytes  {}  ({})",
-            s.n, s.address, s.size, s.demangled, s.mangled
+            if s.n == 0 {
+                "?".to_string()
+            } else {
+                s.n.to_string()
+            },
+            s.address,
+            s.size,
+            s.demangled,
+            s.mangled
         ));
     }
-    host.reading = Some(format!(
-        "{} instantiations, {} distinct addresses: separate functions, not one function with a length argument. \
-         The default (legacy) mangling folds the generic argument into the hash, so the names differ only there; \
-         each symbol's N is known from the function pointer the program took of it.",
-        symbols.iter().filter(|s| s.n != 0).count(),
-        symbols
-            .iter()
-            .map(|s| s.address)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-    ));
+    host.reading = host_text.ok();
 
     // Part 2: the GPU's bodies, from the PTX.
     let mut ptx = Section::new("GPU: one PTX entry per N, fully unrolled");
@@ -561,20 +739,13 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
         ));
     }
     let wrong = specialization_holds(&bodies);
-    ptx.reading = Some(if wrong.is_empty() {
-        "Each dot_specialized_N has no backward branch and exactly N fma: the loop is gone, and the body grows with N \
-         (the code bloat that pays for it). dot_runtime is one body for every N, with a loop (unrolled by 8, plus a \
-         remainder loop) whose trip count it reads from its argument."
-            .to_string()
-    } else {
-        format!(
-            "The PTX does not show what the lesson expects: {}",
-            wrong.join("; ")
-        )
-    });
+    ptx.reading = Some(ptx_reading(&bodies, &wrong));
 
     // Part 3: timed.
-    let mut timed = Section::new("Timed: specialized against runtime N, inputs of 256 MiB each");
+    let mut timed = Section::new(format!(
+        "Timed: specialized against runtime N, inputs of {} MiB each",
+        TIMED_INPUT_BYTES >> 20
+    ));
     if quick {
         timed.title = "Timed (quick sizes: not a measurement)".to_string();
     }
@@ -603,16 +774,9 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
         )?;
         ratios.push((n, r / s));
     }
-    timed.reading = Some(format!(
-        "Bytes counted: each dot reads N floats of x and of y and writes one (8 N + 4 bytes). Runtime / specialized \
-         time: {}. Both compute the same bits; what differs is the loop: the specialized body can issue all 2 N loads \
-         before its first fma; the runtime one has a loop test, a main loop unrolled by 8 and a remainder loop \
-         taking one pair of loads per trip (all of N = 2 and 4 runs there).",
-        ratios
-            .iter()
-            .map(|(n, r)| format!("N = {n}: {r:.2}x"))
-            .collect::<Vec<_>>()
-            .join(", ")
+    timed.reading = Some(timed_reading(
+        &ratios,
+        &bodies[Kernel::Runtime.position()].fma_per_loop,
     ));
 
     Ok(Outcome::Passed(Findings {
