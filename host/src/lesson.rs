@@ -37,6 +37,9 @@ pub struct Row {
     /// Whether the row is measured on the CPU (a host mirror) rather than
     /// the GPU: its figures are labelled as CPU figures.
     pub cpu: bool,
+    /// Whether GPU work was timed by the host clock rather than by CUDA
+    /// events (the harness lesson's wrong ways); CPU rows always are.
+    pub host_clock: bool,
 }
 
 impl Row {
@@ -49,6 +52,7 @@ impl Row {
             bytes: None,
             flop: None,
             cpu: false,
+            host_clock: false,
         }
     }
 
@@ -68,9 +72,30 @@ impl Row {
         }
     }
 
-    /// The same row, marked as a CPU measurement.
+    /// The same row, marked as a CPU measurement (host clock).
     pub fn on_cpu(self) -> Row {
-        Row { cpu: true, ..self }
+        Row {
+            cpu: true,
+            host_clock: true,
+            ..self
+        }
+    }
+
+    /// The same row, marked as GPU work timed by the host clock.
+    pub fn host_clocked(self) -> Row {
+        Row {
+            host_clock: true,
+            ..self
+        }
+    }
+
+    /// Where the row ran and what timed it, for the table.
+    pub fn timed_by(&self) -> &'static str {
+        match (self.cpu, self.host_clock) {
+            (true, _) => "CPU, host clock",
+            (false, true) => "GPU, host clock",
+            (false, false) => "GPU, events",
+        }
     }
 
     /// Bytes / median time, GB/s (10^9 bytes per second).
@@ -194,10 +219,14 @@ impl Report {
                         r.key.clone(),
                         r.label.clone(),
                         format!("{:.4}", r.timing.median_ms()),
-                        format!("{:.1}", r.timing.spread_pct()),
+                        if r.timing.samples_ms.len() > 1 {
+                            format!("{:.1}", r.timing.spread_pct())
+                        } else {
+                            "- (1 sample)".to_string()
+                        },
                         cell(r.gb_per_s(), 1),
                         cell(r.gflop_per_s(), 2),
-                        if r.cpu { "CPU" } else { "GPU" }.to_string(),
+                        r.timed_by().to_string(),
                     ]);
                 }
                 s.push_str(&format!("{t}\n"));
@@ -207,19 +236,33 @@ impl Report {
                 s.push('\n');
             }
         }
-        s.push_str(&format!(
-            "\nGPU rows: CUDA events, {} warm-up launches, median of {} batches of {} launches{}; spread = (max - min) / median \
-             over the batches.{}\n",
-            plan.warmups,
-            plan.batches,
-            plan.launches_per_batch,
-            if plan.flush_l2 { ", L2 flushed before each" } else { "" },
-            if self.findings.sections.iter().flat_map(|s| &s.rows).any(|r| r.cpu) {
-                " CPU rows: the host clock, with the warm-ups and timed calls their label or section gives."
-            } else {
-                ""
-            }
-        ));
+        let rows: Vec<&Row> = self
+            .findings
+            .sections
+            .iter()
+            .flat_map(|s| &s.rows)
+            .collect();
+        let mut footer = Vec::new();
+        if rows.iter().any(|r| !r.host_clock) {
+            footer.push(format!(
+                "'GPU, events' rows: CUDA events, {} warm-up launches, median of {} batches of {} launches{}; spread = \
+                 (max - min) / median over the batches.",
+                plan.warmups,
+                plan.batches,
+                plan.launches_per_batch,
+                if plan.flush_l2 { ", L2 flushed before each" } else { "" },
+            ));
+        }
+        if rows.iter().any(|r| r.host_clock) {
+            footer.push(
+                "'host clock' rows: timed by the host's clock, with the warm-ups and timed calls their label or section \
+                 gives."
+                    .to_string(),
+            );
+        }
+        if !footer.is_empty() {
+            s.push_str(&format!("\n{}\n", footer.join(" ")));
+        }
         s
     }
 
@@ -236,6 +279,7 @@ impl Report {
                     json!({
                         "lesson": c.lesson, "section": section.title, "variant": "timed",
                         "symbol": r.key, "label": r.label, "on": if r.cpu { "cpu" } else { "gpu" },
+                        "timed_by": if r.host_clock { "host clock" } else { "cuda events" },
                         "median_ms": r.timing.median_ms(), "min_ms": r.timing.min_ms(), "max_ms": r.timing.max_ms(),
                         "samples_ms": r.timing.samples_ms,
                         "bytes": r.bytes, "gb_per_s": r.gb_per_s(), "flop": r.flop, "gflop_per_s": r.gflop_per_s(),

@@ -460,12 +460,14 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
                 key("no-sync"),
                 format!("(1) host clock, {runs} launches, no synchronisation"),
                 without_sync.clone(),
-            ),
+            )
+            .host_clocked(),
             Row::new(
                 key("host-sync"),
                 format!("(3) seed's harness: {warmups} warm-ups, sync, {runs} launches, sync"),
                 with_sync.clone(),
-            ),
+            )
+            .host_clocked(),
             Row::new(
                 key("events"),
                 format!(
@@ -489,7 +491,8 @@ pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
                     key("first-call"),
                     "(2) first call: get function, launch, sync; host clock; one sample",
                     first_timing,
-                ),
+                )
+                .host_clocked(),
             );
             verdicts.insert(1, ("first-call", verdict(first.total_ms(), truth)));
             section.line(format!(
