@@ -93,7 +93,7 @@ pub enum Error {
     /// The NVRTC library could not be loaded (needed to compile the CUDA C
     /// twins).
     #[error(
-        "the NVRTC library (libnvrtc.so, from CUDA 11.4 to 12.x) could not be loaded; the CUDA C twins are compiled with it at run time: \
+        "the NVRTC library (libnvrtc.so, from CUDA 11.4 or later) could not be loaded; the CUDA C twins are compiled with it at run time: \
          install CUDA's NVRTC (the toolkit's cuda-nvrtc package, or `pip install nvidia-cuda-nvrtc-cu12`) and put the folder holding libnvrtc.so on LD_LIBRARY_PATH"
     )]
     NvrtcMissing,

@@ -215,6 +215,12 @@ fn usage_error(e: clap::Error) -> ExitCode {
 }
 
 fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if args.graphs_dir.is_some() && !matches!(args.lesson, Lesson::Softmax) {
+        eprintln!(
+            "error: --graphs-dir is available for the softmax lesson only (the one that builds CUDA graphs)"
+        );
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     match args.lesson {
         Lesson::Roofline => run_roofline(args),
         Lesson::Fusion => run_fusion(args),

@@ -142,3 +142,13 @@ fn measurement_flags_that_cannot_combine_are_refused() {
         assert!(stderr.contains("cannot be used with"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn graphs_dir_is_the_softmax_lessons_alone() {
+    let (code, _, stderr) = lab(&["vectorize", "--graphs-dir", "x"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: --graphs-dir is available for the softmax lesson only (the one that builds CUDA graphs)\n"
+    );
+}

@@ -377,7 +377,7 @@ pub fn reading(
     format!(
         "(1) measures how fast the host hands launches to the driver, not the kernel{over_peak}. {}(3) adds one \
          synchronisation's latency spread over {runs} launches to the kernel's time. (4) is the kernel's time: the \
-         figure to use. Only (4) is timed as the footer's \"GPU rows\" line says; {} host-clocked, with the \
+         figure to use. Only (4) is timed as the footer's 'GPU, events' line says; {} host-clocked, with the \
          counts their labels give.",
         if first_section {
             "(2) measures loading the kernel and a cold start, once per process: it is not the kernel's speed. "

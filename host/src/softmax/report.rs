@@ -341,10 +341,14 @@ pub fn compare_table(
 ) -> String {
     let mut s = format!(
         "{}\n{}\nCUDA C twins compiled by NVRTC {nvrtc} with nvcc's defaults; the megakernel's twin launched cooperatively too.\n\
+         Geometry: W = {} columns by T = {} threads, launched directly (not replayed from a graph, so the times are the \
+         lesson table's 'direct ms', not its replay column).\n\
          Each variant: {trials} trials, each timing Rust's launch sequence then CUDA C's ({} warm-ups, median of {} batches of {} runs); \
          ratio = Rust / C per trial. Both sides match the f64 reference; 'outputs' compares them bit for bit.\n\n",
         context.device_line(),
         context.build_line(),
+        super::COMPARE_GEOMETRY.w,
+        super::COMPARE_GEOMETRY.t,
         context.timing.warmups,
         context.timing.batches,
         context.timing.launches_per_batch
@@ -380,5 +384,20 @@ pub fn compare_table(
         ]);
     }
     s.push_str(&format!("{t}\n"));
+    let slower: Vec<String> = kernels
+        .iter()
+        .filter(|k| k.timing.ratio_range().0 > 1.0)
+        .map(|k| format!("{} {:.3}", k.label, k.timing.ratio()))
+        .collect();
+    s.push_str(&format!(
+        "{} of {} variants: Rust at or under CUDA C, or within the trial range (it spans 1.00).{}\n",
+        kernels.len() - slower.len(),
+        kernels.len(),
+        if slower.is_empty() {
+            String::new()
+        } else {
+            format!(" Slower in every trial: {}; not investigated further.", slower.join(", "))
+        }
+    ));
     s
 }
