@@ -231,34 +231,24 @@ fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 fn run_softmax(args: &Args) -> anyhow::Result<ExitCode> {
     use host::softmax::{self, Shape, Softmax};
-    let unsupported = [
-        (args.profile, "--profile"),
-        (args.plot.is_some(), "--plot"),
-        (args.ncu || args.ncu_csv.is_some(), "--ncu"),
-        (args.baseline.is_some(), "--baseline"),
-    ];
-    if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
-        eprintln!("error: {flag} is not available for the softmax lesson");
-        return Ok(ExitCode::from(exit::USAGE));
+    if let Some(code) = refuse(
+        &[
+            (args.profile, "--profile"),
+            (args.plot.is_some(), "--plot"),
+            (args.ncu || args.ncu_csv.is_some(), "--ncu"),
+            (args.baseline.is_some(), "--baseline"),
+        ],
+        "is not available for the softmax lesson",
+    ) {
+        return Ok(code);
     }
-    if let Some(kernel) = &args.asm {
-        print!(
-            "{}",
-            host::asm::side_by_side(kernel, &softmax::cuda_c_program(), "softmax.cu", &args.arch)?
-        );
-        return Ok(ExitCode::SUCCESS);
+    if let Some(code) = show_asm(args, softmax::cuda_c_program, "softmax.cu")? {
+        return Ok(code);
     }
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
     let recorded = host::record::results_file(&args.results, &gpu.info.name, "softmax");
-    let plan = Plan {
-        flush_l2: args.flush_l2,
-        ..if args.quick {
-            Plan::QUICK
-        } else {
-            Plan::DEFAULT
-        }
-    };
+    let plan = lesson_plan(args);
     let shape = if args.quick {
         Shape::QUICK
     } else {
@@ -333,34 +323,24 @@ fn run_softmax(args: &Args) -> anyhow::Result<ExitCode> {
 /// Runs one chapter-19 lesson: `--asm`, `--compare`, or its run with
 /// `--json`, `--record` and `--baseline`.
 fn run_small(args: &Args, lesson: &host::lesson::Lesson) -> anyhow::Result<ExitCode> {
-    let unsupported = [
-        (args.profile, "--profile"),
-        (args.plot.is_some(), "--plot"),
-        (args.ncu || args.ncu_csv.is_some(), "--ncu"),
-    ];
-    if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
-        eprintln!("error: {flag} is available for the roofline lesson only, so far");
-        return Ok(ExitCode::from(exit::USAGE));
+    if let Some(code) = refuse(
+        &[
+            (args.profile, "--profile"),
+            (args.plot.is_some(), "--plot"),
+            (args.ncu || args.ncu_csv.is_some(), "--ncu"),
+        ],
+        "is available for the roofline lesson only, so far",
+    ) {
+        return Ok(code);
     }
     let file = format!("{}.cu", lesson.name);
-    if let Some(kernel) = &args.asm {
-        print!(
-            "{}",
-            host::asm::side_by_side(kernel, &(lesson.cuda_c)(), &file, &args.arch)?
-        );
-        return Ok(ExitCode::SUCCESS);
+    if let Some(code) = show_asm(args, lesson.cuda_c, &file)? {
+        return Ok(code);
     }
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
     let recorded = host::record::results_file(&args.results, &gpu.info.name, lesson.name);
-    let plan = Plan {
-        flush_l2: args.flush_l2,
-        ..if args.quick {
-            Plan::QUICK
-        } else {
-            Plan::DEFAULT
-        }
-    };
+    let plan = lesson_plan(args);
     let context = |plan: Plan, quick: bool| {
         host::report::Context::new(
             lesson.name,
@@ -421,33 +401,23 @@ fn run_small(args: &Args, lesson: &host::lesson::Lesson) -> anyhow::Result<ExitC
 
 fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
     use host::fusion::{self, Fusion};
-    let unsupported = [
-        (args.profile, "--profile"),
-        (args.plot.is_some(), "--plot"),
-        (args.ncu || args.ncu_csv.is_some(), "--ncu"),
-    ];
-    if let Some((_, flag)) = unsupported.iter().find(|(on, _)| *on) {
-        eprintln!("error: {flag} is available for the roofline lesson only, so far");
-        return Ok(ExitCode::from(exit::USAGE));
+    if let Some(code) = refuse(
+        &[
+            (args.profile, "--profile"),
+            (args.plot.is_some(), "--plot"),
+            (args.ncu || args.ncu_csv.is_some(), "--ncu"),
+        ],
+        "is available for the roofline lesson only, so far",
+    ) {
+        return Ok(code);
     }
-    if let Some(kernel) = &args.asm {
-        print!(
-            "{}",
-            host::asm::side_by_side(kernel, &fusion::cuda_c_program(), "fusion.cu", &args.arch)?
-        );
-        return Ok(ExitCode::SUCCESS);
+    if let Some(code) = show_asm(args, fusion::cuda_c_program, "fusion.cu")? {
+        return Ok(code);
     }
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
     let recorded = host::record::results_file(&args.results, &gpu.info.name, "fusion");
-    let plan = Plan {
-        flush_l2: args.flush_l2,
-        ..if args.quick {
-            Plan::QUICK
-        } else {
-            Plan::DEFAULT
-        }
-    };
+    let plan = lesson_plan(args);
     let scale = if args.quick {
         fusion::Scale::QUICK
     } else {
@@ -509,6 +479,45 @@ fn run_fusion(args: &Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The timing plan the flags ask for: the lesson's, or `--quick`'s, with
+/// `--flush-l2`.
+fn lesson_plan(args: &Args) -> Plan {
+    Plan {
+        flush_l2: args.flush_l2,
+        ..if args.quick {
+            Plan::QUICK
+        } else {
+            Plan::DEFAULT
+        }
+    }
+}
+
+/// The first of `flags` that is set, refused with one line (`error: FLAG
+/// WHY`) and the usage exit status; `None` when none is set.
+fn refuse(flags: &[(bool, &str)], why: &str) -> Option<ExitCode> {
+    let (_, flag) = flags.iter().find(|(on, _)| *on)?;
+    eprintln!("error: {flag} {why}");
+    Some(ExitCode::from(exit::USAGE))
+}
+
+/// `--asm KERNEL`: the kernel's PTX (and SASS where the tools are found)
+/// beside its CUDA C twin's from `source()` (named `file` in NVRTC's
+/// messages); `None` without the flag.
+fn show_asm(
+    args: &Args,
+    source: impl FnOnce() -> String,
+    file: &str,
+) -> anyhow::Result<Option<ExitCode>> {
+    let Some(kernel) = &args.asm else {
+        return Ok(None);
+    };
+    print!(
+        "{}",
+        host::asm::side_by_side(kernel, &source(), file, &args.arch)?
+    );
+    Ok(Some(ExitCode::SUCCESS))
 }
 
 /// Interleaved trials per kernel pair in a comparison.
@@ -626,13 +635,8 @@ fn print_failures(failures: &[host::check::Failure], what: &str) -> ExitCode {
 }
 
 fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
-    if let Some(kernel) = &args.asm {
-        let source = roofline::cuda_c_program();
-        print!(
-            "{}",
-            host::asm::side_by_side(kernel, &source, "roofline.cu", &args.arch)?
-        );
-        return Ok(ExitCode::SUCCESS);
+    if let Some(code) = show_asm(args, roofline::cuda_c_program, "roofline.cu")? {
+        return Ok(code);
     }
     let started = host::report::now();
     let gpu = Gpu::open(args.device)?;
@@ -641,14 +645,7 @@ fn run_roofline(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         Sizes::for_device(&gpu.info)
     };
-    let plan = Plan {
-        flush_l2: args.flush_l2,
-        ..if args.quick {
-            Plan::QUICK
-        } else {
-            Plan::DEFAULT
-        }
-    };
+    let plan = lesson_plan(args);
     // Files first: a bad path or an incomparable baseline is an error before
     // minutes of GPU work, not after.
     let recorded = host::record::results_file(&args.results, &gpu.info.name, "roofline");
