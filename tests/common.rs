@@ -87,3 +87,32 @@ pub fn synthetic_device(l2_bytes: usize, sms: u32) -> host::gpu::DeviceInfo {
         driver_version: None,
     }
 }
+
+/// NVRTC's PTX of a lesson's CUDA C twins (`program()`, named `file` in
+/// NVRTC's messages) for `gpu`'s architecture, compiled once per test
+/// binary and program.
+///
+/// # Errors
+/// NVRTC missing or the program not compiling, as one line.
+pub fn twin_ptx(
+    gpu: &Gpu,
+    program: fn() -> String,
+    file: &'static str,
+) -> Result<&'static str, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static PTX: OnceLock<Mutex<HashMap<&'static str, Result<&'static str, String>>>> =
+        OnceLock::new();
+    let mut cache = PTX
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    cache
+        .entry(file)
+        .or_insert_with(|| {
+            host::nvrtc::compile(&program(), file, gpu.info.compute_capability)
+                .map(|ptx| &*Box::leak(ptx.into_boxed_str()))
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+}

@@ -19,13 +19,8 @@ const SIZES: [usize; 5] = [1, 15, 17, 4099, CHECK_BYTES];
 fn check(gpu: &Gpu, copy: Copy, side: Side) -> Result<(), String> {
     let mut lesson = Bandwidth::new(gpu, CHECK_BYTES).map_err(|e| e.to_string())?;
     if side == Side::CudaC {
-        let ptx = host::nvrtc::compile(
-            &bandwidth::cuda_c_program(),
-            "bandwidth.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())?;
-        lesson.load_twins(&ptx).map_err(|e| e.to_string())?;
+        let ptx = lab_tests::twin_ptx(gpu, bandwidth::cuda_c_program, "bandwidth.cu")?;
+        lesson.load_twins(ptx).map_err(|e| e.to_string())?;
         lesson.kernels().use_side(Side::CudaC);
     }
     for n in SIZES {

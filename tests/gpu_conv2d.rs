@@ -5,8 +5,6 @@
 //! buffers cannot hold is an error, not a fault. Where no NVIDIA driver is
 //! present, every test is reported as ignored.
 
-use std::sync::OnceLock;
-
 use host::compare::Side;
 use host::conv2d::{self, Conv2d, Expected, Kernel, reference};
 use host::gpu::Gpu;
@@ -15,18 +13,7 @@ use kernels_gpu::conv2d::CHECK_SIDE;
 use lab_tests::run_gpu_trials;
 
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
-    PTX.get_or_init(|| {
-        host::nvrtc::compile(
-            &conv2d::cuda_c_program(),
-            "conv2d.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map(String::as_str)
-    .map_err(Clone::clone)
+    lab_tests::twin_ptx(gpu, conv2d::cuda_c_program, "conv2d.cu")
 }
 
 /// `kernel` on `side` at every awkward side: 3 (one valid output), 5, 33

@@ -4,8 +4,6 @@
 //! fused output identical to the pipeline's; the six-element example. Where
 //! no NVIDIA driver is present, every test is reported as ignored.
 
-use std::sync::OnceLock;
-
 use host::compare::{Agreement, Side};
 use host::fuse::{self, CHECKED_SIZES, Fuse, Kernel, reference};
 use host::gpu::Gpu;
@@ -14,18 +12,7 @@ use kernels_gpu::fuse::CHECK_ELEMS;
 use lab_tests::run_gpu_trials;
 
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
-    PTX.get_or_init(|| {
-        host::nvrtc::compile(
-            &fuse::cuda_c_program(),
-            "fuse.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map(String::as_str)
-    .map_err(Clone::clone)
+    lab_tests::twin_ptx(gpu, fuse::cuda_c_program, "fuse.cu")
 }
 
 fn lesson(gpu: &Gpu, side: Side) -> Result<Fuse<'_>, String> {

@@ -3,8 +3,6 @@
 //! 611: every bounds check fires), and the device tanh's error against f64.
 //! Where no NVIDIA driver is present, every test is reported as ignored.
 
-use std::sync::OnceLock;
-
 use host::compare::Side;
 use host::fusion::{self, Chain, Fusion, Kernel};
 use host::gpu::Gpu;
@@ -12,18 +10,7 @@ use kernels_gpu::fusion::WIDTHS;
 use lab_tests::run_gpu_trials;
 
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
-    PTX.get_or_init(|| {
-        host::nvrtc::compile(
-            &fusion::cuda_c_program(),
-            "fusion.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map(String::as_str)
-    .map_err(Clone::clone)
+    lab_tests::twin_ptx(gpu, fusion::cuda_c_program, "fusion.cu")
 }
 
 fn check(gpu: &Gpu, chain: Chain, side: Side) -> Result<(), String> {

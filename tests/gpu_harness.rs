@@ -15,13 +15,8 @@ use lab_tests::run_gpu_trials;
 fn check(gpu: &Gpu, side: Side) -> Result<(), String> {
     let mut lesson = Harness::new(gpu, SEED_ELEMS).map_err(|e| e.to_string())?;
     if side == Side::CudaC {
-        let ptx = host::nvrtc::compile(
-            &host::harness::cuda_c_program(),
-            "harness.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())?;
-        lesson.load_twins(&ptx).map_err(|e| e.to_string())?;
+        let ptx = lab_tests::twin_ptx(gpu, host::harness::cuda_c_program, "harness.cu")?;
+        lesson.load_twins(ptx).map_err(|e| e.to_string())?;
         lesson.kernels().use_side(Side::CudaC);
     }
     for n in [CHECK_ELEMS, 1, SEED_ELEMS] {

@@ -6,8 +6,6 @@
 //!
 //! Where no NVIDIA driver is present, every test is reported as ignored.
 
-use std::sync::OnceLock;
-
 use host::compare::{Agreement, Side};
 use host::gpu::Gpu;
 use host::roofline::{self, Kernel, Roofline, Sizes};
@@ -20,15 +18,7 @@ fn small(gpu: &Gpu) -> Sizes {
 
 /// The CUDA C twins compiled by NVRTC for this GPU, once per test run.
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
-    PTX.get_or_init(|| {
-        let source = roofline::cuda_c_program();
-        host::nvrtc::compile(&source, "roofline.cu", gpu.info.compute_capability)
-            .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map(String::as_str)
-    .map_err(Clone::clone)
+    lab_tests::twin_ptx(gpu, roofline::cuda_c_program, "roofline.cu")
 }
 
 fn check(gpu: &Gpu, kernel: Kernel) -> Result<(), String> {

@@ -6,26 +6,13 @@
 //! graphs' nodes. Where no NVIDIA driver is present, every test is reported
 //! as ignored.
 
-use std::sync::OnceLock;
-
 use host::compare::Side;
 use host::gpu::Gpu;
 use host::softmax::{self, Geometry, Refusal, Shape, Softmax, Variant, protocol};
 use lab_tests::run_gpu_trials;
 
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
-    PTX.get_or_init(|| {
-        host::nvrtc::compile(
-            &softmax::cuda_c_program(),
-            "softmax.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map(String::as_str)
-    .map_err(Clone::clone)
+    lab_tests::twin_ptx(gpu, softmax::cuda_c_program, "softmax.cu")
 }
 
 fn lesson(gpu: &Gpu, side: Side) -> Result<Softmax<'_>, String> {

@@ -5,8 +5,6 @@
 //! specialized and runtime outputs identical. Where no NVIDIA driver is
 //! present, every test is reported as ignored.
 
-use std::sync::OnceLock;
-
 use host::compare::Side;
 use host::gpu::Gpu;
 use host::lesson::Twinned;
@@ -15,18 +13,7 @@ use kernels_gpu::specialize::{CHECK_DOTS, SPECIALIZED_N};
 use lab_tests::run_gpu_trials;
 
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
-    PTX.get_or_init(|| {
-        host::nvrtc::compile(
-            &specialize::cuda_c_program(),
-            "specialize.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map(String::as_str)
-    .map_err(Clone::clone)
+    lab_tests::twin_ptx(gpu, specialize::cuda_c_program, "specialize.cu")
 }
 
 fn lesson(gpu: &Gpu, side: Side) -> Result<Specialize<'_>, String> {

@@ -4,8 +4,6 @@
 //! fires), and the seed's 16-element launch. Where no NVIDIA driver is
 //! present, every test is reported as ignored.
 
-use std::sync::OnceLock;
-
 use host::compare::Side;
 use host::gpu::Gpu;
 use host::lesson::Twinned;
@@ -14,18 +12,7 @@ use kernels_gpu::unroll::{CHECK_ELEMS, SEED_GPU_ELEMS};
 use lab_tests::run_gpu_trials;
 
 fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    static PTX: OnceLock<Result<String, String>> = OnceLock::new();
-    PTX.get_or_init(|| {
-        host::nvrtc::compile(
-            &unroll::cuda_c_program(),
-            "unroll.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map(String::as_str)
-    .map_err(Clone::clone)
+    lab_tests::twin_ptx(gpu, unroll::cuda_c_program, "unroll.cu")
 }
 
 fn lesson(gpu: &Gpu, side: Side) -> Result<Unroll<'_>, String> {

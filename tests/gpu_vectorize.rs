@@ -12,13 +12,8 @@ use lab_tests::run_gpu_trials;
 fn check_all(gpu: &Gpu, side: Side) -> Result<(), String> {
     let mut lesson = Vectorize::new(gpu).map_err(|e| e.to_string())?;
     if side == Side::CudaC {
-        let ptx = host::nvrtc::compile(
-            &vectorize::cuda_c_program(),
-            "vectorize.cu",
-            gpu.info.compute_capability,
-        )
-        .map_err(|e| e.to_string())?;
-        lesson.load_twins(&ptx).map_err(|e| e.to_string())?;
+        let ptx = lab_tests::twin_ptx(gpu, vectorize::cuda_c_program, "vectorize.cu")?;
+        lesson.load_twins(ptx).map_err(|e| e.to_string())?;
         host::lesson::Twinned::kernels(&mut lesson).use_side(Side::CudaC);
     }
     for k in Kernel::ALL {
