@@ -39,15 +39,18 @@ impl Side {
 /// A lesson's compiled kernels on both sides, by position in the lesson's
 /// kernel list, and which side launches use now.
 pub struct Kernels {
+    symbols: Vec<&'static str>,
     rust: Vec<CudaFunction>,
     twins: Option<Vec<CudaFunction>>,
     active: Side,
 }
 
 impl Kernels {
-    /// The Rust kernels named `symbols`, from the embedded PTX.
-    pub fn new(gpu: &crate::gpu::Gpu, symbols: &[&str]) -> crate::error::Result<Kernels> {
+    /// The Rust kernels named `symbols`, from the embedded PTX; their
+    /// positions are their places in `symbols`.
+    pub fn new(gpu: &crate::gpu::Gpu, symbols: &[&'static str]) -> crate::error::Result<Kernels> {
         Ok(Kernels {
+            symbols: symbols.to_vec(),
             rust: symbols
                 .iter()
                 .map(|s| gpu.function(s))
@@ -57,15 +60,23 @@ impl Kernels {
         })
     }
 
-    /// Loads the CUDA C twins of the same `symbols` from NVRTC's `ptx`.
-    pub fn load_twins(
-        &mut self,
-        gpu: &crate::gpu::Gpu,
-        ptx: &str,
-        symbols: &[&str],
-    ) -> crate::error::Result<()> {
-        self.twins = Some(gpu.load_twins(ptx, symbols)?);
+    /// Loads the CUDA C twins of the same symbols from NVRTC's `ptx`.
+    ///
+    /// # Errors
+    /// The driver refusing the PTX, or a symbol missing from it.
+    pub fn load_twins(&mut self, gpu: &crate::gpu::Gpu, ptx: &str) -> crate::error::Result<()> {
+        self.twins = Some(gpu.load_twins(ptx, &self.symbols)?);
         Ok(())
+    }
+
+    /// The kernels' symbols, in position order.
+    pub fn symbols(&self) -> &[&'static str] {
+        &self.symbols
+    }
+
+    /// The position of `symbol`; `None` for a symbol not in the list.
+    pub fn position(&self, symbol: &str) -> Option<usize> {
+        self.symbols.iter().position(|s| *s == symbol)
     }
 
     /// Makes later launches use `side`.

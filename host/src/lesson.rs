@@ -315,12 +315,13 @@ pub struct Lesson {
 
 /// A lesson whose kernels have CUDA C twins: what [`compare_twins`] needs.
 pub trait Twinned {
-    /// The kernels compared, by exported symbol (the same on both sides).
-    fn compared(&self) -> Vec<&'static str>;
     /// The lesson's kernels on both sides.
     fn kernels(&mut self) -> &mut Kernels;
-    /// The position of `symbol` in the lesson's kernel list.
-    fn position(&self, symbol: &str) -> usize;
+    /// The kernels compared, by exported symbol (the same on both sides):
+    /// by default every kernel the lesson loaded.
+    fn compared(&mut self) -> Vec<&'static str> {
+        self.kernels().symbols().to_vec()
+    }
     /// Runs `symbol` (on the side in use) at the check size, checks it
     /// against the CPU reference, and returns every failure and its output
     /// as each element's bits.
@@ -386,9 +387,11 @@ fn compare_both_sides(
             lesson.kernels().use_side(side);
             lesson.time(symbol, plan)
         })?;
-        let i = lesson.position(symbol);
         let note = lesson.gap_note(symbol);
         let kernels = lesson.kernels();
+        let i = kernels
+            .position(symbol)
+            .expect("a compared kernel is one the lesson loaded");
         let side = |s| -> &CudaFunction { kernels.get(i, s).expect("both sides are loaded") };
         pairs.push(pair(
             symbol,

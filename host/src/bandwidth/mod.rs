@@ -192,7 +192,7 @@ impl<'g> Bandwidth<'g> {
 
     /// Loads the CUDA C twin of the copy kernel from NVRTC's `ptx`.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx, &[COPY_KERNEL])
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Bytes of every buffer.
@@ -372,16 +372,8 @@ impl<'g> Bandwidth<'g> {
 }
 
 impl Twinned for Bandwidth<'_> {
-    fn compared(&self) -> Vec<&'static str> {
-        vec![COPY_KERNEL]
-    }
-
     fn kernels(&mut self) -> &mut Kernels {
         &mut self.kernels
-    }
-
-    fn position(&self, _symbol: &str) -> usize {
-        0
     }
 
     fn check(&mut self, _symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {

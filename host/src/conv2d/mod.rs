@@ -275,8 +275,7 @@ impl<'g> Conv2d<'g> {
 
     /// Loads the CUDA C twins from NVRTC's `ptx`.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
-        self.kernels.load_twins(self.gpu, ptx, &symbols)
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Makes `input` hold the n x n image of [`reference::fill`].
@@ -415,19 +414,8 @@ impl<'g> Conv2d<'g> {
 }
 
 impl Twinned for Conv2d<'_> {
-    fn compared(&self) -> Vec<&'static str> {
-        Kernel::ALL.iter().map(|k| k.symbol()).collect()
-    }
-
     fn kernels(&mut self) -> &mut Kernels {
         &mut self.kernels
-    }
-
-    fn position(&self, symbol: &str) -> usize {
-        Kernel::ALL
-            .iter()
-            .position(|k| k.symbol() == symbol)
-            .expect("a kernel of the lesson")
     }
 
     fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {

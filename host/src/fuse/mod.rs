@@ -218,8 +218,7 @@ impl<'g> Fuse<'g> {
 
     /// Loads the CUDA C twins from NVRTC's `ptx`.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
-        self.kernels.load_twins(self.gpu, ptx, &symbols)
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Launches `kernel` over the first `n` elements of its buffers
@@ -416,16 +415,8 @@ fn position(kernel: Kernel) -> usize {
 }
 
 impl Twinned for Fuse<'_> {
-    fn compared(&self) -> Vec<&'static str> {
-        Kernel::ALL.iter().map(|k| k.symbol()).collect()
-    }
-
     fn kernels(&mut self) -> &mut Kernels {
         &mut self.kernels
-    }
-
-    fn position(&self, symbol: &str) -> usize {
-        position(Kernel::of_symbol(symbol).expect("a kernel of the lesson"))
     }
 
     fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {

@@ -180,7 +180,7 @@ impl<'g> Fusion<'g> {
 
     /// Loads the CUDA C twins (NVRTC's PTX for this GPU).
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx, &symbols())
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Makes later launches use `side`'s kernels.

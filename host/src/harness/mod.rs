@@ -160,7 +160,7 @@ impl<'g> Harness<'g> {
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
         self.load()?;
         let kernels = self.kernels.as_mut().expect("loaded above");
-        kernels.load_twins(self.gpu, ptx, &[SYMBOL])
+        kernels.load_twins(self.gpu, ptx)
     }
 
     /// Launches the add over `n` elements (asynchronously) on the side in
@@ -324,18 +324,10 @@ impl<'g> Harness<'g> {
 }
 
 impl Twinned for Harness<'_> {
-    fn compared(&self) -> Vec<&'static str> {
-        vec![SYMBOL]
-    }
-
     fn kernels(&mut self) -> &mut Kernels {
         self.kernels
             .as_mut()
             .expect("compare loads the kernels first")
-    }
-
-    fn position(&self, _symbol: &str) -> usize {
-        0
     }
 
     fn check(&mut self, _symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {

@@ -433,8 +433,7 @@ impl<'g> Roofline<'g> {
     /// # Errors
     /// The driver refusing the PTX, or a twin missing from it.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels
-            .load_twins(self.gpu, ptx, &Kernel::ALL.map(Kernel::symbol))
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Makes every later launch, check and timing use `side`'s kernels.

@@ -374,7 +374,7 @@ impl<'g> Softmax<'g> {
 
     /// Loads the CUDA C twins (NVRTC's PTX for this GPU).
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx, &SYMBOLS)
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Makes later launches use `side`'s kernels.

@@ -148,8 +148,7 @@ impl<'g> Specialize<'g> {
 
     /// Loads the CUDA C twins from NVRTC's `ptx`.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
-        self.kernels.load_twins(self.gpu, ptx, &symbols)
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Launches `kernel` over `count` dots of length `n` (asynchronously)
@@ -278,18 +277,8 @@ impl<'g> Specialize<'g> {
 pub const RUNTIME_COMPARED_N: usize = 16;
 
 impl Twinned for Specialize<'_> {
-    fn compared(&self) -> Vec<&'static str> {
-        Kernel::ALL.iter().map(|k| k.symbol()).collect()
-    }
-
     fn kernels(&mut self) -> &mut Kernels {
         &mut self.kernels
-    }
-
-    fn position(&self, symbol: &str) -> usize {
-        Kernel::of_symbol(symbol)
-            .expect("a kernel of the lesson")
-            .position()
     }
 
     /// A specialized kernel at its N; `dot_runtime` at every N, its

@@ -209,8 +209,7 @@ impl<'g> Unroll<'g> {
 
     /// Loads the CUDA C twins from NVRTC's `ptx`.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
-        self.kernels.load_twins(self.gpu, ptx, &symbols)
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Launches `kernel` over the first `n` elements (asynchronously) on the
@@ -341,16 +340,8 @@ fn bit_failure(kernel: Kernel, n: usize, got: &[f32], want: &[f32]) -> Option<Fa
 }
 
 impl Twinned for Unroll<'_> {
-    fn compared(&self) -> Vec<&'static str> {
-        Kernel::ALL.iter().map(|k| k.symbol()).collect()
-    }
-
     fn kernels(&mut self) -> &mut Kernels {
         &mut self.kernels
-    }
-
-    fn position(&self, symbol: &str) -> usize {
-        position(Kernel::of_symbol(symbol).expect("a kernel of the lesson"))
     }
 
     fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {

@@ -276,8 +276,7 @@ impl<'g> Vectorize<'g> {
     /// # Errors
     /// The driver refusing the PTX, or a kernel missing from it.
     pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
-        self.kernels.load_twins(self.gpu, ptx, &symbols)
+        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Makes a and b hold at least `n` elements of `dtype` (the reference
@@ -428,19 +427,8 @@ fn poison(gpu: &Gpu, buf: &mut CudaSlice<u8>, bytes: usize) -> Result<()> {
 }
 
 impl Twinned for Vectorize<'_> {
-    fn compared(&self) -> Vec<&'static str> {
-        Kernel::ALL.iter().map(|k| k.symbol()).collect()
-    }
-
     fn kernels(&mut self) -> &mut Kernels {
         &mut self.kernels
-    }
-
-    fn position(&self, symbol: &str) -> usize {
-        Kernel::ALL
-            .iter()
-            .position(|k| k.symbol() == symbol)
-            .expect("a kernel of the lesson")
     }
 
     fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
