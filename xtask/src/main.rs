@@ -78,6 +78,21 @@ fn cargo() -> Command {
     cmd
 }
 
+/// Builds the release `lab` binary (target/release/lab).
+fn build_lab() -> Result<()> {
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--bin",
+        "lab",
+    ]);
+    status(cmd, "building lab")
+}
+
 /// Runs `cmd`, failing with its description if it does not succeed.
 fn status(mut cmd: Command, what: &str) -> Result<()> {
     let st = cmd
@@ -305,17 +320,7 @@ fn sanitize(args: &[String]) -> Result<ExitCode> {
         ),
     };
     ensure_toolchain()?;
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--quiet",
-        "--release",
-        "--package",
-        "host",
-        "--bin",
-        "lab",
-    ]);
-    status(cmd, "building lab")?;
+    build_lab()?;
     let st = Command::new("bash")
         .arg("-c")
         .arg(SANITIZE_SH)
@@ -435,17 +440,7 @@ fn bundle() -> Result<ExitCode> {
     }
     std::fs::create_dir_all(&dir)?;
 
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--quiet",
-        "--release",
-        "--package",
-        "host",
-        "--bin",
-        "lab",
-    ]);
-    status(cmd, "building lab")?;
+    build_lab()?;
     std::fs::copy(root().join("target/release/lab"), dir.join("lab"))?;
     std::fs::copy(built_ptx(), dir.join("kernels.ptx"))?;
 
