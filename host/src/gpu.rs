@@ -214,9 +214,10 @@ impl Gpu {
         unsafe { self.stream.alloc::<f32>(len) }.call("cuMemAllocAsync")
     }
 
-    /// Sets every byte of `buf` to `byte` (0xFF makes every f32 a NaN, so an
-    /// element a kernel never writes fails its check).
-    pub fn fill_bytes<B: DevicePtrMut<f32>>(&self, buf: &mut B, byte: u8) -> Result<()> {
+    /// Sets every byte of `buf` (a buffer or a view of any element type) to
+    /// `byte` (0xFF makes every f32, f64 and f16 a NaN, so an element a kernel
+    /// never writes fails its check).
+    pub fn fill_bytes<T, B: DevicePtrMut<T>>(&self, buf: &mut B, byte: u8) -> Result<()> {
         let bytes = buf.num_bytes();
         let (ptr, _record) = buf.device_ptr_mut(&self.stream);
         // SAFETY: `ptr` addresses `bytes` bytes of this context's memory.

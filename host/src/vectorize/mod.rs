@@ -352,7 +352,9 @@ impl<'g> Vectorize<'g> {
         fits(d, n)?;
         self.prepare(d, n)?;
         let bytes = n * d.size();
-        poison(self.gpu, &mut self.out, bytes + GUARD_BYTES)?;
+        // 0xFF bytes: a NaN in every type, so an element never written fails.
+        self.gpu
+            .fill_bytes(&mut self.out.slice_mut(..bytes + GUARD_BYTES), 0xFF)?;
         self.launch(kernel, n)?;
         self.gpu.sync_after(kernel.symbol())?;
         let mut got = vec![0u8; bytes + GUARD_BYTES];
@@ -413,17 +415,6 @@ fn fits(dtype: Dtype, n: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Fills the first `bytes` of `buf` with 0xFF: every element a NaN, so an
-/// element the kernel never wrote fails the check.
-fn poison(gpu: &Gpu, buf: &mut CudaSlice<u8>, bytes: usize) -> Result<()> {
-    gpu.stream
-        .memcpy_htod(&vec![0xFFu8; bytes], &mut buf.slice_mut(..bytes))
-        .map_err(|source| Error::Driver {
-            call: "cuMemcpyHtoDAsync",
-            source,
-        })
 }
 
 impl Twinned for Vectorize<'_> {
