@@ -30,12 +30,44 @@ pub fn open_gpu() -> Opened {
     }
 }
 
+/// One GPU test: its name and what it does with the shared GPU.
+pub type Trial = (
+    String,
+    Box<dyn Fn(&Gpu) -> Result<(), String> + Send + Sync>,
+);
+
+/// A GPU test named `name`.
+pub fn trial(
+    name: impl Into<String>,
+    f: impl Fn(&Gpu) -> Result<(), String> + Send + Sync + 'static,
+) -> Trial {
+    (name.into(), Box::new(f))
+}
+
+/// One trial per kernel of `K` and side: `<symbol>` runs `check` on the
+/// Rust kernel, `twin_<symbol>` on its CUDA C twin. The kernels come from
+/// the lesson's own list, so a new kernel gets its trials.
+pub fn kernel_trials<K: host::kernels::KernelId + Send + Sync>(
+    check: fn(&Gpu, K, host::compare::Side) -> Result<(), String>,
+) -> Vec<Trial> {
+    use host::compare::Side;
+    [Side::Rust, Side::CudaC]
+        .into_iter()
+        .flat_map(|side| {
+            K::ALL.iter().map(move |&k| {
+                let prefix = if side == Side::Rust { "" } else { "twin_" };
+                trial(format!("{prefix}{}", k.symbol()), move |gpu| {
+                    check(gpu, k, side)
+                })
+            })
+        })
+        .collect()
+}
+
 /// Runs GPU trials under libtest-mimic: each trial gets the shared GPU; with
 /// no GPU every trial is listed as ignored and one line says why.
-pub fn run_gpu_trials(
-    trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)>,
-) -> std::process::ExitCode {
-    use libtest_mimic::{Arguments, Trial};
+pub fn run_gpu_trials(trials: Vec<Trial>) -> std::process::ExitCode {
+    use libtest_mimic::{Arguments, Trial as Mimic};
     use std::sync::Arc;
 
     let mut args = Arguments::from_args();
@@ -54,12 +86,12 @@ pub fn run_gpu_trials(
         .map(|(name, f)| match &gpu {
             Ok(gpu) => {
                 let gpu = Arc::clone(gpu);
-                Trial::test(name, move || f(&gpu).map_err(Into::into))
+                Mimic::test(name, move || f(&gpu).map_err(Into::into))
             }
-            Err(None) => Trial::test(name, || Ok(())).with_ignored_flag(true),
+            Err(None) => Mimic::test(name, || Ok(())).with_ignored_flag(true),
             Err(Some(why)) => {
                 let why = why.clone();
-                Trial::test(name, move || {
+                Mimic::test(name, move || {
                     Err(format!("the GPU could not be opened: {why}").into())
                 })
             }
@@ -72,33 +104,174 @@ pub fn run_gpu_trials(
 /// a device is its L2, its SMs and its limits.
 pub fn synthetic_device(l2_bytes: usize, sms: u32) -> host::gpu::DeviceInfo {
     host::gpu::DeviceInfo {
-        ordinal: 0,
-        name: "synthetic".into(),
-        compute_capability: (9, 0),
-        sms,
         l2_bytes,
-        total_memory_bytes: 80 << 30,
-        sm_clock_khz: 1_980_000,
-        memory_clock_khz: 3_201_000,
-        memory_bus_bits: 6016,
-        max_threads_per_sm: 2048,
-        regs_per_sm: 65536,
-        driver_cuda: "13.0".into(),
-        driver_version: None,
+        sms,
+        name: "synthetic".into(),
+        ..profile("H200").info()
     }
 }
 
-/// NVRTC's PTX of a lesson's CUDA C twins (`program()`, named `file` in
-/// NVRTC's messages) for `gpu`'s architecture, compiled once per test
-/// binary and program.
+/// A GPU as NVIDIA publishes it: the facts the lessons size themselves and
+/// admit their launches from.
+///
+/// Sources. Per compute capability (resident threads, blocks and registers
+/// per SM, shared memory per SM and per block with opt-in): the CUDA C++
+/// Programming Guide, "Technical Specifications per Compute Capability"
+/// (CUDA 12.8), which NVIDIA's CCCL also encodes
+/// (`cudax/include/cuda/experimental/__device/arch_traits.cuh`: 7.5, 8.0,
+/// 8.6, 9.0). Per product (SMs, L2, memory, compute capability): NVIDIA's
+/// datasheets and architecture whitepapers: T4 (Turing, "NVIDIA T4 Tensor
+/// Core GPU" datasheet), A10 and A100 40 GB (the A10 datasheet, "NVIDIA A100
+/// Tensor Core GPU Architecture"), L4 and RTX 4090 ("NVIDIA Ada GPU
+/// Architecture"), H100 SXM5 ("NVIDIA H100 Tensor Core GPU Architecture"),
+/// B200 ("NVIDIA Blackwell Architecture Technical Brief", HGX B200) and RTX
+/// 5090 ("NVIDIA RTX Blackwell GPU Architecture"). The H200's SMs and L2 are
+/// what its driver reported to this project (docs/results, 2026-11-29);
+/// its memory is the published 141 GB. L2 sizes in "MB" are taken as MiB,
+/// the unit the driver reports them in (an H100's "50 MB" is 51200 KiB).
+#[derive(Debug, Clone, Copy)]
+pub struct GpuProfile {
+    /// The product.
+    pub name: &'static str,
+    /// Compute capability.
+    pub cc: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sms: u32,
+    /// L2, MiB.
+    pub l2_mib: usize,
+    /// Device memory, bytes.
+    pub memory_bytes: usize,
+}
+
+/// Per compute capability: (resident threads per SM, resident blocks per
+/// SM, shared memory per SM in KiB, opt-in shared memory per block in KiB),
+/// from the CUDA C++ Programming Guide's table. 64 Ki registers per SM on
+/// every one of them.
+pub fn per_sm_limits(cc: (i32, i32)) -> (u32, u32, usize, usize) {
+    match cc {
+        (7, 5) => (1024, 16, 64, 64),
+        (8, 0) => (2048, 32, 164, 163),
+        (8, 6) => (1536, 16, 100, 99),
+        (8, 9) => (1536, 24, 100, 99),
+        (9, 0) | (10, 0) => (2048, 32, 228, 227),
+        (12, 0) => (1536, 32, 100, 99),
+        other => panic!("no published limits written down here for compute capability {other:?}"),
+    }
+}
+
+const GB: usize = 1_000_000_000;
+
+/// The GPUs the lessons must size themselves for, from a Colab T4 to a
+/// B200.
+pub const PROFILES: &[GpuProfile] = &[
+    GpuProfile {
+        name: "T4",
+        cc: (7, 5),
+        sms: 40,
+        l2_mib: 4,
+        memory_bytes: 15 << 30,
+    },
+    GpuProfile {
+        name: "A10",
+        cc: (8, 6),
+        sms: 72,
+        l2_mib: 6,
+        memory_bytes: 24 * GB,
+    },
+    GpuProfile {
+        name: "A100 40GB",
+        cc: (8, 0),
+        sms: 108,
+        l2_mib: 40,
+        memory_bytes: 40 * GB,
+    },
+    GpuProfile {
+        name: "L4",
+        cc: (8, 9),
+        sms: 58,
+        l2_mib: 48,
+        memory_bytes: 24 * GB,
+    },
+    GpuProfile {
+        name: "RTX 4090",
+        cc: (8, 9),
+        sms: 128,
+        l2_mib: 72,
+        memory_bytes: 24 * GB,
+    },
+    GpuProfile {
+        name: "H100",
+        cc: (9, 0),
+        sms: 132,
+        l2_mib: 50,
+        memory_bytes: 80 * GB,
+    },
+    GpuProfile {
+        name: "H200",
+        cc: (9, 0),
+        sms: 132,
+        l2_mib: 60,
+        memory_bytes: 141 * GB,
+    },
+    GpuProfile {
+        name: "B200",
+        cc: (10, 0),
+        sms: 148,
+        l2_mib: 126,
+        memory_bytes: 180 * GB,
+    },
+    GpuProfile {
+        name: "RTX 5090",
+        cc: (12, 0),
+        sms: 170,
+        l2_mib: 96,
+        memory_bytes: 32 * GB,
+    },
+];
+
+/// The profile named `name`.
+///
+/// # Panics
+/// For a name not in [`PROFILES`].
+pub fn profile(name: &str) -> GpuProfile {
+    *PROFILES
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no GPU profile {name}"))
+}
+
+impl GpuProfile {
+    /// The device as the driver would report it (clocks and bus width are
+    /// the H200's: no lesson sizes itself from them).
+    pub fn info(&self) -> host::gpu::DeviceInfo {
+        let (threads, blocks, shared_sm_kib, optin_kib) = per_sm_limits(self.cc);
+        host::gpu::DeviceInfo {
+            ordinal: 0,
+            name: self.name.into(),
+            compute_capability: self.cc,
+            sms: self.sms,
+            l2_bytes: self.l2_mib << 20,
+            total_memory_bytes: self.memory_bytes,
+            sm_clock_khz: 1_980_000,
+            memory_clock_khz: 3_201_000,
+            memory_bus_bits: 6016,
+            max_threads_per_sm: threads,
+            regs_per_sm: 65536,
+            shared_per_block_optin: optin_kib << 10,
+            shared_per_sm: shared_sm_kib << 10,
+            max_blocks_per_sm: blocks,
+            driver_cuda: "13.0".into(),
+            driver_version: None,
+        }
+    }
+}
+
+/// NVRTC's PTX of lesson `L`'s CUDA C twins for `gpu`'s architecture,
+/// compiled once per test binary and lesson.
 ///
 /// # Errors
 /// NVRTC missing or the program not compiling, as one line.
-pub fn twin_ptx(
-    gpu: &Gpu,
-    program: fn() -> String,
-    file: &'static str,
-) -> Result<&'static str, String> {
+pub fn twin_ptx<L: host::lesson::Lesson>(gpu: &Gpu) -> Result<&'static str, String> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
     static PTX: OnceLock<Mutex<HashMap<&'static str, Result<&'static str, String>>>> =
@@ -108,11 +281,133 @@ pub fn twin_ptx(
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     cache
-        .entry(file)
+        .entry(L::NAME)
         .or_insert_with(|| {
-            host::nvrtc::compile(&program(), file, gpu.info.compute_capability)
-                .map(|ptx| &*Box::leak(ptx.into_boxed_str()))
-                .map_err(|e| e.to_string())
+            host::nvrtc::compile(
+                &L::cuda_c(),
+                &format!("{}.cu", L::NAME),
+                gpu.info.compute_capability,
+            )
+            .map(|ptx| &*Box::leak(ptx.into_boxed_str()))
+            .map_err(|e| e.to_string())
         })
         .clone()
+}
+
+/// NVRTC's PTX of lesson `L`'s CUDA C twins for compute capability `cc`,
+/// for a CPU test (see [`nvrtc_ptx`]).
+pub fn twin_ptx_on_cpu<L: host::lesson::Lesson>(cc: (i32, i32)) -> Option<String> {
+    nvrtc_ptx(L::cuda_c, &format!("{}.cu", L::NAME), cc)
+}
+
+/// Makes `lesson` (lesson `L`'s kernels) launch `side`'s kernels: for CUDA
+/// C, its twins are compiled (once) and loaded first.
+///
+/// # Errors
+/// NVRTC or the driver failing, as one line.
+pub fn use_side<L: host::lesson::Lesson>(
+    gpu: &Gpu,
+    lesson: &mut impl host::compare::TwinRows,
+    side: host::compare::Side,
+) -> Result<(), String> {
+    if side == host::compare::Side::CudaC {
+        let ptx = twin_ptx::<L>(gpu)?;
+        let kernels = lesson.kernel_set();
+        kernels.load_twins(gpu, ptx).map_err(|e| e.to_string())?;
+        kernels.use_side(side);
+    }
+    Ok(())
+}
+
+/// Runs lesson `L` the way `lab L --quick` does, through the one lesson
+/// interface, and returns its report's table and JSON lines; every check
+/// must pass.
+///
+/// # Errors
+/// A failed check, a fault or a driver error, as one line.
+pub fn run_quick<L: host::lesson::Lesson>(
+    gpu: &Gpu,
+) -> Result<(String, Vec<serde_json::Value>), String> {
+    use host::lesson::Outcome;
+    let sizes = <L::Sizes as host::sizes::LessonSizes>::for_gpu(&gpu.info, true)
+        .map_err(|e| e.to_string())?;
+    let plan = host::timing::Plan::QUICK;
+    let context = host::report::Context::new(
+        L::NAME,
+        &gpu.info,
+        &sizes,
+        L::block_sizes(),
+        plan,
+        host::report::now(),
+    );
+    let progress = indicatif::ProgressBar::hidden();
+    let options = host::lesson::RunOptions {
+        plan,
+        quick: true,
+        graphs_dir: None,
+        progress: &progress,
+    };
+    match L::run(gpu, &sizes, context, &options).map_err(|e| e.to_string())? {
+        Outcome::Passed(report) => Ok((report.table(), report.json_lines())),
+        Outcome::Failed(f) => Err(format!("{} checks failed, first: {}", f.len(), f[0])),
+        Outcome::Faulted { failures, error } => Err(format!(
+            "faulted after {} failed checks: {error}",
+            failures.len()
+        )),
+    }
+}
+
+/// NVRTC's PTX of `program` (named `file` in NVRTC's messages) for compute
+/// capability `cc`, for a CPU test; `None` (after one line saying so) where
+/// NVRTC is missing on this machine.
+///
+/// # Panics
+/// Where NVRTC is missing under CI (`CI` set: the README's test command
+/// fetches it, so CI must run every such test), or the program does not
+/// compile.
+pub fn nvrtc_ptx(program: fn() -> String, file: &str, cc: (i32, i32)) -> Option<String> {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return None;
+    }
+    Some(host::nvrtc::compile(&program(), file, cc).unwrap_or_else(|e| panic!("{file}: {e}")))
+}
+
+/// What is wrong with `kernels` (symbol and declared parameters each)
+/// against the `.param` lists of the same entries in `ptx` (`which` names
+/// the PTX in the messages): one line per fault, empty when every kernel's
+/// count and kind of parameters match.
+pub fn signature_faults(
+    kernels: &[(&'static str, &'static [host::kernels::Param])],
+    ptx: &str,
+    which: &str,
+) -> Vec<String> {
+    let mut faults = Vec::new();
+    for &(symbol, declared) in kernels {
+        let Some(params) = host::ptx::entry_params(ptx, symbol) else {
+            faults.push(format!("{symbol}: no .entry in the {which}"));
+            continue;
+        };
+        if params.len() != declared.len() {
+            faults.push(format!(
+                "{symbol}: declares {} parameters, the {which} has {}",
+                declared.len(),
+                params.len()
+            ));
+            continue;
+        }
+        for (i, (want, got)) in declared.iter().zip(&params).enumerate() {
+            if !want.matches(got) {
+                faults.push(format!(
+                    "{symbol}: parameter {i} is declared a {want}, the {which} has `{}`",
+                    got.text
+                ));
+            }
+        }
+    }
+    faults
 }

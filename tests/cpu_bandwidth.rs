@@ -8,7 +8,10 @@ use host::bandwidth::query::{self, DeviceQuery, PcieLink, parse_link};
 use host::bandwidth::{self, COPY_KERNEL, Copy, copy_launch_config, pattern, pattern_bytes};
 use host::ptx::{PTX, PtxMix, entries, entry_body};
 use kernels_gpu::bandwidth::*;
-use lab_tests::synthetic_device;
+use lab_tests::{profile, synthetic_device};
+
+/// The timed size on an H200 (60 MiB L2): 64 MiB doubled to 256 MiB.
+const TIMED_BYTES: usize = 256 << 20;
 
 #[test]
 fn bytes_are_counted_the_way_each_row_says() {
@@ -150,15 +153,9 @@ fn the_device_query_lines_and_derived_limits() {
 
 #[test]
 fn the_twin_compiles_with_nvrtc_and_matches_the_entry() {
-    if host::nvrtc::require_nvrtc().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must run this test: NVRTC is missing"
-        );
-        eprintln!("skipped: NVRTC is not on the loader path");
+    let Some(ptx) = lab_tests::twin_ptx_on_cpu::<host::bandwidth::BandwidthLesson>((7, 5)) else {
         return;
-    }
-    let ptx = host::nvrtc::compile(&bandwidth::cuda_c_program(), "bandwidth.cu", (7, 5)).unwrap();
+    };
     assert_eq!(entries(&ptx), [COPY_KERNEL]);
     let mix = PtxMix::of(entry_body(&ptx, COPY_KERNEL).unwrap());
     assert_eq!(
@@ -171,8 +168,18 @@ fn the_twin_compiles_with_nvrtc_and_matches_the_entry() {
 
 #[test]
 fn the_sizes_are_the_timed_and_check_sizes() {
-    assert_eq!(bandwidth::timed_bytes(false), 256 << 20);
-    assert_eq!(bandwidth::timed_bytes(true), CHECK_BYTES);
+    let h200 = profile("H200").info();
+    assert_eq!(bandwidth::Sizes::new(&h200, false).timed_bytes, TIMED_BYTES);
+    assert_eq!(bandwidth::Sizes::new(&h200, true).timed_bytes, CHECK_BYTES);
+    // A T4's 4 MiB L2 keeps the 64 MiB seed; a B200's 126 MiB takes 512.
+    assert_eq!(
+        bandwidth::Sizes::new(&profile("T4").info(), false).timed_bytes,
+        64 << 20
+    );
+    assert_eq!(
+        bandwidth::Sizes::new(&profile("B200").info(), false).timed_bytes,
+        512 << 20
+    );
 }
 
 /// `text` with each run of spaces as one (the table's columns are padded).

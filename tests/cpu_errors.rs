@@ -153,3 +153,9 @@ fn a_missing_ncu_is_named_with_where_to_get_it() {
     assert!(err.contains("CUDA toolkit"), "{err}");
     assert_eq!(host::Error::Tool(err).exit_code(), exit::TOOL);
 }
+
+#[test]
+fn xtask_knows_every_lesson_lab_runs_in_its_order() {
+    let lab: Vec<&str> = host::lessons::ALL.iter().map(|l| l.name).collect();
+    assert_eq!(xtask::LESSONS, lab.as_slice());
+}

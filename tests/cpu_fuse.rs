@@ -6,6 +6,7 @@
 
 use host::fuse::reference::{self, EXAMPLE_A, EXAMPLE_B, EXAMPLE_C, Inputs, MemOps};
 use host::fuse::{Difference, FUSED_BYTES_PER_ELEM, Kernel, UNFUSED_BYTES_PER_ELEM, mirror_lines};
+use host::kernels::KernelId;
 use host::ptx::{PTX, entries, entry_body};
 use kernels_gpu::fuse::*;
 
@@ -135,7 +136,13 @@ fn difference_counts_bits_and_ulps() {
 
 #[test]
 fn launch_shape_covers_n_with_no_spare_block() {
-    for n in [1, 6, CHECK_ELEMS, TIMED_ELEMS] {
+    let timed = host::fuse::Sizes::new(&lab_tests::profile("H200").info(), false).timed;
+    assert_eq!(
+        timed,
+        1 << 26,
+        "16 Mi floats doubled to 256 MiB a tensor for a 60 MiB L2"
+    );
+    for n in [1, 6, CHECK_ELEMS, timed] {
         let c = Kernel::launch_config(n);
         let blocks = c.grid_dim.0 as usize;
         assert!(blocks * THREADS_PER_BLOCK as usize >= n);
@@ -146,7 +153,7 @@ fn launch_shape_covers_n_with_no_spare_block() {
 #[test]
 fn the_fused_kernel_is_not_contracted() {
     let found = entries(PTX);
-    for k in Kernel::ALL {
+    for &k in Kernel::ALL {
         assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
     }
     let body = |k: Kernel| entry_body(PTX, k.symbol()).unwrap();
@@ -159,7 +166,7 @@ fn the_fused_kernel_is_not_contracted() {
     assert!(body(Kernel::FusedFma).contains("fma.rn.f32"));
     assert!(!body(Kernel::Mul).contains("fma."));
     // Each kernel touches global memory exactly as counted.
-    for k in Kernel::ALL {
+    for &k in Kernel::ALL {
         let b = body(k);
         let ld = b.matches("ld.global").count();
         let st = b.matches("st.global").count();
@@ -177,20 +184,9 @@ fn the_fused_kernel_is_not_contracted() {
 
 #[test]
 fn the_twins_compile_with_nvrtc_without_contraction() {
-    if host::nvrtc::require_nvrtc().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must run this test: NVRTC is missing"
-        );
-        eprintln!("skipped: NVRTC is not on the loader path");
+    let Some(ptx) = lab_tests::twin_ptx_on_cpu::<host::fuse::FuseLesson>((7, 5)) else {
         return;
-    }
-    let ptx = host::nvrtc::compile(&host::fuse::cuda_c_program(), "fuse.cu", (7, 5)).unwrap();
-    let mut c = entries(&ptx);
-    c.sort();
-    let mut rust: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
-    rust.sort();
-    assert_eq!(c, rust);
+    };
     let fused = entry_body(&ptx, Kernel::Fused.symbol()).unwrap();
     assert!(fused.contains("mul.rn.f32"), "{fused}");
     assert!(

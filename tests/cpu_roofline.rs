@@ -4,9 +4,12 @@
 //! local-memory spills).
 
 use host::gpu::DeviceInfo;
+use host::kernels::KernelId;
+use host::lesson::Report as _;
 use host::ptx::{self, PTX, entries, entry_body};
 use host::roofline::model::{Ceilings, cost};
-use host::roofline::{Kernel, Sizes, launch_config, reference, side_for_l2};
+use host::roofline::{Kernel, Sizes, launch_config, reference};
+use host::sizes::grown_side;
 use kernels_gpu::roofline::*;
 
 fn device(l2_bytes: usize, sms: u32) -> DeviceInfo {
@@ -199,11 +202,11 @@ fn ridge_point_and_attainable_rate() {
 #[test]
 fn buffers_grow_to_four_times_the_l2() {
     // A T4's 4 MiB L2: the seed's sizes stand.
-    assert_eq!(side_for_l2(SEED_SIDE, 4 << 20), 4096);
-    assert_eq!(side_for_l2(SEED_STENCIL_SIDE, 4 << 20), 2048);
+    assert_eq!(grown_side(SEED_SIDE, 4, 4 << 20), 4096);
+    assert_eq!(grown_side(SEED_STENCIL_SIDE, 4, 4 << 20), 2048);
     // An H200's 60 MiB: 64 MiB buffers are 1.07x the L2; 256 MiB are 4.3x.
-    assert_eq!(side_for_l2(SEED_SIDE, 60 << 20), 8192);
-    assert_eq!(side_for_l2(SEED_STENCIL_SIDE, 60 << 20), 8192);
+    assert_eq!(grown_side(SEED_SIDE, 4, 60 << 20), 8192);
+    assert_eq!(grown_side(SEED_STENCIL_SIDE, 4, 60 << 20), 8192);
     for l2 in [4 << 20, 40 << 20, 50_000_000, 60 << 20, 126 << 20] {
         let s = lesson_sizes(l2, 132);
         assert!(s.n * 4 >= 4 * l2, "{l2}");
@@ -260,15 +263,16 @@ fn body(kernel: Kernel) -> &'static str {
 #[test]
 fn ptx_has_all_twelve_entry_points() {
     let found = entries(PTX);
-    for k in Kernel::ALL {
+    for &k in Kernel::ALL {
         assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
     }
     // The twelve, the test-only kernels, the fusion lesson's 13, and the
     // chapter-19 lessons' own (each lesson's tests check its entries; several
     // branches add lessons at once, so no total is fixed here): no symbol
     // twice.
-    assert!(found.contains(&kernels_gpu::testing::FAULT_ON_PURPOSE));
-    assert!(found.contains(&kernels_gpu::testing::TANH_FOR_TESTS));
+    for &k in host::testing::TestKernel::ALL {
+        assert!(found.contains(&k.symbol()), "missing {}", k.symbol());
+    }
     assert!(found.len() >= 12 + 2 + 13, "{found:?}");
     let mut unique = found.clone();
     unique.sort_unstable();
@@ -316,7 +320,7 @@ fn tiled_kernels_use_the_shared_state_space() {
         assert!(b.contains("ld.shared."), "{}: no ld.shared", k.symbol());
         assert!(b.contains("st.shared."), "{}: no st.shared", k.symbol());
     }
-    for k in Kernel::ALL {
+    for &k in Kernel::ALL {
         let generic = generic_accesses(body(k));
         assert!(
             generic.is_empty(),
@@ -328,7 +332,7 @@ fn tiled_kernels_use_the_shared_state_space() {
 
 #[test]
 fn no_kernel_spills_to_local_memory() {
-    for k in Kernel::ALL {
+    for &k in Kernel::ALL {
         let b = body(k);
         assert!(!b.contains(".local"), "{} uses local memory", k.symbol());
     }
@@ -336,7 +340,11 @@ fn no_kernel_spills_to_local_memory() {
 
 #[test]
 fn inputs_use_the_read_only_path() {
-    for k in Kernel::ALL.into_iter().filter(|&k| k != Kernel::FmaPeak) {
+    for k in Kernel::ALL
+        .iter()
+        .copied()
+        .filter(|&k| k != Kernel::FmaPeak)
+    {
         let b = body(k);
         assert!(
             b.contains("ld.global.nc."),
@@ -609,17 +617,10 @@ fn cuda_c_defines_carry_the_rust_constants_exactly() {
 /// NVRTC from PyPI where the machine has none; in CI the test must run.
 #[test]
 fn cuda_c_twins_compile_with_nvrtc() {
-    if host::nvrtc::require_nvrtc().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must run this test: NVRTC is missing"
-        );
-        eprintln!("skipped: NVRTC is not on the loader path");
-        return;
-    }
-    let source = host::roofline::cuda_c_program();
     for cc in [(7, 5), (9, 0)] {
-        let ptx = host::nvrtc::compile(&source, "roofline.cu", cc).unwrap();
+        let Some(ptx) = lab_tests::twin_ptx_on_cpu::<host::roofline::RooflineLesson>(cc) else {
+            return;
+        };
         let mut c = entries(&ptx);
         c.sort();
         assert_eq!(c, roofline_entries(PTX), "sm_{}{}", cc.0, cc.1);
@@ -671,8 +672,8 @@ fn synthetic_report() -> host::roofline::report::Report {
         count / rate_per_s * 1e3
     };
     let measured: Vec<host::roofline::Measured> = Kernel::ALL
-        .into_iter()
-        .map(|k| host::roofline::Measured {
+        .iter()
+        .map(|&k| host::roofline::Measured {
             kernel: k,
             timing: match k {
                 Kernel::FmaPeak => timing(ms_for(k, 60_000e9)),
@@ -680,13 +681,20 @@ fn synthetic_report() -> host::roofline::report::Report {
             },
         })
         .collect();
+    let context = host::report::Context::new(
+        "roofline",
+        &info,
+        &s,
+        host::roofline::report::block_sizes_json(),
+        host::timing::Plan::DEFAULT,
+        "2026-11-29T00:00:00Z".into(),
+    );
     host::roofline::report::build(
         &info,
         s,
-        host::timing::Plan::DEFAULT,
+        context,
         &measured,
         timing(ms_for(Kernel::Copy, 4000e9)),
-        "2026-11-29T00:00:00Z".into(),
     )
 }
 
@@ -816,7 +824,7 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
     assert!((poly.percent_of_ceiling - 100.0 * poly.gflop_per_s / 60_000.0).abs() < 1e-9);
 
     let table = r.table();
-    for k in Kernel::ALL {
+    for &k in Kernel::ALL {
         assert!(table.contains(k.label()), "table lacks {}", k.label());
     }
     assert!(table.contains("ridge point: 15.00 FLOP/byte"), "{table}");

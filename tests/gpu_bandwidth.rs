@@ -8,9 +8,8 @@ use host::bandwidth::query::DeviceQuery;
 use host::bandwidth::{self, Bandwidth, Copy};
 use host::compare::Side;
 use host::gpu::Gpu;
-use host::lesson::Twinned;
 use kernels_gpu::bandwidth::CHECK_BYTES;
-use lab_tests::run_gpu_trials;
+use lab_tests::{run_gpu_trials, trial, use_side};
 
 /// The sizes: one byte, a byte short of and past one vector, a tail of 3
 /// past a page, and the lesson's check size.
@@ -18,11 +17,7 @@ const SIZES: [usize; 5] = [1, 15, 17, 4099, CHECK_BYTES];
 
 fn check(gpu: &Gpu, copy: Copy, side: Side) -> Result<(), String> {
     let mut lesson = Bandwidth::new(gpu, CHECK_BYTES).map_err(|e| e.to_string())?;
-    if side == Side::CudaC {
-        let ptx = lab_tests::twin_ptx(gpu, bandwidth::cuda_c_program, "bandwidth.cu")?;
-        lesson.load_twins(ptx).map_err(|e| e.to_string())?;
-        lesson.kernels().use_side(Side::CudaC);
-    }
+    use_side::<bandwidth::BandwidthLesson>(gpu, &mut lesson, side)?;
     for n in SIZES {
         if let (Some(f), _) = lesson.check(copy, n).map_err(|e| e.to_string())? {
             return Err(f.to_string());
@@ -53,35 +48,25 @@ fn too_large_is_an_error(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
-/// A named GPU test.
-type Trial = (&'static str, fn(&Gpu) -> Result<(), String>);
-
 fn main() -> std::process::ExitCode {
-    let trials: Vec<Trial> = vec![
-        ("htod_pageable", |gpu| {
-            check(gpu, Copy::HtodPageable, Side::Rust)
-        }),
-        ("htod_pinned", |gpu| {
-            check(gpu, Copy::HtodPinned, Side::Rust)
-        }),
-        ("dtoh_pageable", |gpu| {
-            check(gpu, Copy::DtohPageable, Side::Rust)
-        }),
-        ("dtoh_pinned", |gpu| {
-            check(gpu, Copy::DtohPinned, Side::Rust)
-        }),
-        ("dtod_copy_engine", |gpu| {
-            check(gpu, Copy::DtodEngine, Side::Rust)
-        }),
-        ("copy_vec16", |gpu| check(gpu, Copy::DtodKernel, Side::Rust)),
-        ("twin_copy_vec16", |gpu| {
+    // Every copy on the Rust side (the driver's copies have no twin), and
+    // the copy kernel's twin.
+    let mut trials: Vec<_> = Copy::ALL
+        .into_iter()
+        .map(|copy| trial(copy.key(), move |gpu| check(gpu, copy, Side::Rust)))
+        .collect();
+    trials.extend([
+        trial("twin_copy_vec16", |gpu| {
             check(gpu, Copy::DtodKernel, Side::CudaC)
         }),
-        (
+        trial(
             "the_device_query_is_consistent",
             the_device_query_is_consistent,
         ),
-        ("too_large_is_an_error", too_large_is_an_error),
-    ];
+        trial("too_large_is_an_error", too_large_is_an_error),
+        trial("bandwidth::the_lesson_runs_quick", |gpu| {
+            lab_tests::run_quick::<bandwidth::BandwidthLesson>(gpu).map(drop)
+        }),
+    ]);
     run_gpu_trials(trials)
 }

@@ -5,27 +5,18 @@
 //! buffers cannot hold is an error, not a fault. Where no NVIDIA driver is
 //! present, every test is reported as ignored.
 
-use host::compare::Side;
+use host::compare::{Side, Twinned};
 use host::conv2d::{self, Conv2d, Expected, Kernel, reference};
 use host::gpu::Gpu;
-use host::lesson::Twinned;
+use host::kernels::KernelId;
 use kernels_gpu::conv2d::CHECK_SIDE;
-use lab_tests::run_gpu_trials;
-
-fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    lab_tests::twin_ptx(gpu, conv2d::cuda_c_program, "conv2d.cu")
-}
+use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
 
 /// `kernel` on `side` at every awkward side: 3 (one valid output), 5, 33
 /// and 41 (one past a block in x and in y), 67 and the check side.
 fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
     let mut lesson = Conv2d::new(gpu, CHECK_SIDE).map_err(|e| e.to_string())?;
-    if side == Side::CudaC {
-        lesson
-            .load_twins(twin_ptx(gpu)?)
-            .map_err(|e| e.to_string())?;
-        lesson.kernels().use_side(Side::CudaC);
-    }
+    use_side::<conv2d::Conv2dLesson>(gpu, &mut lesson, side)?;
     for n in [3, 5, 33, 41, 67, CHECK_SIDE] {
         let want = Expected::of(kernel, &reference::image(n), n);
         let (failures, _) = lesson.check(kernel, n, &want).map_err(|e| e.to_string())?;
@@ -39,18 +30,12 @@ fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
 /// Rust and CUDA C outputs are the same bits at the check side.
 fn the_sides_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = Conv2d::new(gpu, CHECK_SIDE).map_err(|e| e.to_string())?;
-    lesson
-        .load_twins(twin_ptx(gpu)?)
-        .map_err(|e| e.to_string())?;
-    for k in Kernel::ALL {
+    use_side::<conv2d::Conv2dLesson>(gpu, &mut lesson, Side::CudaC)?;
+    for &k in Kernel::ALL {
         let mut outs = Vec::new();
         for side in [Side::Rust, Side::CudaC] {
             lesson.kernels().use_side(side);
-            outs.push(
-                Twinned::check(&mut lesson, k.symbol())
-                    .map_err(|e| e.to_string())?
-                    .1,
-            );
+            outs.push(Twinned::check(&mut lesson, k).map_err(|e| e.to_string())?.1);
         }
         if let host::compare::Agreement::Differ { count, first } =
             host::compare::Agreement::of_bits(&outs[0], &outs[1])
@@ -77,21 +62,14 @@ fn bad_sizes_are_errors(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
-/// A named GPU test.
-type Trial = (&'static str, fn(&Gpu) -> Result<(), String>);
-
 fn main() -> std::process::ExitCode {
-    let trials: Vec<Trial> = vec![
-        ("conv2d_valid", |gpu| check(gpu, Kernel::Valid, Side::Rust)),
-        ("conv2d_same", |gpu| check(gpu, Kernel::Same, Side::Rust)),
-        ("twin_conv2d_valid", |gpu| {
-            check(gpu, Kernel::Valid, Side::CudaC)
+    let mut trials = kernel_trials(check);
+    trials.extend([
+        trial("the_sides_agree_bit_for_bit", the_sides_agree_bit_for_bit),
+        trial("bad_sizes_are_errors", bad_sizes_are_errors),
+        trial("conv2d::the_lesson_runs_quick", |gpu| {
+            lab_tests::run_quick::<conv2d::Conv2dLesson>(gpu).map(drop)
         }),
-        ("twin_conv2d_same", |gpu| {
-            check(gpu, Kernel::Same, Side::CudaC)
-        }),
-        ("the_sides_agree_bit_for_bit", the_sides_agree_bit_for_bit),
-        ("bad_sizes_are_errors", bad_sizes_are_errors),
-    ];
+    ]);
     run_gpu_trials(trials)
 }

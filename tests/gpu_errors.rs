@@ -3,22 +3,16 @@
 //! report it (no panic, no abort). Its own test binary: a fault leaves the
 //! CUDA context unusable, so nothing else may share this process after it.
 
-use cudarc::driver::LaunchConfig;
 use host::Error;
 use host::gpu::Gpu;
-use kernels_gpu::testing::FAULT_ON_PURPOSE;
-use lab_tests::run_gpu_trials;
+use host::testing::TestKernel;
+use lab_tests::{run_gpu_trials, trial};
 
 fn a_faulting_kernel_is_named(gpu: &Gpu) -> Result<(), String> {
-    let f = gpu.function(FAULT_ON_PURPOSE).map_err(|e| e.to_string())?;
-    let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (1, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    const FAULT_ON_PURPOSE: &str = "fault_on_purpose";
+    assert_eq!(TestKernel::FaultOnPurpose.symbol(), FAULT_ON_PURPOSE);
     // The launch itself is accepted; the fault surfaces at the next sync.
-    let err = gpu
-        .launch_without_args(&f, FAULT_ON_PURPOSE, cfg)
+    let err = host::testing::fault_on_purpose(gpu)
         .and_then(|()| gpu.sync_after(FAULT_ON_PURPOSE))
         .err()
         .ok_or("the faulting kernel reported no error")?;
@@ -47,7 +41,7 @@ fn a_faulting_kernel_is_named(gpu: &Gpu) -> Result<(), String> {
 }
 
 fn main() -> std::process::ExitCode {
-    run_gpu_trials(vec![(
+    run_gpu_trials(vec![trial(
         "a_faulting_kernel_is_named",
         a_faulting_kernel_is_named,
     )])

@@ -7,22 +7,12 @@
 use host::compare::{Agreement, Side};
 use host::fuse::{self, CHECKED_SIZES, Fuse, Kernel, reference};
 use host::gpu::Gpu;
-use host::lesson::Twinned;
 use kernels_gpu::fuse::CHECK_ELEMS;
-use lab_tests::run_gpu_trials;
-
-fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    lab_tests::twin_ptx(gpu, fuse::cuda_c_program, "fuse.cu")
-}
+use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
 
 fn lesson(gpu: &Gpu, side: Side) -> Result<Fuse<'_>, String> {
     let mut lesson = Fuse::new(gpu, CHECK_ELEMS).map_err(|e| e.to_string())?;
-    if side == Side::CudaC {
-        lesson
-            .load_twins(twin_ptx(gpu)?)
-            .map_err(|e| e.to_string())?;
-        lesson.kernels().use_side(Side::CudaC);
-    }
+    use_side::<fuse::FuseLesson>(gpu, &mut lesson, side)?;
     Ok(lesson)
 }
 
@@ -71,29 +61,14 @@ fn pipeline(gpu: &Gpu, side: Side) -> Result<(), String> {
     Ok(())
 }
 
-/// A trial's function.
-type TrialFn = fn(&Gpu) -> Result<(), String>;
-
-macro_rules! trials {
-    ($($name:ident => $kernel:expr),* $(,)?) => {{
-        let rust: Vec<(&'static str, TrialFn)> =
-            vec![$((stringify!($name), (|gpu: &Gpu| check(gpu, $kernel, Side::Rust)) as TrialFn)),*];
-        let twins: Vec<(&'static str, TrialFn)> =
-            vec![$((concat!("twin_", stringify!($name)), (|gpu: &Gpu| check(gpu, $kernel, Side::CudaC)) as TrialFn)),*];
-        [rust, twins].concat()
-    }};
-}
-
 fn main() -> std::process::ExitCode {
-    const _: () = assert!(Kernel::ALL.len() == 5, "one trial per kernel below");
-    let mut trials = trials![
-        unfused_mul => Kernel::Mul,
-        unfused_add => Kernel::Add,
-        unfused_relu => Kernel::Relu,
-        fused_mul_add_relu => Kernel::Fused,
-        fused_mul_add_relu_fma => Kernel::FusedFma,
-    ];
-    trials.push(("unfused_pipeline", |gpu| pipeline(gpu, Side::Rust)));
-    trials.push(("twin_unfused_pipeline", |gpu| pipeline(gpu, Side::CudaC)));
+    let mut trials = kernel_trials(check);
+    trials.push(trial("unfused_pipeline", |gpu| pipeline(gpu, Side::Rust)));
+    trials.push(trial("twin_unfused_pipeline", |gpu| {
+        pipeline(gpu, Side::CudaC)
+    }));
+    trials.push(trial("fuse::the_lesson_runs_quick", |gpu| {
+        lab_tests::run_quick::<fuse::FuseLesson>(gpu).map(drop)
+    }));
     run_gpu_trials(trials)
 }

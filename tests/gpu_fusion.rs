@@ -6,27 +6,30 @@
 use host::compare::Side;
 use host::fusion::{self, Chain, Fusion, Kernel};
 use host::gpu::Gpu;
-use kernels_gpu::fusion::WIDTHS;
-use lab_tests::run_gpu_trials;
-
-fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    lab_tests::twin_ptx(gpu, fusion::cuda_c_program, "fusion.cu")
-}
+use kernels_gpu::fusion::{CHECK_ELEMS, WIDTHS};
+use lab_tests::{run_gpu_trials, trial, use_side};
 
 fn check(gpu: &Gpu, chain: Chain, side: Side) -> Result<(), String> {
-    let mut lesson = Fusion::new(gpu).map_err(|e| e.to_string())?;
-    if side == Side::CudaC {
-        lesson
-            .load_twins(twin_ptx(gpu)?)
-            .map_err(|e| e.to_string())?;
-        lesson.use_side(Side::CudaC);
-    }
+    let mut lesson = Fusion::new(gpu, CHECK_ELEMS).map_err(|e| e.to_string())?;
+    use_side::<fusion::FusionLesson>(gpu, &mut lesson, side)?;
     let want = lesson.reference();
     let (failures, _) = lesson.check(chain, &want).map_err(|e| e.to_string())?;
     match failures.first() {
         None => Ok(()),
         Some(f) => Err(f.to_string()),
     }
+}
+
+/// Every chain the lesson checks: the copy, the staged chain, the fused
+/// kernel and each width from the one list of widths.
+fn chains() -> Vec<Chain> {
+    let mut chains = vec![
+        Chain::Kernel(Kernel::CopyFloor),
+        Chain::Staged,
+        Chain::Kernel(Kernel::Fused),
+    ];
+    chains.extend(WIDTHS.iter().map(|&w| Chain::Kernel(Kernel::Wide(w))));
+    chains
 }
 
 /// The device tanh (device::math::tanh) over [-20, 20] in steps of 1e-4:
@@ -37,13 +40,7 @@ fn device_tanh_is_accurate(gpu: &Gpu) -> Result<(), String> {
     let mut x = gpu.alloc_f32(n).map_err(|e| e.to_string())?;
     let mut y = gpu.alloc_f32(n).map_err(|e| e.to_string())?;
     gpu.upload(&xs, &mut x).map_err(|e| e.to_string())?;
-    let f = gpu
-        .function(kernels_gpu::testing::TANH_FOR_TESTS)
-        .map_err(|e| e.to_string())?;
-    gpu.launch_elementwise(&f, kernels_gpu::testing::TANH_FOR_TESTS, &x, &mut y, n)
-        .map_err(|e| e.to_string())?;
-    gpu.sync_after(kernels_gpu::testing::TANH_FOR_TESTS)
-        .map_err(|e| e.to_string())?;
+    host::testing::tanh(gpu, &x, &mut y, n).map_err(|e| e.to_string())?;
     let mut ys = vec![0.0f32; n];
     gpu.download(&y, &mut ys).map_err(|e| e.to_string())?;
     let (worst, at) = xs
@@ -65,15 +62,9 @@ fn device_tanh_is_accurate(gpu: &Gpu) -> Result<(), String> {
 /// Two runs of every chain and width give bit-identical outputs (no
 /// atomics anywhere in the lesson).
 fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
-    let mut lesson = Fusion::new(gpu).map_err(|e| e.to_string())?;
+    let mut lesson = Fusion::new(gpu, CHECK_ELEMS).map_err(|e| e.to_string())?;
     let want = lesson.reference();
-    let mut chains = vec![
-        Chain::Kernel(Kernel::CopyFloor),
-        Chain::Staged,
-        Chain::Kernel(Kernel::Fused),
-    ];
-    chains.extend(WIDTHS.iter().map(|&w| Chain::Kernel(Kernel::Wide(w))));
-    for chain in chains {
+    for chain in chains() {
         let first = lesson.check(chain, &want).map_err(|e| e.to_string())?.1;
         let second = lesson.check(chain, &want).map_err(|e| e.to_string())?.1;
         if let host::compare::Agreement::Differ { count, first } =
@@ -88,29 +79,24 @@ fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
-macro_rules! trials {
-    ($($name:ident => $chain:expr),* $(,)?) => {{
-        let mut t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = Vec::new();
-        $( t.push((stringify!($name), |gpu| check(gpu, $chain, Side::Rust))); )*
-        $( t.push((concat!("twin_", stringify!($name)), |gpu| check(gpu, $chain, Side::CudaC))); )*
-        t
-    }};
-}
-
 fn main() -> std::process::ExitCode {
-    const _: () = assert!(WIDTHS.len() == 6, "one trial per width below");
-    let mut trials = trials![
-        copy_floor => Chain::Kernel(Kernel::CopyFloor),
-        staged_chain => Chain::Staged,
-        chain_fused => Chain::Kernel(Kernel::Fused),
-        chain_fused_wide_1 => Chain::Kernel(Kernel::Wide(1)),
-        chain_fused_wide_2 => Chain::Kernel(Kernel::Wide(2)),
-        chain_fused_wide_4 => Chain::Kernel(Kernel::Wide(4)),
-        chain_fused_wide_8 => Chain::Kernel(Kernel::Wide(8)),
-        chain_fused_wide_16 => Chain::Kernel(Kernel::Wide(16)),
-        chain_fused_wide_32 => Chain::Kernel(Kernel::Wide(32)),
-    ];
-    trials.push(("device_tanh_is_accurate", device_tanh_is_accurate));
-    trials.push(("outputs_are_deterministic", outputs_are_deterministic));
+    let mut trials = Vec::new();
+    for side in [Side::Rust, Side::CudaC] {
+        for chain in chains() {
+            let name = chain.symbol().replace(' ', "_");
+            let prefix = if side == Side::Rust { "" } else { "twin_" };
+            trials.push(trial(format!("{prefix}{name}"), move |gpu| {
+                check(gpu, chain, side)
+            }));
+        }
+    }
+    trials.push(trial("device_tanh_is_accurate", device_tanh_is_accurate));
+    trials.push(trial(
+        "outputs_are_deterministic",
+        outputs_are_deterministic,
+    ));
+    trials.push(trial("fusion::the_lesson_runs_quick", |gpu| {
+        lab_tests::run_quick::<fusion::FusionLesson>(gpu).map(drop)
+    }));
     run_gpu_trials(trials)
 }

@@ -6,19 +6,15 @@
 
 use host::compare::Side;
 use host::gpu::Gpu;
-use host::harness::Harness;
-use host::lesson::Twinned;
+use host::harness::{self, Harness};
 use host::timing::Plan;
 use kernels_gpu::harness::{CHECK_ELEMS, SEED_ELEMS};
-use lab_tests::run_gpu_trials;
+use lab_tests::{run_gpu_trials, trial, use_side};
 
 fn check(gpu: &Gpu, side: Side) -> Result<(), String> {
     let mut lesson = Harness::new(gpu, SEED_ELEMS).map_err(|e| e.to_string())?;
-    if side == Side::CudaC {
-        let ptx = lab_tests::twin_ptx(gpu, host::harness::cuda_c_program, "harness.cu")?;
-        lesson.load_twins(ptx).map_err(|e| e.to_string())?;
-        lesson.kernels().use_side(Side::CudaC);
-    }
+    lesson.load().map_err(|e| e.to_string())?;
+    use_side::<harness::HarnessLesson>(gpu, &mut lesson, side)?;
     for n in [CHECK_ELEMS, 1, SEED_ELEMS] {
         if let (Some(f), _) = lesson.check(n).map_err(|e| e.to_string())? {
             return Err(f.to_string());
@@ -49,8 +45,12 @@ fn every_method_measures(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = Harness::new(gpu, CHECK_ELEMS).map_err(|e| e.to_string())?;
     let e = |e: host::Error| e.to_string();
     let timings = [
-        lesson.time_without_sync(CHECK_ELEMS, 2, 5, 3).map_err(e)?,
-        lesson.time_with_sync(CHECK_ELEMS, 2, 5, 3).map_err(e)?,
+        lesson
+            .time_host_clocked(CHECK_ELEMS, (2, 5, 3), false)
+            .map_err(e)?,
+        lesson
+            .time_host_clocked(CHECK_ELEMS, (2, 5, 3), true)
+            .map_err(e)?,
         lesson
             .time_with_events(
                 CHECK_ELEMS,
@@ -77,9 +77,12 @@ fn every_method_measures(gpu: &Gpu) -> Result<(), String> {
 
 fn main() -> std::process::ExitCode {
     run_gpu_trials(vec![
-        ("harness_add", |gpu| check(gpu, Side::Rust)),
-        ("twin_harness_add", |gpu| check(gpu, Side::CudaC)),
-        ("first_call_then_check", first_call_then_check),
-        ("every_method_measures", every_method_measures),
+        trial("harness_add", |gpu| check(gpu, Side::Rust)),
+        trial("twin_harness_add", |gpu| check(gpu, Side::CudaC)),
+        trial("first_call_then_check", first_call_then_check),
+        trial("every_method_measures", every_method_measures),
+        trial("harness::the_lesson_runs_quick", |gpu| {
+            lab_tests::run_quick::<harness::HarnessLesson>(gpu).map(drop)
+        }),
     ])
 }

@@ -8,35 +8,18 @@
 
 use host::compare::{Agreement, Side};
 use host::gpu::Gpu;
+use host::kernels::KernelId;
 use host::roofline::{self, Kernel, Roofline, Sizes};
-use lab_tests::run_gpu_trials;
+use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
 
 /// Small sizes that exercise every guard (see `Sizes::quick`).
 fn small(gpu: &Gpu) -> Sizes {
     Sizes::quick(&gpu.info)
 }
 
-/// The CUDA C twins compiled by NVRTC for this GPU, once per test run.
-fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    lab_tests::twin_ptx(gpu, roofline::cuda_c_program, "roofline.cu")
-}
-
-fn check(gpu: &Gpu, kernel: Kernel) -> Result<(), String> {
-    check_side(gpu, kernel, Side::Rust)
-}
-
-fn check_twin(gpu: &Gpu, kernel: Kernel) -> Result<(), String> {
-    check_side(gpu, kernel, Side::CudaC)
-}
-
-fn check_side(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
+fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
     let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
-    if side == Side::CudaC {
-        lesson
-            .load_twins(twin_ptx(gpu)?)
-            .map_err(|e| e.to_string())?;
-        lesson.use_side(Side::CudaC);
-    }
+    use_side::<roofline::RooflineLesson>(gpu, &mut lesson, side)?;
     let failures = lesson.check(kernel).map_err(|e| e.to_string())?;
     if failures.is_empty() {
         Ok(())
@@ -47,22 +30,6 @@ fn check_side(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join("\n"))
     }
-}
-
-/// One trial per kernel on each side: `name` checks the Rust kernel,
-/// `twin_name` its CUDA C twin.
-macro_rules! kernel_trials {
-    ($($name:ident => $kernel:expr),* $(,)?) => {{
-        let mut trials: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = Vec::new();
-        $(
-            fn $name(gpu: &Gpu) -> Result<(), String> { check(gpu, $kernel) }
-            trials.push((stringify!($name), $name));
-        )*
-        $(
-            trials.push((concat!("twin_", stringify!($name)), |gpu| check_twin(gpu, $kernel)));
-        )*
-        trials
-    }};
 }
 
 /// The lesson's own sizes pass their checks on this GPU's memory and grid
@@ -108,7 +75,7 @@ fn timing_follows_the_work(gpu: &Gpu) -> Result<(), String> {
 /// so nothing about the order blocks run in may change a result.
 fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
-    for kernel in Kernel::ALL {
+    for &kernel in Kernel::ALL {
         let first = lesson
             .check_output(kernel)
             .map_err(|e| e.to_string())?
@@ -128,22 +95,14 @@ fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
 }
 
 fn main() -> std::process::ExitCode {
-    let mut trials = kernel_trials![
-        copy_coalesced => Kernel::Copy,
-        vector_add => Kernel::VectorAdd,
-        vector_add_permuted => Kernel::VectorAddPermuted,
-        transpose_naive => Kernel::TransposeNaive,
-        transpose_tiled => Kernel::TransposeTiled,
-        matmul_naive => Kernel::MatmulNaive,
-        matmul_tiled => Kernel::MatmulTiled,
-        reduce_sequential_addressing => Kernel::Reduce,
-        heat_step_global => Kernel::StencilGlobal,
-        heat_step_tiled => Kernel::StencilTiled,
-        polynomial_horner => Kernel::Polynomial,
-        fma_peak => Kernel::FmaPeak,
-    ];
-    trials.push(("lesson_sizes_are_valid", lesson_sizes_are_valid));
-    trials.push(("timing_follows_the_work", timing_follows_the_work));
-    trials.push(("outputs_are_deterministic", outputs_are_deterministic));
+    let mut trials = kernel_trials(check);
+    trials.extend([
+        trial("lesson_sizes_are_valid", lesson_sizes_are_valid),
+        trial("timing_follows_the_work", timing_follows_the_work),
+        trial("outputs_are_deterministic", outputs_are_deterministic),
+        trial("roofline::the_lesson_runs_quick", |gpu| {
+            lab_tests::run_quick::<roofline::RooflineLesson>(gpu).map(drop)
+        }),
+    ]);
     run_gpu_trials(trials)
 }

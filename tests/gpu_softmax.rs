@@ -6,23 +6,14 @@
 //! graphs' nodes. Where no NVIDIA driver is present, every test is reported
 //! as ignored.
 
-use host::compare::Side;
+use host::compare::{Side, TwinRows};
 use host::gpu::Gpu;
 use host::softmax::{self, Geometry, Refusal, Shape, Softmax, Variant, protocol};
-use lab_tests::run_gpu_trials;
-
-fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    lab_tests::twin_ptx(gpu, softmax::cuda_c_program, "softmax.cu")
-}
+use lab_tests::{run_gpu_trials, trial, use_side};
 
 fn lesson(gpu: &Gpu, side: Side) -> Result<Softmax<'_>, String> {
     let mut lesson = Softmax::new(gpu, Shape::TEST).map_err(|e| e.to_string())?;
-    if side == Side::CudaC {
-        lesson
-            .load_twins(twin_ptx(gpu)?)
-            .map_err(|e| e.to_string())?;
-        lesson.use_side(Side::CudaC);
-    }
+    use_side::<softmax::SoftmaxLesson>(gpu, &mut lesson, side)?;
     Ok(lesson)
 }
 
@@ -151,10 +142,7 @@ fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
 
 /// Rust and CUDA C give the same bits for every variant.
 fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
-    let mut lesson = lesson(gpu, Side::Rust)?;
-    lesson
-        .load_twins(twin_ptx(gpu)?)
-        .map_err(|e| e.to_string())?;
+    let mut lesson = lesson(gpu, Side::CudaC)?;
     for variant in Variant::ALL {
         let plan = lesson
             .admit(variant, Geometry { w: 4096, t: 256 })
@@ -162,10 +150,9 @@ fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
             .map_err(|r| r.to_string())?;
         let mut outs = Vec::new();
         for side in [Side::Rust, Side::CudaC] {
-            lesson.use_side(side);
+            lesson.kernel_set().use_side(side);
             outs.push(lesson.run_once(&plan).map_err(|e| e.to_string())?);
         }
-        lesson.use_side(Side::Rust);
         if let host::compare::Agreement::Differ { count, first } =
             host::compare::Agreement::of(&outs[0], &outs[1])
         {
@@ -178,31 +165,26 @@ fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
-macro_rules! trials {
-    ($($name:ident => $variant:expr),* $(,)?) => {{
-        let t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = vec![
-            $( (stringify!($name), |gpu| every_geometry(gpu, $variant, Side::Rust)), )*
-            $( (concat!("twin_", stringify!($name)), |gpu| every_geometry(gpu, $variant, Side::CudaC)), )*
-        ];
-        t
-    }};
-}
-
 fn main() -> std::process::ExitCode {
-    const _: () = assert!(Variant::ALL.len() == 6, "one trial per variant below");
-    let mut trials = trials![
-        staged => Variant::Staged,
-        recompute => Variant::Recompute,
-        retained => Variant::Retained,
-        input_reload => Variant::InputReload,
-        roundtrip => Variant::Roundtrip,
-        both_reload => Variant::BothReload,
-    ];
-    trials.push(("barrier_is_reusable", barrier_is_reusable));
-    trials.push((
-        "graphs_have_the_expected_nodes",
-        graphs_have_the_expected_nodes,
-    ));
-    trials.push(("twins_agree_bit_for_bit", twins_agree_bit_for_bit));
+    let mut trials = Vec::new();
+    for side in [Side::Rust, Side::CudaC] {
+        for variant in Variant::ALL {
+            let prefix = if side == Side::Rust { "" } else { "twin_" };
+            trials.push(trial(format!("{prefix}{}", variant.label()), move |gpu| {
+                every_geometry(gpu, variant, side)
+            }));
+        }
+    }
+    trials.extend([
+        trial("barrier_is_reusable", barrier_is_reusable),
+        trial(
+            "graphs_have_the_expected_nodes",
+            graphs_have_the_expected_nodes,
+        ),
+        trial("twins_agree_bit_for_bit", twins_agree_bit_for_bit),
+        trial("softmax::the_lesson_runs_quick", |gpu| {
+            lab_tests::run_quick::<softmax::SoftmaxLesson>(gpu).map(drop)
+        }),
+    ]);
     run_gpu_trials(trials)
 }

@@ -7,23 +7,14 @@
 
 use host::compare::Side;
 use host::gpu::Gpu;
-use host::lesson::Twinned;
-use host::specialize::{self, Kernel, Specialize};
+use host::specialize::{self, Kernel, Sizes, Specialize};
 use kernels_gpu::specialize::{CHECK_DOTS, SPECIALIZED_N};
-use lab_tests::run_gpu_trials;
-
-fn twin_ptx(gpu: &Gpu) -> Result<&'static str, String> {
-    lab_tests::twin_ptx(gpu, specialize::cuda_c_program, "specialize.cu")
-}
+use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
 
 fn lesson(gpu: &Gpu, side: Side) -> Result<Specialize<'_>, String> {
-    let mut lesson = Specialize::new(gpu, true).map_err(|e| e.to_string())?;
-    if side == Side::CudaC {
-        lesson
-            .load_twins(twin_ptx(gpu)?)
-            .map_err(|e| e.to_string())?;
-        lesson.kernels().use_side(Side::CudaC);
-    }
+    let sizes = Sizes::new(&gpu.info, true);
+    let mut lesson = Specialize::new(gpu, &sizes).map_err(|e| e.to_string())?;
+    use_side::<specialize::SpecializeLesson>(gpu, &mut lesson, side)?;
     Ok(lesson)
 }
 
@@ -52,7 +43,7 @@ fn specialized_and_runtime_agree(gpu: &Gpu) -> Result<(), String> {
     let mut outputs = Vec::new();
     for side in [Side::Rust, Side::CudaC] {
         let mut lesson = lesson(gpu, side)?;
-        for n in SPECIALIZED_N {
+        for &n in SPECIALIZED_N {
             let s = lesson
                 .check(Kernel::Specialized(n), n, CHECK_DOTS)
                 .map_err(|e| e.to_string())?
@@ -87,29 +78,18 @@ fn a_wrong_length_is_refused(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
-macro_rules! trials {
-    ($($name:ident => $kernel:expr),* $(,)?) => {{
-        let t: Vec<(&'static str, fn(&Gpu) -> Result<(), String>)> = vec![
-            $( (stringify!($name), |gpu| check(gpu, $kernel, Side::Rust)), )*
-            $( (concat!("twin_", stringify!($name)), |gpu| check(gpu, $kernel, Side::CudaC)), )*
-        ];
-        t
-    }};
-}
-
 fn main() -> std::process::ExitCode {
-    const _: () = assert!(SPECIALIZED_N.len() == 4, "one trial per N below");
-    let mut trials = trials![
-        dot_specialized_2 => Kernel::Specialized(2),
-        dot_specialized_4 => Kernel::Specialized(4),
-        dot_specialized_8 => Kernel::Specialized(8),
-        dot_specialized_16 => Kernel::Specialized(16),
-        dot_runtime => Kernel::Runtime,
-    ];
-    trials.push((
+    let mut trials = kernel_trials(check);
+    trials.push(trial(
         "specialized_and_runtime_agree",
         specialized_and_runtime_agree,
     ));
-    trials.push(("a_wrong_length_is_refused", a_wrong_length_is_refused));
+    trials.push(trial(
+        "a_wrong_length_is_refused",
+        a_wrong_length_is_refused,
+    ));
+    trials.push(trial("specialize::the_lesson_runs_quick", |gpu| {
+        lab_tests::run_quick::<specialize::SpecializeLesson>(gpu).map(drop)
+    }));
     run_gpu_trials(trials)
 }

@@ -17,14 +17,15 @@ const COLUMN: usize = 64;
 ///
 /// # Errors
 /// [`Error::UnknownKernel`] for a name the PTX does not export;
-/// [`Error::Size`] for an architecture that is not `sm_XY`; NVRTC errors.
+/// [`Error::Usage`] for an architecture that is not `sm_XY`; NVRTC errors.
 pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Result<String> {
     let rust = entry_body(PTX, kernel).ok_or_else(|| Error::UnknownKernel {
         name: kernel.to_string(),
         known: entries(PTX).join(", "),
     })?;
-    let cc = parse_sm(arch)
-        .ok_or_else(|| Error::Size(format!("--arch {arch:?} is not an architecture like sm_90")))?;
+    let cc = parse_sm(arch).ok_or_else(|| {
+        Error::Usage(format!("--arch {arch:?} is not an architecture like sm_90"))
+    })?;
     let c_ptx = crate::nvrtc::compile(source, name, cc)?;
     let c = entry_body(&c_ptx, kernel).ok_or_else(|| Error::UnknownKernel {
         name: kernel.to_string(),

@@ -12,10 +12,12 @@ use serde::Serialize;
 use serde_json::json;
 use statrs::statistics::{Data, Max, Min, OrderStatistics};
 
+use crate::check::Failure;
 use crate::error::{DriverContext, Result};
+use crate::kernels::{KernelId, KernelSet};
 use crate::ptx::PtxMix;
 use crate::report::{Context, table};
-use crate::timing::Timing;
+use crate::timing::{Plan, Timing};
 
 /// Which implementation of a lesson's kernels runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -33,79 +35,6 @@ impl Side {
             Side::Rust => "Rust",
             Side::CudaC => "CUDA C",
         }
-    }
-}
-
-/// A lesson's compiled kernels on both sides, by position in the lesson's
-/// kernel list, and which side launches use now.
-pub struct Kernels {
-    symbols: Vec<&'static str>,
-    rust: Vec<CudaFunction>,
-    twins: Option<Vec<CudaFunction>>,
-    active: Side,
-}
-
-impl Kernels {
-    /// The Rust kernels named `symbols`, from the embedded PTX; their
-    /// positions are their places in `symbols`.
-    pub fn new(gpu: &crate::gpu::Gpu, symbols: &[&'static str]) -> crate::error::Result<Kernels> {
-        Ok(Kernels {
-            symbols: symbols.to_vec(),
-            rust: symbols
-                .iter()
-                .map(|s| gpu.function(s))
-                .collect::<crate::error::Result<_>>()?,
-            twins: None,
-            active: Side::Rust,
-        })
-    }
-
-    /// Loads the CUDA C twins of the same symbols from NVRTC's `ptx`.
-    ///
-    /// # Errors
-    /// The driver refusing the PTX, or a symbol missing from it.
-    pub fn load_twins(&mut self, gpu: &crate::gpu::Gpu, ptx: &str) -> crate::error::Result<()> {
-        self.twins = Some(gpu.load_twins(ptx, &self.symbols)?);
-        Ok(())
-    }
-
-    /// The kernels' symbols, in position order.
-    pub fn symbols(&self) -> &[&'static str] {
-        &self.symbols
-    }
-
-    /// The position of `symbol`; `None` for a symbol not in the list.
-    pub fn position(&self, symbol: &str) -> Option<usize> {
-        self.symbols.iter().position(|s| *s == symbol)
-    }
-
-    /// Makes later launches use `side`.
-    ///
-    /// # Panics
-    /// On [`Side::CudaC`] before [`Kernels::load_twins`] (a caller bug).
-    pub fn use_side(&mut self, side: Side) {
-        assert!(
-            side == Side::Rust || self.twins.is_some(),
-            "load_twins first"
-        );
-        self.active = side;
-    }
-
-    /// The kernel at position `i` on `side`.
-    pub fn get(&self, i: usize, side: Side) -> Option<&CudaFunction> {
-        match side {
-            Side::Rust => self.rust.get(i),
-            Side::CudaC => self.twins.as_ref().and_then(|t| t.get(i)),
-        }
-    }
-
-    /// The kernel at position `i` on the side in use.
-    ///
-    /// # Panics
-    /// For a position past the lesson's list (a caller bug).
-    pub fn active(&self, i: usize) -> &CudaFunction {
-        self.get(i, self.active)
-            .expect("a kernel of the lesson's list")
     }
 }
 
@@ -183,11 +112,11 @@ pub fn interleave(trials: u32, mut time: impl FnMut(Side) -> Result<Timing>) -> 
     Ok(pair)
 }
 
-/// One kernel's comparison from its interleaved `timing`: the driver's
+/// One row's comparison from its interleaved `timing`: the driver's
 /// statistics of both compiled kernels and the PTX mix of each (`symbol`'s
 /// entry in the embedded Rust PTX and in NVRTC's `c_ptx`).
 #[allow(clippy::too_many_arguments)]
-pub fn pair(
+fn pair(
     label: &'static str,
     symbol: &'static str,
     rust: &CudaFunction,
@@ -196,7 +125,7 @@ pub fn pair(
     timing: PairTiming,
     agreement: Agreement,
     note: Option<&'static str>,
-) -> crate::error::Result<ComparedKernel> {
+) -> Result<ComparedKernel> {
     let mix = |ptx: &str| {
         crate::ptx::entry_body(ptx, symbol)
             .map(PtxMix::of)
@@ -291,6 +220,8 @@ pub struct ComparedKernel {
 /// A lesson's comparison: the context and every kernel pair.
 #[derive(Debug, Clone)]
 pub struct Comparison {
+    /// Lines the lesson adds under the header (what the comparison ran at).
+    pub notes: Vec<String>,
     /// The run's context.
     pub context: Context,
     /// NVRTC's version, `major.minor`.
@@ -306,21 +237,30 @@ impl Comparison {
     pub fn table(&self) -> String {
         let c = &self.context;
         let mut s = format!(
-            "{}\n{}\nCUDA C twins compiled by NVRTC {} for sm_{} with nvcc's defaults (FMA contraction on).\n\
-             Each kernel: {} trials, each timing Rust then CUDA C ({} warm-ups, median of {} batches of {} launches each); \
+            "{}CUDA C twins compiled by NVRTC {} for sm_{} with nvcc's defaults (FMA contraction on).\n{}\
+             Each row: {} trials, each timing Rust then CUDA C ({} warm-ups, median of {} batches of {} launches each); \
              ratio = Rust / C per trial, median and range.\n\
-             Every kernel on both sides matches the CPU reference.\n\n",
-            c.device_line(),
-            c.build_line(),
+             Every row on both sides matches the CPU reference.\n\n",
+            c.header(),
             self.nvrtc,
             c.compute_capability.replace('.', ""),
+            self.notes
+                .iter()
+                .map(|n| format!("{n}\n"))
+                .collect::<String>(),
             self.trials,
             c.timing.warmups,
             c.timing.batches,
             c.timing.launches_per_batch,
         );
-        let mut t = table(&[
-            "kernel",
+        // A row that runs a sequence (softmax's variants) names the kernel
+        // whose registers and PTX it shows; elsewhere the row is the kernel.
+        let sequences = self.kernels.iter().any(|k| k.label != k.symbol);
+        let mut header = vec!["kernel"];
+        if sequences {
+            header = vec!["row", "main kernel"];
+        }
+        header.extend([
             "Rust ms",
             "C ms",
             "Rust/C",
@@ -330,10 +270,14 @@ impl Comparison {
             "local R/C",
             "outputs",
         ]);
+        let mut t = table(&header);
         for k in &self.kernels {
             let (lo, hi) = k.timing.ratio_range();
-            t.add_row(vec![
-                k.symbol.to_string(),
+            let mut row = vec![k.label.to_string()];
+            if sequences {
+                row.push(k.symbol.to_string());
+            }
+            row.extend([
                 format!("{:.4}", k.timing.rust_median_ms()),
                 format!("{:.4}", k.timing.c_median_ms()),
                 format!("{:.3}", k.timing.ratio()),
@@ -343,6 +287,7 @@ impl Comparison {
                 format!("{}/{}", k.rust.local_bytes, k.c.local_bytes),
                 k.agreement.text(),
             ]);
+            t.add_row(row);
         }
         s.push_str(&format!(
             "{t}\n\nPTX instruction mix (static counts: a loop body counts once)\n"
@@ -380,13 +325,13 @@ impl Comparison {
             .collect();
         let parity = self.kernels.len() - slower.len();
         s.push_str(&format!(
-            "{parity} of {} kernels: Rust at or under CUDA C, or within the trial range (it spans 1.00).\n",
+            "{parity} of {} rows: Rust at or under CUDA C, or within the trial range (it spans 1.00).\n",
             self.kernels.len()
         ));
         for k in slower {
             s.push_str(&format!(
                 "{}: Rust/C {:.3} in every trial. {}\n",
-                k.symbol,
+                k.label,
                 k.timing.ratio(),
                 k.note.unwrap_or("No explanation recorded yet.")
             ));
@@ -413,6 +358,172 @@ impl Comparison {
             })
             .collect()
     }
+}
+
+/// A lesson whose kernels have CUDA C twins, compared kernel by kernel:
+/// what most lessons implement. Every such lesson is a [`TwinRows`] whose
+/// rows are its kernels.
+pub trait Twinned {
+    /// The lesson's kernels.
+    type Kernel: KernelId;
+    /// The lesson's kernels on both sides.
+    fn kernels(&mut self) -> &mut KernelSet<Self::Kernel>;
+    /// The kernels compared, in order: by default all of them.
+    fn compared(&self) -> Vec<Self::Kernel> {
+        Self::Kernel::ALL.to_vec()
+    }
+    /// Runs `kernel` (on the side in use) at the check size, checks it
+    /// against the CPU reference, and returns every failure and the output
+    /// as each element's bits.
+    ///
+    /// # Errors
+    /// Launch, fault and driver errors.
+    fn check(&mut self, kernel: Self::Kernel) -> Result<(Vec<Failure>, Vec<u64>)>;
+    /// Times `kernel` (on the side in use) at the timed size.
+    ///
+    /// # Errors
+    /// Launch, fault and driver errors.
+    fn time(&mut self, kernel: Self::Kernel, plan: Plan) -> Result<Timing>;
+    /// Why the kernel's Rust/C ratio stays above 1.00, from recorded
+    /// evidence.
+    fn gap_note(&self, _kernel: Self::Kernel) -> Option<&'static str> {
+        None
+    }
+}
+
+/// What [`compare_twins`] needs: rows, each run and timed on either side.
+/// A row is a `Unit`: one kernel (every [`Twinned`] lesson), or a launch
+/// sequence (softmax's variants).
+pub trait TwinRows {
+    /// The lesson's kernels.
+    type Kernel: KernelId;
+    /// What one comparison row runs.
+    type Unit: Copy;
+    /// The lesson's kernels on both sides.
+    fn kernel_set(&mut self) -> &mut KernelSet<Self::Kernel>;
+    /// The rows compared, in order.
+    fn units(&self) -> Vec<Self::Unit>;
+    /// The row's label (the kernel's symbol, where the row is a kernel).
+    fn label(&self, unit: Self::Unit) -> &'static str;
+    /// The kernel whose registers and PTX the row shows.
+    fn kernel(&self, unit: Self::Unit) -> Self::Kernel;
+    /// As [`Twinned::check`], for a row.
+    ///
+    /// # Errors
+    /// Launch, fault and driver errors.
+    fn check_unit(&mut self, unit: Self::Unit) -> Result<(Vec<Failure>, Vec<u64>)>;
+    /// As [`Twinned::time`], for a row.
+    ///
+    /// # Errors
+    /// Launch, fault and driver errors.
+    fn time_unit(&mut self, unit: Self::Unit, plan: Plan) -> Result<Timing>;
+    /// As [`Twinned::gap_note`], for a row.
+    fn note(&self, _unit: Self::Unit) -> Option<&'static str> {
+        None
+    }
+}
+
+impl<T: Twinned> TwinRows for T {
+    type Kernel = T::Kernel;
+    type Unit = T::Kernel;
+
+    fn kernel_set(&mut self) -> &mut KernelSet<T::Kernel> {
+        self.kernels()
+    }
+
+    fn units(&self) -> Vec<T::Kernel> {
+        self.compared()
+    }
+
+    fn label(&self, kernel: T::Kernel) -> &'static str {
+        kernel.symbol()
+    }
+
+    fn kernel(&self, kernel: T::Kernel) -> T::Kernel {
+        kernel
+    }
+
+    fn check_unit(&mut self, kernel: T::Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
+        self.check(kernel)
+    }
+
+    fn time_unit(&mut self, kernel: T::Kernel, plan: Plan) -> Result<Timing> {
+        self.time(kernel, plan)
+    }
+
+    fn note(&self, kernel: T::Kernel) -> Option<&'static str> {
+        self.gap_note(kernel)
+    }
+}
+
+/// Every row of `lesson` beside its twin (the twins already loaded from
+/// `c_ptx` into its [`KernelSet`]): each side checked against the reference
+/// and the two outputs compared bit for bit; then, if every check passed,
+/// timed interleaved (Rust, C, Rust, C, ...) `trials` times. The lesson is
+/// left on the Rust side, also after an error.
+///
+/// # Errors
+/// Any launch, fault or driver error from the lesson's `check` or `time`.
+///
+/// # Panics
+/// If the lesson's twins were not loaded (a caller bug).
+pub fn compare_twins<T: TwinRows>(
+    lesson: &mut T,
+    c_ptx: &str,
+    trials: u32,
+    plan: Plan,
+) -> Result<crate::lesson::CompareOutcome> {
+    let outcome = compare_both_sides(lesson, c_ptx, trials, plan);
+    lesson.kernel_set().use_side(Side::Rust);
+    outcome
+}
+
+fn compare_both_sides<T: TwinRows>(
+    lesson: &mut T,
+    c_ptx: &str,
+    trials: u32,
+    plan: Plan,
+) -> Result<crate::lesson::CompareOutcome> {
+    let units = lesson.units();
+    let mut failures = Vec::new();
+    let mut agreements = Vec::new();
+    for &unit in &units {
+        let mut outputs = Vec::new();
+        for side in [Side::Rust, Side::CudaC] {
+            lesson.kernel_set().use_side(side);
+            let (found, got) = lesson.check_unit(unit)?;
+            failures.extend(found.into_iter().map(|f| Failure {
+                detail: format!("({}) {}", side.label(), f.detail),
+                ..f
+            }));
+            outputs.push(got);
+        }
+        agreements.push(Agreement::of_bits(&outputs[0], &outputs[1]));
+    }
+    if !failures.is_empty() {
+        return Ok(Err(failures));
+    }
+    let mut pairs = Vec::new();
+    for (&unit, agreement) in units.iter().zip(agreements) {
+        let timing = interleave(trials, |side| {
+            lesson.kernel_set().use_side(side);
+            lesson.time_unit(unit, plan)
+        })?;
+        let (label, kernel, note) = (lesson.label(unit), lesson.kernel(unit), lesson.note(unit));
+        let kernels = lesson.kernel_set();
+        let side = |s| kernels.get(kernel, s).expect("both sides are loaded");
+        pairs.push(pair(
+            label,
+            kernel.symbol(),
+            side(Side::Rust),
+            side(Side::CudaC),
+            c_ptx,
+            timing,
+            agreement,
+            note,
+        )?);
+    }
+    Ok(Ok(pairs))
 }
 
 #[cfg(test)]

@@ -115,6 +115,39 @@ pub enum Error {
         known: String,
     },
 
+    /// A launch whose arguments are not the kernel's declared parameters
+    /// (a bug in the launch, caught before the driver reads them).
+    #[error(
+        "launch of `{kernel}`: the arguments pushed ({pushed}) are not the parameters it declares ({declared})"
+    )]
+    Signature {
+        /// The kernel's exported symbol.
+        kernel: String,
+        /// The declared parameter kinds.
+        declared: String,
+        /// The kinds pushed.
+        pushed: String,
+    },
+
+    /// A command line the lesson cannot take: a flag it does not offer, an
+    /// architecture that is not one, a lesson that is not one.
+    #[error("{0}")]
+    Usage(String),
+
+    /// A file or folder that cannot be read, written or created.
+    #[error("{}: {why}", .path.display())]
+    File {
+        /// The path.
+        path: std::path::PathBuf,
+        /// What went wrong, in the operating system's words or ours.
+        why: String,
+    },
+
+    /// A recorded run that cannot serve as this run's baseline (measured
+    /// differently, or no run recorded yet).
+    #[error("{0}")]
+    Baseline(String),
+
     /// An event pair measured no time: every rate would divide by zero.
     #[error("timing of `{kernel}` came back as {ms} ms, which cannot be divided into")]
     TimingBroken {
@@ -144,7 +177,8 @@ fn describe(e: &DriverError) -> String {
 /// can tell them apart. 0 is success; 2 is a usage error (an unknown lesson
 /// or flag); 3 is a kernel whose result disagrees with its reference.
 pub mod exit {
-    /// A driver call failed outside any kernel (a [`Error::Driver`](super::Error::Driver)).
+    /// A driver call failed outside any kernel (a [`Error::Driver`](super::Error::Driver)),
+    /// or any other failure (a launch whose arguments do not match its kernel).
     pub const DRIVER: u8 = 1;
     /// An unknown lesson or flag.
     pub const USAGE: u8 = 2;
@@ -161,14 +195,22 @@ pub mod exit {
     /// A kernel faulted, or its timing broke.
     pub const KERNEL_FAULT: u8 = 8;
     /// A file could not be read or written, or a baseline does not match
-    /// this run: every error that is not one of [`Error`](super::Error)'s.
-    pub const OTHER: u8 = 9;
+    /// this run.
+    pub const FILE: u8 = 9;
     /// A tool a command needs (NVRTC, ncu, compute-sanitizer) is missing or
     /// failed.
     pub const TOOL: u8 = 10;
 }
 
 impl Error {
+    /// A [`Error::File`] for `path` from an I/O error.
+    pub fn file(path: impl Into<std::path::PathBuf>, e: impl std::fmt::Display) -> Error {
+        Error::File {
+            path: path.into(),
+            why: e.to_string(),
+        }
+    }
+
     /// The `lab` binary's exit status for this error (see [`exit`]).
     pub fn exit_code(&self) -> u8 {
         match self {
@@ -179,7 +221,9 @@ impl Error {
             Error::KernelFault { .. } | Error::TimingBroken { .. } => exit::KERNEL_FAULT,
             Error::OutOfMemory { .. } | Error::Size(_) => exit::SIZE,
             Error::NvrtcMissing | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
-            Error::UnknownKernel { .. } => exit::USAGE,
+            Error::UnknownKernel { .. } | Error::Usage(_) => exit::USAGE,
+            Error::File { .. } | Error::Baseline(_) => exit::FILE,
+            Error::Signature { .. } => exit::DRIVER,
         }
     }
 }

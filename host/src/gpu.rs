@@ -6,7 +6,6 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
-    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
@@ -39,6 +38,13 @@ pub struct DeviceInfo {
     pub max_threads_per_sm: u32,
     /// 32-bit registers an SM holds.
     pub regs_per_sm: u32,
+    /// Shared memory one block may use when it opts in, bytes
+    /// (`MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`).
+    pub shared_per_block_optin: usize,
+    /// Shared memory of one SM, bytes (`MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`).
+    pub shared_per_sm: usize,
+    /// Resident blocks an SM holds at most (`MAX_BLOCKS_PER_MULTIPROCESSOR`).
+    pub max_blocks_per_sm: u32,
     /// The CUDA version the driver supports, `major.minor`.
     pub driver_cuda: String,
     /// The NVIDIA kernel module's version (for example `580.159.04`), where
@@ -58,6 +64,41 @@ pub fn fp32_lanes_per_sm(cc: (i32, i32)) -> Option<u32> {
         (8, 6) | (8, 7) | (8, 9) | (9, 0) | (10, _) | (11, _) | (12, _) => Some(128),
         _ => None,
     }
+}
+
+/// Blocks of `threads` threads using `shared_bytes` of shared memory and
+/// `regs_per_thread` registers that one SM of `info`'s GPU holds at once: a
+/// model of the occupancy calculator for the GPU-profile test, where no
+/// driver answers. The smallest of four limits: resident blocks, resident
+/// threads, shared memory (each block also takes the 1 KiB the driver
+/// reserves per block from compute capability 8.0 on) and registers
+/// (allocated per warp in units of 256). Source: the CUDA C++ Programming
+/// Guide, "Technical Specifications per Compute Capability" and the
+/// occupancy section of the CUDA C++ Best Practices Guide. The GPU tests
+/// hold it against the driver's `cuOccupancyMaxActiveBlocksPerMultiprocessor`.
+pub fn modeled_blocks_per_sm(
+    info: &DeviceInfo,
+    threads: u32,
+    shared_bytes: usize,
+    regs_per_thread: u32,
+) -> u32 {
+    let threads = threads.max(1);
+    let by_blocks = info.max_blocks_per_sm;
+    let by_threads = info.max_threads_per_sm / threads;
+    let reserved = if info.compute_capability >= (8, 0) {
+        1024
+    } else {
+        0
+    };
+    let by_shared = if shared_bytes == 0 {
+        u32::MAX
+    } else {
+        (info.shared_per_sm / (shared_bytes + reserved)) as u32
+    };
+    let warps = threads.div_ceil(32);
+    let per_warp = (regs_per_thread * 32).div_ceil(256) * 256;
+    let by_regs = info.regs_per_sm / (warps * per_warp).max(1);
+    by_blocks.min(by_threads).min(by_shared).min(by_regs)
 }
 
 impl DeviceInfo {
@@ -262,66 +303,6 @@ impl Gpu {
             .call("cuMemsetD8Async (L2 flush)")
     }
 
-    /// Launches `f`, an elementwise kernel of the shape
-    /// `(input: *const f32, out: *mut f32, n: u64)` with one thread per
-    /// element, over `n` elements in blocks of 256 threads.
-    ///
-    /// # Errors
-    /// `n` past either buffer ([`Error::Size`]); a launch the driver
-    /// refuses, charged to `kernel`.
-    pub fn launch_elementwise(
-        &self,
-        f: &CudaFunction,
-        kernel: &str,
-        input: &CudaSlice<f32>,
-        out: &mut CudaSlice<f32>,
-        n: usize,
-    ) -> Result<()> {
-        if n > input.len() || n > out.len() {
-            return Err(Error::Size(format!(
-                "{kernel}: {n} elements, buffers of {} and {}",
-                input.len(),
-                out.len()
-            )));
-        }
-        let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (n.div_ceil(256) as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let n64 = n as u64;
-        let mut builder = self.stream.launch_builder(f);
-        builder.arg(input).arg(out).arg(&n64);
-        // SAFETY: the kernel's signature is (const f32*, f32*, u64) by this
-        // function's contract, both buffers hold at least n floats, and the
-        // grid has one thread per element.
-        unsafe { builder.launch(cfg) }.map_err(|source| Error::KernelFault {
-            kernel: kernel.to_string(),
-            source,
-        })?;
-        Ok(())
-    }
-
-    /// Launches `f`, a kernel that takes no arguments, with `cfg`.
-    ///
-    /// # Errors
-    /// A launch the driver refuses, charged to `kernel`.
-    pub fn launch_without_args(
-        &self,
-        f: &CudaFunction,
-        kernel: &str,
-        cfg: cudarc::driver::LaunchConfig,
-    ) -> Result<()> {
-        let mut builder = self.stream.launch_builder(f);
-        // SAFETY: the kernel takes no arguments, so there is nothing to get
-        // wrong about them; what it does on the GPU is its own business.
-        unsafe { builder.launch(cfg) }.map_err(|source| Error::KernelFault {
-            kernel: kernel.to_string(),
-            source,
-        })?;
-        Ok(())
-    }
-
     /// Waits for the stream; an error that surfaces here is charged to
     /// `kernel`, the last kernel launched on it.
     pub fn sync_after(&self, kernel: &str) -> Result<()> {
@@ -353,6 +334,11 @@ fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
         memory_bus_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
         max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as u32,
         regs_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)? as u32,
+        shared_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+            as usize,
+        shared_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?
+            as usize,
+        max_blocks_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)? as u32,
         driver_cuda: format!("{}.{}", version / 1000, (version % 1000) / 10),
         driver_version: kernel_module_version(),
     })

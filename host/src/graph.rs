@@ -163,11 +163,15 @@ impl Graph {
     /// launch parameters), `cuGraphDebugDotPrint`.
     ///
     /// # Errors
-    /// [`Error::Size`] for a path with a NUL byte; the driver's error when
-    /// it cannot write the file.
+    /// [`Error::File`] for a path with a NUL byte, or a file the driver
+    /// cannot write.
     pub fn write_dot(&self, path: &Path) -> Result<()> {
-        let c = CString::new(path.to_string_lossy().as_bytes())
-            .map_err(|_| Error::Size(format!("{}: a path with a NUL byte", path.display())))?;
+        let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|_| {
+            Error::file(
+                path,
+                "a path with a NUL byte cannot be handed to the driver",
+            )
+        })?;
         // SAFETY: a live graph and a NUL-terminated path.
         unsafe {
             sys::cuGraphDebugDotPrint(
@@ -177,7 +181,12 @@ impl Graph {
             )
         }
         .result()
-        .call("cuGraphDebugDotPrint")
+        .map_err(|e| {
+            Error::file(
+                path,
+                format!("cuGraphDebugDotPrint could not write it ({:?})", e.0),
+            )
+        })
     }
 }
 

@@ -1,22 +1,189 @@
-//! What the chapter-19 lessons (`vectorize`, `unroll`, `fuse`, `specialize`,
-//! `harness`, `conv2d`, `bandwidth`) share: a report made of sections (text
-//! the lesson traces or counts, then timed rows with their bytes and FLOP),
-//! a descriptor `lab` dispatches on, and the Rust-beside-CUDA-C comparison
-//! every lesson's kernels go through ([`compare_twins`]).
+//! The one lesson layer: what every lesson is to `lab` ([`Lesson`]: its
+//! name, kernels, sizes, capabilities, run, CUDA C twins and comparison),
+//! what a run hands back ([`Outcome`] of a [`Report`]), and the report the
+//! chapter-19 lessons share ([`SectionReport`]: sections of traced or
+//! counted text, then timed rows with their bytes and FLOP).
 //!
-//! Each lesson keeps its kernels in `kernels-gpu/src/<lesson>.rs`, its host
-//! side (references, launches, checks, the run) in `host/src/<lesson>/` with
-//! its CUDA C twins beside it; this module holds none of a lesson's content.
+//! `crate::runner` drives every lesson through this interface, so a flag
+//! works the same for each: `--json`, `--quick`, `--compare`, `--record`,
+//! `--baseline`, `--flush-l2`, `--asm`; the flags only some lessons take
+//! (`--profile`, `--plot`, `--ncu`, `--graphs-dir`) are refused from the
+//! lesson's [`Capabilities`]. Each lesson keeps its kernels in
+//! `kernels-gpu/src/<lesson>.rs` and its host side (references, launches,
+//! checks, report) in `host/src/<lesson>/` beside its CUDA C twins; this
+//! module holds none of a lesson's content.
 
-use cudarc::driver::CudaFunction;
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use serde_json::json;
 
 use crate::check::Failure;
-use crate::compare::{Agreement, ComparedKernel, Kernels, Side, interleave, pair};
-use crate::error::Result;
+use crate::compare::{ComparedKernel, Comparison, TwinRows};
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::kernels::KernelId;
+use crate::ncu::Counters;
+use crate::plot::Chart;
 use crate::report::{Context, table};
+use crate::sizes::LessonSizes;
 use crate::timing::{Plan, Timing};
+
+/// The flags only some lessons take. Every other flag works for every
+/// lesson; a flag a lesson's capabilities lack is refused with one line
+/// naming the lessons that take it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// `--profile`: one launch of each kernel, for a profiler.
+    pub profile: bool,
+    /// `--plot FILE.svg`: the roofline chart.
+    pub plot: bool,
+    /// `--ncu` and `--ncu-csv`: Nsight Compute's counters merged in.
+    pub ncu: bool,
+    /// `--graphs-dir DIR`: each captured CUDA graph as a DOT file.
+    pub graphs_dir: bool,
+}
+
+impl Capabilities {
+    /// None of the optional flags.
+    pub const NONE: Capabilities = Capabilities {
+        profile: false,
+        plot: false,
+        ncu: false,
+        graphs_dir: false,
+    };
+}
+
+/// What the command line asks of one lesson run, beside the sizes.
+pub struct RunOptions<'a> {
+    /// How each kernel is timed.
+    pub plan: Plan,
+    /// `--quick`: the sanitizer's small sizes (every check still made).
+    pub quick: bool,
+    /// `--graphs-dir`: where to write each CUDA graph as DOT (created
+    /// before the run).
+    pub graphs_dir: Option<&'a Path>,
+    /// A progress bar on stderr (hidden for `--json` and off a terminal).
+    pub progress: &'a indicatif::ProgressBar,
+}
+
+/// The outcome of a lesson's run: its report, or every failed check (and
+/// no figure).
+pub enum Outcome<R> {
+    /// Every check passed.
+    Passed(R),
+    /// At least one check failed: every failure, no figure.
+    Failed(Vec<Failure>),
+    /// A kernel faulted (or the driver failed) after these checks failed:
+    /// the context is unusable, so the run stops with the error.
+    Faulted {
+        /// Checks that failed before the fault.
+        failures: Vec<Failure>,
+        /// The fault.
+        error: Error,
+    },
+}
+
+impl<R> Outcome<R> {
+    /// The same outcome, its report (if it passed) mapped by `f`.
+    pub fn map<S>(self, f: impl FnOnce(R) -> S) -> Outcome<S> {
+        match self {
+            Outcome::Passed(r) => Outcome::Passed(f(r)),
+            Outcome::Failed(failures) => Outcome::Failed(failures),
+            Outcome::Faulted { failures, error } => Outcome::Faulted { failures, error },
+        }
+    }
+}
+
+/// The outcome of a comparison: every kernel pair, or every failed check.
+pub type CompareOutcome = std::result::Result<Vec<ComparedKernel>, Vec<Failure>>;
+
+/// What every lesson's report gives `lab`: a table for people and JSON
+/// lines for scripts, both carrying the run's context.
+pub trait Report {
+    /// The run's context (for the clocks `lab` reads around the run).
+    fn context_mut(&mut self) -> &mut Context;
+    /// The report for people.
+    fn table(&self) -> String;
+    /// One JSON object per row, each with the run's context; a timed row
+    /// has `symbol` (unique in the run) and `samples_ms`, which `--record`
+    /// and `--baseline` match.
+    fn json_lines(&self) -> Vec<serde_json::Value>;
+    /// The roofline chart, for lessons that take `--plot`.
+    fn chart(&self) -> Option<Chart> {
+        None
+    }
+    /// Merges Nsight Compute's counters, for lessons that take `--ncu`.
+    fn merge_counters(&mut self, _counters: BTreeMap<String, Counters>) {}
+}
+
+/// A lesson as `lab` runs it. Implemented once per lesson, on a unit type
+/// in the lesson's module; `crate::runner::drive` runs any of them.
+pub trait Lesson {
+    /// The name on the command line.
+    const NAME: &'static str;
+    /// One line: what the lesson teaches.
+    const ABOUT: &'static str;
+    /// The optional flags it takes.
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
+    /// Its kernels.
+    type Kernel: KernelId;
+    /// Its sizes, from `--quick` and the GPU's facts
+    /// ([`LessonSizes::for_gpu`]).
+    type Sizes: LessonSizes;
+    /// Its kernels on one GPU, with buffers at the run's sizes: what its
+    /// comparison with the CUDA C twins runs
+    /// ([`crate::compare::compare_twins`]).
+    type Twins<'g>: TwinRows;
+
+    /// The block shapes, as the context records them.
+    fn block_sizes() -> serde_json::Value;
+
+    /// The CUDA C program NVRTC compiles for the twins (the lesson's
+    /// constants as `#define`s, then `<lesson>.cu`).
+    fn cuda_c() -> String;
+
+    /// Checks every kernel against its CPU reference, then (only if all are
+    /// right) measures, and reports with `context`.
+    ///
+    /// # Errors
+    /// Allocation, launch, fault and driver errors.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Self::Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn Report>>>;
+
+    /// The lesson's kernels and buffers at `sizes`, for the comparison.
+    ///
+    /// # Errors
+    /// As [`Lesson::run`].
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Self::Sizes) -> Result<Self::Twins<'g>>;
+
+    /// Lines the comparison prints under its header (what it ran at, where
+    /// that differs from the lesson's run).
+    fn compare_notes(_sizes: &Self::Sizes) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The comparison's chart, for lessons that take `--plot`.
+    fn compare_chart(_sizes: &Self::Sizes, _comparison: &Comparison) -> Option<Chart> {
+        None
+    }
+
+    /// `--profile`: one launch of each kernel and nothing else; returns the
+    /// line to print. Only for lessons whose capabilities say so.
+    ///
+    /// # Errors
+    /// Launch and driver errors; [`Error::Usage`] for a lesson without it.
+    fn profile(_gpu: &Gpu, _sizes: &Self::Sizes) -> Result<String> {
+        Err(Error::Usage(format!(
+            "--profile is not available for the {} lesson",
+            Self::NAME
+        )))
+    }
+}
 
 /// One timed row: a kernel (or a host function, or a copy) at one size.
 #[derive(Debug, Clone)]
@@ -150,53 +317,52 @@ pub struct Findings {
     pub facts: serde_json::Value,
 }
 
-/// The outcome of a lesson's run: findings, or every failed check (and no
-/// figure).
-pub enum Outcome {
-    /// Every check passed.
-    Passed(Findings),
-    /// At least one check failed.
-    Failed(Vec<Failure>),
-}
-
-/// The outcome of a comparison: every kernel pair, or every failed check.
-pub type CompareOutcome = std::result::Result<Vec<ComparedKernel>, Vec<Failure>>;
-
-/// A lesson's report: the run's context and its findings.
-pub struct Report {
+/// The report the chapter-19 lessons share: the run's context and the
+/// sections the lesson found.
+pub struct SectionReport {
     /// The run's context.
     pub context: Context,
     /// What the lesson found.
     pub findings: Findings,
 }
 
-/// A number with `digits` decimals, or a dash.
-fn cell(v: Option<f64>, digits: usize) -> String {
-    v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
-}
-
-impl Report {
-    /// The first row key used twice in the findings (keys must be unique:
-    /// recorded runs and `--baseline` match rows by key); `None` when all
-    /// are distinct.
-    pub fn duplicate_key(&self) -> Option<&str> {
-        let mut seen = std::collections::HashSet::new();
-        self.findings
-            .sections
-            .iter()
-            .flat_map(|s| &s.rows)
-            .map(|r| r.key.as_str())
-            .find(|k| !seen.insert(*k))
+impl SectionReport {
+    /// A report of `findings` under `context`.
+    ///
+    /// # Errors
+    /// [`Error::Size`] naming a row key used twice (a lesson bug: records
+    /// and `--baseline` match rows by key).
+    pub fn new(context: Context, findings: Findings) -> Result<SectionReport> {
+        let report = SectionReport { context, findings };
+        if let Some(key) = report.duplicate_key() {
+            return Err(Error::Size(format!(
+                "the {} lesson reported two rows named `{key}` (a bug: row keys must be unique)",
+                report.context.lesson
+            )));
+        }
+        Ok(report)
     }
 
-    /// The report for people: the device and build lines, then each
-    /// section's text, its rows as a table and their reading.
-    pub fn table(&self) -> String {
-        let mut s = format!(
-            "{}\n{}\n",
-            self.context.device_line(),
-            self.context.build_line()
-        );
+    /// The outcome of a passed run: this report of `findings`, boxed.
+    ///
+    /// # Errors
+    /// As [`SectionReport::new`].
+    pub fn passed(context: Context, findings: Findings) -> Result<Outcome<Box<dyn Report>>> {
+        Ok(Outcome::Passed(Box::new(SectionReport::new(
+            context, findings,
+        )?)))
+    }
+}
+
+impl Report for SectionReport {
+    fn context_mut(&mut self) -> &mut Context {
+        &mut self.context
+    }
+
+    /// The report for people: the context's header, then each section's
+    /// text, its rows as a table and their reading.
+    fn table(&self) -> String {
+        let mut s = self.context.header();
         let plan = self.context.timing;
         for section in &self.findings.sections {
             s.push_str(&format!("\n== {} ==\n", section.title));
@@ -268,7 +434,7 @@ impl Report {
 
     /// One JSON object per timed row, then one with the facts; each with
     /// the run's context.
-    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+    fn json_lines(&self) -> Vec<serde_json::Value> {
         let c = &self.context;
         let mut lines: Vec<serde_json::Value> = self
             .findings
@@ -293,118 +459,24 @@ impl Report {
     }
 }
 
-/// A lesson as `lab` runs it: its name, its sizes for the context, its run,
-/// its CUDA C twins and its comparison.
-pub struct Lesson {
-    /// The name on the command line.
-    pub name: &'static str,
-    /// The sizes (`quick`: the sanitizer's) as the context records them.
-    pub sizes: fn(quick: bool) -> serde_json::Value,
-    /// The block shapes as the context records them.
-    pub block_sizes: fn() -> serde_json::Value,
-    /// Checks every kernel, then measures; `quick` runs the sanitizer's
-    /// sizes (every check still made).
-    pub run: fn(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome>,
-    /// The CUDA C program NVRTC compiles (constants as `#define`s, then the
-    /// twins).
-    pub cuda_c: fn() -> String,
-    /// Runs every kernel beside its twin loaded from `c_ptx`: checked,
-    /// compared bit for bit, timed interleaved `trials` times with `plan`.
-    pub compare: fn(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome>,
+/// A number with `digits` decimals, or a dash.
+fn cell(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
 }
 
-/// A lesson whose kernels have CUDA C twins: what [`compare_twins`] needs.
-pub trait Twinned {
-    /// The lesson's kernels on both sides.
-    fn kernels(&mut self) -> &mut Kernels;
-    /// The kernels compared, by exported symbol (the same on both sides):
-    /// by default every kernel the lesson loaded.
-    fn compared(&mut self) -> Vec<&'static str> {
-        self.kernels().symbols().to_vec()
+impl SectionReport {
+    /// The first row key used twice in the findings (keys must be unique:
+    /// recorded runs and `--baseline` match rows by key); `None` when all
+    /// are distinct.
+    pub fn duplicate_key(&self) -> Option<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.findings
+            .sections
+            .iter()
+            .flat_map(|s| &s.rows)
+            .map(|r| r.key.as_str())
+            .find(|k| !seen.insert(*k))
     }
-    /// Runs `symbol` (on the side in use) at the check size, checks it
-    /// against the CPU reference, and returns every failure and its output
-    /// as each element's bits.
-    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)>;
-    /// Times `symbol` (on the side in use) at the timed size.
-    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing>;
-    /// Why `symbol`'s Rust/C ratio stays above 1.00, from recorded evidence.
-    fn gap_note(&self, _symbol: &str) -> Option<&'static str> {
-        None
-    }
-}
-
-/// Every compared kernel of `lesson` beside its twin (already loaded from
-/// `c_ptx` into its [`Kernels`]): each side checked against the reference
-/// and the two outputs compared bit for bit; then, if every check passed,
-/// timed interleaved (Rust, C, Rust, C, ...) `trials` times. The lesson is
-/// left on the Rust side, also after an error.
-///
-/// # Errors
-/// Any launch, fault or driver error from the lesson's `check` or `time`.
-///
-/// # Panics
-/// If the lesson's twins were not loaded (a caller bug).
-pub fn compare_twins(
-    lesson: &mut impl Twinned,
-    c_ptx: &str,
-    trials: u32,
-    plan: Plan,
-) -> Result<CompareOutcome> {
-    let outcome = compare_both_sides(lesson, c_ptx, trials, plan);
-    lesson.kernels().use_side(Side::Rust);
-    outcome
-}
-
-fn compare_both_sides(
-    lesson: &mut impl Twinned,
-    c_ptx: &str,
-    trials: u32,
-    plan: Plan,
-) -> Result<CompareOutcome> {
-    let symbols = lesson.compared();
-    let mut failures = Vec::new();
-    let mut agreements = Vec::new();
-    for &symbol in &symbols {
-        let mut outputs = Vec::new();
-        for side in [Side::Rust, Side::CudaC] {
-            lesson.kernels().use_side(side);
-            let (found, got) = lesson.check(symbol)?;
-            failures.extend(found.into_iter().map(|f| Failure {
-                detail: format!("({}) {}", side.label(), f.detail),
-                ..f
-            }));
-            outputs.push(got);
-        }
-        agreements.push(Agreement::of_bits(&outputs[0], &outputs[1]));
-    }
-    if !failures.is_empty() {
-        return Ok(Err(failures));
-    }
-    let mut pairs = Vec::new();
-    for (&symbol, agreement) in symbols.iter().zip(agreements) {
-        let timing = interleave(trials, |side| {
-            lesson.kernels().use_side(side);
-            lesson.time(symbol, plan)
-        })?;
-        let note = lesson.gap_note(symbol);
-        let kernels = lesson.kernels();
-        let i = kernels
-            .position(symbol)
-            .expect("a compared kernel is one the lesson loaded");
-        let side = |s| -> &CudaFunction { kernels.get(i, s).expect("both sides are loaded") };
-        pairs.push(pair(
-            symbol,
-            symbol,
-            side(Side::Rust),
-            side(Side::CudaC),
-            c_ptx,
-            timing,
-            agreement,
-            note,
-        )?);
-    }
-    Ok(Ok(pairs))
 }
 
 /// Times a host function the way the GPU rows are timed, with the host

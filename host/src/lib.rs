@@ -3,13 +3,20 @@
 //! CUDA driver API (cudarc, loaded at run time), checks every result against
 //! a CPU reference, times with CUDA events and reports.
 //!
-//! Shared layers: [`gpu`] (device, module, buffers), [`timing`], [`check`],
-//! [`report`], [`error`], and for Rust-versus-CUDA-C comparisons [`nvrtc`]
-//! and [`compare`]. One module per lesson: [`roofline`].
+//! Shared layers: [`lesson`] (the one interface every lesson implements),
+//! [`runner`] (the one path `lab` drives each lesson through), [`lessons`]
+//! (the list of them), [`kernels`] (a lesson's kernels, named once, launched
+//! with checked arguments), [`sizes`] (sizes from the GPU at hand), [`gpu`]
+//! (device, module, buffers), [`timing`], [`check`], [`report`], [`record`],
+//! [`error`], and for Rust-versus-CUDA-C comparisons [`nvrtc`] and
+//! [`compare`]. One module per lesson: [`roofline`], [`fusion`],
+//! [`vectorize`], [`unroll`], [`fuse`], [`specialize`], [`harness`],
+//! [`conv2d`], [`bandwidth`], [`softmax`].
 
 pub mod asm;
 pub mod bandwidth;
 pub mod check;
+pub mod cli;
 pub mod compare;
 pub mod conv2d;
 pub mod error;
@@ -18,7 +25,9 @@ pub mod fusion;
 pub mod gpu;
 pub mod graph;
 pub mod harness;
+pub mod kernels;
 pub mod lesson;
+pub mod lessons;
 pub mod ncu;
 pub mod nvrtc;
 pub mod plot;
@@ -26,8 +35,11 @@ pub mod ptx;
 pub mod record;
 pub mod report;
 pub mod roofline;
+pub mod runner;
+pub mod sizes;
 pub mod softmax;
 pub mod specialize;
+pub mod testing;
 pub mod timing;
 pub mod unroll;
 pub mod vectorize;

@@ -72,6 +72,59 @@ pub fn entry_body<'a>(ptx: &'a str, symbol: &str) -> Option<&'a str> {
     Some(&rest[..open + close + 2])
 }
 
+/// The `.param` list of the kernel `symbol` in `ptx`, in order, or `None`
+/// where `ptx` has no such entry. Reads rustc's and NVRTC's forms alike
+/// (`.param .u64 .ptr .align 1 k_param_0`, `.param .u64 k_param_0`,
+/// `.param .align 4 .b8 k_param_3[36]`).
+pub fn entry_params(ptx: &str, symbol: &str) -> Option<Vec<crate::kernels::PtxParam>> {
+    let header = format!(".entry {symbol}(");
+    let start = ptx.find(&header)? + header.len();
+    let rest = &ptx[start..];
+    let close = rest.find(')')?;
+    Some(
+        rest[..close]
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .filter_map(parse_param)
+            .collect(),
+    )
+}
+
+/// One `.param` declaration (without its trailing comma); `None` for a line
+/// that is not one.
+pub fn parse_param(line: &str) -> Option<crate::kernels::PtxParam> {
+    let mut words = line.split_whitespace();
+    if words.next()? != ".param" {
+        return None;
+    }
+    let words: Vec<&str> = words.collect();
+    let ty = words
+        .iter()
+        .find(|w| {
+            w.starts_with('.')
+                && !matches!(
+                    **w,
+                    ".ptr" | ".align" | ".global" | ".shared" | ".const" | ".local"
+                )
+        })?
+        .to_string();
+    let name = words.last()?;
+    let array_bytes = name
+        .split_once('[')
+        .and_then(|(_, n)| n.trim_end_matches(']').parse::<usize>().ok())
+        .map(|count| {
+            let element: usize = ty.get(2..).and_then(|b| b.parse().ok()).unwrap_or(8) / 8;
+            count * element
+        });
+    Some(crate::kernels::PtxParam {
+        ty,
+        ptr: words.contains(&".ptr"),
+        array_bytes,
+        text: line.to_string(),
+    })
+}
+
 /// The instruction mix of one kernel's PTX that explains most speed gaps
 /// between two compilers: memory accesses by state space, cache path and
 /// width, fused multiply-adds and branches.

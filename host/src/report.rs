@@ -30,8 +30,10 @@ pub struct Context {
     pub toolchain: &'static str,
     /// The PTX target architecture and ISA version.
     pub ptx: String,
-    /// The lesson's sizes.
+    /// The lesson's sizes: the same value the run used.
     pub sizes: serde_json::Value,
+    /// The buffers the run timed as DRAM streams, with their bytes.
+    pub streams: Vec<crate::sizes::Stream>,
     /// The lesson's block shapes.
     pub block_sizes: serde_json::Value,
     /// How each kernel was timed.
@@ -83,7 +85,7 @@ impl Context {
     pub fn new(
         lesson: &'static str,
         info: &DeviceInfo,
-        sizes: serde_json::Value,
+        sizes: &impl crate::sizes::LessonSizes,
         block_sizes: serde_json::Value,
         timing: Plan,
         started: String,
@@ -101,7 +103,8 @@ impl Context {
             driver_cuda: info.driver_cuda.clone(),
             toolchain: ptx::RUSTC_VERSION,
             ptx: format!("{} (ISA {})", ptx::target(), ptx::isa_version()),
-            sizes,
+            sizes: serde_json::to_value(sizes).unwrap_or_default(),
+            streams: sizes.streams(),
             block_sizes,
             timing,
             l2_flushed: timing.flush_l2,
@@ -127,6 +130,17 @@ impl Context {
         )
     }
 
+    /// The lines every table opens with: the device, the build, and each
+    /// streamed buffer with its multiple of the L2.
+    pub fn header(&self) -> String {
+        format!(
+            "{}\n{}\n{}\n",
+            self.device_line(),
+            self.build_line(),
+            crate::sizes::streams_line(&self.streams, self.l2_bytes)
+        )
+    }
+
     /// The build line: toolchain and PTX target.
     pub fn build_line(&self) -> String {
         format!(
@@ -149,4 +163,18 @@ pub fn table(header: &[&str]) -> Table {
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header.iter().copied());
     t
+}
+
+/// How a time compares with a baseline time, in words: `"N% faster"`,
+/// `"N% slower"` (N from the time ratio) or `"within 5%"` (a ratio
+/// within 1.05 either way: no difference is called inside it).
+pub fn relative_speed(ms: f64, baseline_ms: f64) -> String {
+    let r = baseline_ms / ms;
+    if r > 1.05 {
+        format!("{:.0}% faster", (r - 1.0) * 100.0)
+    } else if r < 1.0 / 1.05 {
+        format!("{:.0}% slower", (1.0 / r - 1.0) * 100.0)
+    } else {
+        "within 5%".to_string()
+    }
 }

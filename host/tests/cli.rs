@@ -117,13 +117,43 @@ fn without_a_driver_the_lesson_says_so_in_one_line() {
 }
 
 #[test]
-fn roofline_only_flags_are_refused_for_fusion() {
+fn a_flag_a_lesson_does_not_take_is_refused_naming_the_lessons_that_do() {
     let (code, _, stderr) = lab(&["fusion", "--plot", "x.svg"]);
     assert_eq!(code, 2);
     assert_eq!(
         stderr,
-        "error: --plot is available for the roofline lesson only, so far\n"
+        "error: --plot is not available for the fusion lesson; it is for: roofline\n"
     );
+    // Every lesson, every optional flag it lacks: one line, exit 2, before
+    // any GPU work (this machine has none, which would be exit 4).
+    type Allows = fn(&host::lesson::Capabilities) -> bool;
+    let flags: [(&[&str], Allows); 4] = [
+        (&["--profile"], |c| c.profile),
+        (&["--plot", "x.svg"], |c| c.plot),
+        (&["--ncu-csv", "x.csv"], |c| c.ncu),
+        (&["--graphs-dir", "x"], |c| c.graphs_dir),
+    ];
+    let mut refused = 0;
+    for lesson in &host::lessons::ALL {
+        for (flag, allowed) in flags {
+            if allowed(&lesson.capabilities) {
+                continue;
+            }
+            let args: Vec<&str> = [lesson.name].iter().chain(flag).copied().collect();
+            let (code, _, stderr) = lab(&args);
+            assert_eq!(code, 2, "{args:?}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+            let name = flag[0]
+                .trim_start_matches("--ncu-csv")
+                .trim_start_matches("--");
+            assert!(
+                stderr.contains("is not available for the") && stderr.contains(lesson.name),
+                "{args:?} ({name}): {stderr}"
+            );
+            refused += 1;
+        }
+    }
+    assert!(refused >= 25, "{refused} refusals");
 }
 
 #[test]
@@ -149,6 +179,34 @@ fn graphs_dir_is_the_softmax_lessons_alone() {
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(
         stderr,
-        "error: --graphs-dir is available for the softmax lesson only (the one that builds CUDA graphs)\n"
+        "error: --graphs-dir is not available for the vectorize lesson; it is for: softmax\n"
     );
+}
+
+#[test]
+fn each_failure_exits_under_its_own_kind() {
+    // Not an architecture: a usage error (2), before NVRTC is needed.
+    let (code, _, stderr) = lab(&["roofline", "--asm", "copy_coalesced", "--arch", "bogus"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: --arch \"bogus\" is not an architecture like sm_90\n"
+    );
+    // A folder that cannot be made: a file error (9), before any GPU work
+    // (this machine has none, which would be exit 4).
+    let blocker = std::env::temp_dir().join(format!("lab-cli-file-{}", std::process::id()));
+    std::fs::write(&blocker, "a file where a folder is wanted").unwrap();
+    let below = blocker.join("graphs");
+    let (code, _, stderr) = lab(&["softmax", "--graphs-dir", below.to_str().unwrap()]);
+    assert_eq!(code, 9, "{stderr}");
+    assert!(stderr.contains("cannot create the folder"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let (code, _, stderr) = lab(&[
+        "vectorize",
+        "--record",
+        "--results",
+        below.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 9, "{stderr}");
+    std::fs::remove_file(&blocker).ok();
 }

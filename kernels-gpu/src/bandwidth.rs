@@ -9,10 +9,10 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 /// Bytes one thread copies with one load and one store: PTX's widest global
 /// access (`ld.global.nc.v4`, SASS `LDG.E.128`).
 pub const VECTOR_BYTES: usize = 16;
-/// Bytes of every timed copy: 256 MiB. For device-to-device, source and
-/// destination together are 512 MiB, over 8x an H200's 60 MiB L2, so both
-/// ends stream from and to DRAM.
-pub const TIMED_BYTES: usize = 256 << 20;
+/// Bytes every timed copy starts from: 64 MiB. The host doubles it until a
+/// copy's source is at least 4x the GPU's L2 (256 MiB on an H200), so both
+/// ends of a device-to-device copy stream from and to DRAM.
+pub const SEED_TIMED_BYTES: usize = 64 << 20;
 /// The correctness size, apart from the timed one: 1 MiB + 611 bytes, so
 /// the kernel's byte tail (611 % 16 = 3 bytes) and its last partial block
 /// both run.
@@ -29,12 +29,8 @@ const _: () = assert!(
     "the check size has a byte tail"
 );
 const _: () = assert!(
-    2 * TIMED_BYTES >= 8 * (60 << 20),
-    "source and destination together are 8x an H200's L2 or more"
-);
-const _: () = assert!(
-    TIMED_BYTES.is_multiple_of(VECTOR_BYTES),
-    "the timed copy is whole vectors"
+    SEED_TIMED_BYTES.is_multiple_of(VECTOR_BYTES),
+    "the timed copy is whole vectors, at every doubling"
 );
 
 /// The kernels, compiled only for the GPU.

@@ -6,10 +6,12 @@
 //! kernels follow, each with what it computes, how it touches memory and the
 //! launch shape it assumes.
 
-/// Elements of the timed chain: 16 Mi, 64 MiB a buffer, six buffers. Large
-/// enough that the chain's traffic is milliseconds while its launches stay
-/// microseconds.
-pub const ELEMS: usize = 16_777_216;
+/// The seed's elements of the timed chain: 16 Mi, 64 MiB a buffer, six
+/// buffers. Large enough that the chain's traffic is milliseconds while its
+/// launches stay microseconds. The host doubles it until a buffer is at
+/// least 4x the GPU's L2 (64 Mi on an H200, where the seed's 64 MiB would
+/// be 1.1x the L2).
+pub const SEED_ELEMS: usize = 16_777_216;
 /// The correctness size: no block size divides it (it is odd), so every
 /// bounds check fires.
 pub const CHECK_ELEMS: usize = 1_048_576 + 611;
@@ -19,8 +21,28 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 pub const LAUNCHES_PER_BATCH: u32 = 1000;
 /// Part 3's sizes, swept down until launches dominate.
 pub const SWEEP: [usize; 5] = [1024, 16_384, 262_144, 4_194_304, 16_777_216];
+/// Calls `$m!` with each wide fused kernel's exported name and its elements
+/// per thread (`chain_fused_wide_1 = 1, ...`): the one list that the
+/// kernels, [`WIDTHS`], [`WIDE_SYMBOLS`], the host's kernel ids and the
+/// CUDA C twins are all made from.
+#[macro_export]
+macro_rules! fused_widths {
+    ($m:ident) => {
+        $m! {
+            chain_fused_wide_1 = 1,
+            chain_fused_wide_2 = 2,
+            chain_fused_wide_4 = 4,
+            chain_fused_wide_8 = 8,
+            chain_fused_wide_16 = 16,
+            chain_fused_wide_32 = 32,
+        }
+    };
+}
+
 /// Part 4's elements per thread; one exported kernel per width.
-pub const WIDTHS: [usize; 6] = [1, 2, 4, 8, 16, 32];
+pub const WIDTHS: &[usize] = fused_widths!(family_values);
+/// The wide kernels' exported symbols, in [`WIDTHS`] order.
+pub const WIDE_SYMBOLS: &[&str] = fused_widths!(family_symbols);
 
 /// Stage 1: `v * GAMMA + BETA`.
 pub const GAMMA: f32 = 1.5;
@@ -60,7 +82,7 @@ const _: () = assert!(
     "an odd size: no block size divides it"
 );
 const _: () = assert!(
-    SWEEP[SWEEP.len() - 1] <= ELEMS,
+    SWEEP[SWEEP.len() - 1] <= SEED_ELEMS,
     "the sweep reuses the timed buffers"
 );
 const _: () = assert!(HI > LO, "the clamp range is a range");
@@ -317,12 +339,5 @@ mod kernels {
         )*};
     }
 
-    wide_kernels!(
-        chain_fused_wide_1 = 1,
-        chain_fused_wide_2 = 2,
-        chain_fused_wide_4 = 4,
-        chain_fused_wide_8 = 8,
-        chain_fused_wide_16 = 16,
-        chain_fused_wide_32 = 32,
-    );
+    crate::fused_widths!(wide_kernels);
 }

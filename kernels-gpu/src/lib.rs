@@ -28,6 +28,22 @@
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
 
+/// The values of a kernel family's list (`name = value, ...`), as a slice:
+/// the callback a family's list macro (`fused_widths!`,
+/// `specialized_lengths!`) is called with for its constants.
+macro_rules! family_values {
+    ($($name:ident = $v:literal),* $(,)?) => {
+        &[$($v),*]
+    };
+}
+
+/// The exported names of a kernel family's list, as a slice of symbols.
+macro_rules! family_symbols {
+    ($($name:ident = $v:literal),* $(,)?) => {
+        &[$(stringify!($name)),*]
+    };
+}
+
 pub mod bandwidth;
 pub mod conv2d;
 pub mod fuse;

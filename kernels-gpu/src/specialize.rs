@@ -15,31 +15,47 @@
 /// Threads per block of every launch: 8 warps.
 pub const THREADS_PER_BLOCK: u32 = 256;
 
-/// The lengths the specialized kernel is instantiated for (the seed's
-/// 2 and 4, and the 8 and 16 of its code-bloat warning).
-pub const SPECIALIZED_N: [usize; 4] = [2, 4, 8, 16];
+/// Calls `$m!` with each specialized kernel's exported name and its length
+/// (`dot_specialized_2 = 2, ...`): the seed's 2 and 4, and the 8 and 16 of
+/// its code-bloat warning. The one list that the kernels,
+/// [`SPECIALIZED_N`], [`SPECIALIZED_SYMBOLS`], the host's kernel ids and the
+/// CUDA C twins are all made from.
+#[macro_export]
+macro_rules! specialized_lengths {
+    ($m:ident) => {
+        $m! {
+            dot_specialized_2 = 2,
+            dot_specialized_4 = 4,
+            dot_specialized_8 = 8,
+            dot_specialized_16 = 16,
+        }
+    };
+}
 
-/// Bytes of each input buffer (x and y) in the timed runs: 256 MiB, over 4x
-/// an H200's 60 MiB L2, so the timed dots stream from DRAM. At length N the
-/// buffers hold `TIMED_INPUT_BYTES / 4 / N` dots.
-pub const TIMED_INPUT_BYTES: usize = 256 << 20;
+/// The lengths the specialized kernel is instantiated for.
+pub const SPECIALIZED_N: &[usize] = specialized_lengths!(family_values);
+/// The specialized kernels' exported symbols, in [`SPECIALIZED_N`] order.
+pub const SPECIALIZED_SYMBOLS: &[&str] = specialized_lengths!(family_symbols);
+/// The longest specialized length.
+pub const MAX_SPECIALIZED_N: usize = SPECIALIZED_N[SPECIALIZED_N.len() - 1];
+
+/// Bytes each input buffer (x and y) of the timed runs starts from: 64 MiB.
+/// The host doubles it until a buffer is at least 4x the GPU's L2, so the
+/// timed dots stream from DRAM; at length N the buffers hold
+/// `bytes / 4 / N` dots.
+pub const SEED_INPUT_BYTES: usize = 64 << 20;
 
 /// Dots in the correctness runs: odd, so no block size divides it and the
 /// bounds guard runs in the last block.
 pub const CHECK_DOTS: usize = 65_536 + 611;
 
-/// Dots at length N in the timed runs.
-pub const fn timed_dots(n: usize) -> usize {
-    TIMED_INPUT_BYTES / size_of::<f32>() / n
-}
-
 const _: () = assert!(CHECK_DOTS % 2 == 1, "odd: the bounds guard must fire");
 const _: () = assert!(
-    TIMED_INPUT_BYTES.is_multiple_of(16 * size_of::<f32>()),
-    "every N divides the timed buffers"
+    SEED_INPUT_BYTES.is_multiple_of(MAX_SPECIALIZED_N * size_of::<f32>()),
+    "every N divides the timed buffers, at every doubling"
 );
 const _: () = assert!(
-    CHECK_DOTS * 16 <= TIMED_INPUT_BYTES / size_of::<f32>(),
+    CHECK_DOTS * MAX_SPECIALIZED_N <= SEED_INPUT_BYTES / size_of::<f32>(),
     "the check runs fit the timed buffers"
 );
 
@@ -141,10 +157,5 @@ mod kernels {
         )*};
     }
 
-    specialized_kernels!(
-        dot_specialized_2 = 2,
-        dot_specialized_4 = 4,
-        dot_specialized_8 = 8,
-        dot_specialized_16 = 16,
-    );
+    crate::specialized_lengths!(specialized_kernels);
 }

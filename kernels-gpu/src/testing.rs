@@ -1,4 +1,5 @@
-//! A kernel that exists only so the tests can check how a fault is reported.
+//! Kernels that exist only for the tests: one that faults, so they can check
+//! how a fault is reported, and the device tanh over a sweep of inputs.
 
 /// Writes to address 16, which no allocation covers: every thread faults
 /// with an illegal address. The host must report the fault naming this
@@ -38,9 +39,3 @@ pub unsafe extern "ptx-kernel" fn tanh_for_tests(x: *const f32, y: *mut f32, n: 
         unsafe { *y.add(i as usize) = crate::device::math::tanh(*x.add(i as usize)) };
     }
 }
-
-/// The symbol of the tanh test kernel.
-pub const TANH_FOR_TESTS: &str = "tanh_for_tests";
-
-/// The symbol of the faulting kernel.
-pub const FAULT_ON_PURPOSE: &str = "fault_on_purpose";

@@ -11,48 +11,117 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
-const TASKS: &str = "\
-cargo xtask <task>
+use clap::{Parser, Subcommand};
 
-Tasks:
-  run <lesson> [--json] [--profile]   build the kernels and run a lesson on the GPU (lessons: roofline, fusion,
-                                      vectorize, unroll, fuse, specialize, harness,
-                                      conv2d, bandwidth, softmax)
-  compare <lesson> [--json]           run each Rust kernel beside its CUDA C twin (NVRTC), checked and timed interleaved
-                                      (every lesson)
-  asm <kernel> [--lesson L] [--arch sm_XX]
-                                      one kernel's PTX (of lesson L, default roofline), Rust beside CUDA C, and SASS where ptxas and cuobjdump are
-                                      on the PATH (needs NVRTC, which it fetches from PyPI where missing; no GPU)
-  sanitize <lesson|all>               each lesson's --quick run under compute-sanitizer's memcheck, racecheck,
-                                      synccheck and initcheck (needs a GPU and compute-sanitizer)
-  profile <lesson> [flags]            the lesson with Nsight Compute's measured DRAM/L2/L1 bytes and occupancy merged
-                                      in, and its roofline chart in target/roofline.svg (needs a GPU and ncu)
-  test                                run every test (GPU tests report themselves skipped without a GPU)
-  ptx [FILE]                          write the kernels' PTX to FILE (default target/kernels.ptx)
-  bundle                              put the release binary, the GPU tests, run.sh and sanitize.sh in
-                                      target/bundle, for a GPU machine without Rust
+/// The project's commands: build the kernels and run a lesson, compare it
+/// with CUDA C, read its assembly, run the tests, the sanitizer or the
+/// profiler, and bundle what a GPU machine without Rust needs. Set
+/// LAB_PTX_ARCH=sm_90 (or another sm_XX) to build the PTX for a newer GPU
+/// than the default sm_75.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
 
-Set LAB_PTX_ARCH=sm_90 (or another sm_XX) to build the PTX for a newer GPU than the default sm_75.";
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Build the kernels and run a lesson on the GPU (its flags follow it:
+    /// `cargo xtask run roofline --json`; `cargo xtask run roofline --help`
+    /// lists them).
+    Run {
+        /// The lesson, then `lab`'s flags for it.
+        #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "LESSON [FLAGS]")]
+        args: Vec<String>,
+    },
+    /// Run each Rust kernel of a lesson beside its CUDA C twin (NVRTC),
+    /// checked and timed interleaved.
+    Compare {
+        /// The lesson, then `lab`'s flags for it (`--json`, `--flush-l2`).
+        #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "LESSON [FLAGS]")]
+        args: Vec<String>,
+    },
+    /// One kernel's PTX, Rust beside CUDA C, and its SASS where ptxas and
+    /// cuobjdump are on the PATH (needs NVRTC, which it fetches from PyPI
+    /// where missing; no GPU).
+    Asm {
+        /// The kernel's exported symbol, for example `transpose_tiled`.
+        kernel: String,
+        /// The lesson the kernel belongs to.
+        #[arg(long, default_value = "roofline")]
+        lesson: String,
+        /// The architecture the twin and the SASS are compiled for.
+        #[arg(long, default_value = "sm_90")]
+        arch: String,
+    },
+    /// Each lesson's --quick run under compute-sanitizer's memcheck,
+    /// racecheck, synccheck and initcheck (needs a GPU and
+    /// compute-sanitizer).
+    Sanitize {
+        /// The lessons, or `all`.
+        #[arg(required = true, value_parser = clap::builder::PossibleValuesParser::new(lessons_and_all()))]
+        lessons: Vec<String>,
+    },
+    /// A lesson with Nsight Compute's measured DRAM/L2/L1 bytes and
+    /// occupancy merged in, and its roofline chart in target/roofline.svg
+    /// (needs a GPU and ncu).
+    Profile {
+        /// The lesson, then `lab`'s flags for it.
+        #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "LESSON [FLAGS]")]
+        args: Vec<String>,
+    },
+    /// Run every test (the GPU tests report themselves skipped without a
+    /// GPU); arguments go to `cargo test`.
+    Test {
+        /// Passed to `cargo test --workspace`.
+        #[arg(num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Write the kernels' PTX where you can read it.
+    Ptx {
+        /// Where to write it.
+        #[arg(default_value = "target/kernels.ptx")]
+        file: PathBuf,
+    },
+    /// Put the release binary, the GPU tests, run.sh and sanitize.sh in
+    /// target/bundle, for a GPU machine without Rust.
+    Bundle,
+}
+
+/// The lessons `lab` runs, and `all`.
+fn lessons_and_all() -> Vec<&'static str> {
+    xtask::LESSONS.iter().copied().chain(["all"]).collect()
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("run") => run(&args[1..]),
-        Some("test") => test(&args[1..]),
-        Some("compare") => compare(&args[1..]),
-        Some("asm") => asm(&args[1..]),
-        Some("sanitize") => sanitize(&args[1..]),
-        Some("profile") => profile(&args[1..]),
-        Some("ptx") => ptx(&args[1..]),
-        Some("bundle") => bundle(),
-        None | Some("help" | "-h" | "--help") => {
-            println!("{TASKS}");
-            return ExitCode::SUCCESS;
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // Bare `cargo xtask` lists the tasks, as a help request does.
+            let listed =
+                e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
+            return ExitCode::from(if e.use_stderr() && !listed { 2 } else { 0 });
         }
-        Some(other) => {
-            eprintln!("error: unknown task `{other}`\n\n{TASKS}");
-            return ExitCode::from(2);
-        }
+    };
+    let result = match cli.task {
+        Task::Run { args } => run(&args),
+        Task::Compare { args } => with_flag(args, "--compare"),
+        Task::Asm {
+            kernel,
+            lesson,
+            arch,
+        } => asm(&kernel, &lesson, &arch),
+        Task::Sanitize { lessons } => sanitize(&lessons),
+        Task::Profile { args } => profile(args),
+        Task::Test { args } => test(&args),
+        Task::Ptx { file } => ptx(&file),
+        Task::Bundle => bundle(),
     };
     match result {
         Ok(code) => code,
@@ -137,9 +206,6 @@ fn ensure_toolchain() -> Result<()> {
 
 /// `run <lesson> [flags]`: build `lab` in release mode and run it.
 fn run(args: &[String]) -> Result<ExitCode> {
-    if args.is_empty() {
-        bail!("which lesson? `cargo xtask run roofline`");
-    }
     ensure_toolchain()?;
     let mut cmd = cargo();
     cmd.args([
@@ -158,35 +224,16 @@ fn run(args: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
 }
 
-/// `compare <lesson> [flags]`: `lab <lesson> --compare`.
-fn compare(args: &[String]) -> Result<ExitCode> {
-    let Some((lesson, rest)) = args.split_first() else {
-        bail!("which lesson? `cargo xtask compare roofline`");
-    };
-    let mut forwarded = vec![lesson.clone(), "--compare".to_string()];
-    forwarded.extend(rest.iter().cloned());
-    run(&forwarded)
+/// `lab <lesson> FLAG [flags]`: the lesson with `flag` inserted after its
+/// name (`compare` is `--compare`).
+fn with_flag(mut args: Vec<String>, flag: &str) -> Result<ExitCode> {
+    args.insert(1.min(args.len()), flag.to_string());
+    run(&args)
 }
 
-/// `asm <kernel> [--lesson L] [--arch sm_XX]`: `lab L --asm <kernel>` (L
-/// defaults to roofline), with NVRTC and ptxas provided from PyPI where the
-/// machine has none.
-fn asm(args: &[String]) -> Result<ExitCode> {
-    let Some((kernel, rest)) = args.split_first() else {
-        bail!(
-            "which kernel? for example `cargo xtask asm transpose_tiled` or `cargo xtask asm add_vec16_f64 --lesson vectorize`"
-        );
-    };
-    let mut lesson = "roofline".to_string();
-    let mut forwarded = Vec::new();
-    let mut rest = rest.iter();
-    while let Some(arg) = rest.next() {
-        if arg == "--lesson" {
-            lesson = rest.next().context("--lesson needs a lesson name")?.clone();
-        } else {
-            forwarded.push(arg.clone());
-        }
-    }
+/// `asm <kernel> [--lesson L] [--arch sm_XX]`: `lab L --asm <kernel>`,
+/// with NVRTC and ptxas provided from PyPI where the machine has none.
+fn asm(kernel: &str, lesson: &str, arch: &str) -> Result<ExitCode> {
     ensure_toolchain()?;
     let mut cmd = cargo();
     cmd.args([
@@ -199,10 +246,7 @@ fn asm(args: &[String]) -> Result<ExitCode> {
         "lab",
         "--",
     ])
-    .arg(lesson)
-    .arg("--asm")
-    .arg(kernel)
-    .args(forwarded);
+    .args([lesson, "--asm", kernel, "--arch", arch]);
     with_cuda_tools(&mut cmd);
     let st = cmd.status().context("could not start cargo")?;
     Ok(ExitCode::from(st.code().unwrap_or(1) as u8))
@@ -281,43 +325,22 @@ fn provide_nvrtc() -> Option<PathBuf> {
 }
 
 /// `profile <lesson> [flags]`: `lab <lesson> --ncu --plot target/roofline.svg`.
-fn profile(args: &[String]) -> Result<ExitCode> {
-    let Some((lesson, rest)) = args.split_first() else {
-        bail!("which lesson? `cargo xtask profile roofline`");
-    };
-    let mut forwarded = vec![lesson.clone(), "--ncu".to_string(), "--plot".to_string()];
-    forwarded.push(root().join("target/roofline.svg").display().to_string());
-    forwarded.extend(rest.iter().cloned());
+fn profile(args: Vec<String>) -> Result<ExitCode> {
+    let mut forwarded = args;
+    let chart = root().join("target/roofline.svg").display().to_string();
+    forwarded.splice(
+        1.min(forwarded.len())..1.min(forwarded.len()),
+        ["--ncu".to_string(), "--plot".to_string(), chart],
+    );
     run(&forwarded)
 }
 
-/// The lessons `lab` runs (`sanitize all` runs each).
-const LESSONS: &[&str] = &[
-    "roofline",
-    "fusion",
-    "vectorize",
-    "unroll",
-    "fuse",
-    "specialize",
-    "harness",
-    "conv2d",
-    "bandwidth",
-    "softmax",
-];
-
-/// `sanitize <lesson|all>`: SANITIZE_SH over the release `lab`.
+/// `sanitize <lesson|all>...`: SANITIZE_SH over the release `lab`.
 fn sanitize(args: &[String]) -> Result<ExitCode> {
-    let lessons: Vec<&str> = match args.first().map(String::as_str) {
-        Some("all") => LESSONS.to_vec(),
-        Some(lesson) if LESSONS.contains(&lesson) => vec![lesson],
-        Some(other) => bail!(
-            "unknown lesson `{other}`; the lessons are: {}, or all",
-            LESSONS.join(", ")
-        ),
-        None => bail!(
-            "which lesson? `cargo xtask sanitize all` or one of: {}",
-            LESSONS.join(", ")
-        ),
+    let lessons: Vec<&str> = if args.iter().any(|a| a == "all") {
+        xtask::LESSONS.to_vec()
+    } else {
+        args.iter().map(String::as_str).collect()
     };
     ensure_toolchain()?;
     build_lab()?;
@@ -408,16 +431,14 @@ fn built_ptx() -> PathBuf {
     root().join("target/release/ptx/nvptx64-nvidia-cuda/release/kernels_gpu.ptx")
 }
 
-/// `ptx [FILE]`: build the kernels and copy their PTX somewhere readable.
-fn ptx(args: &[String]) -> Result<ExitCode> {
+/// `ptx [FILE]`: build the kernels and copy their PTX somewhere readable
+/// (a relative FILE is relative to the workspace root).
+fn ptx(file: &Path) -> Result<ExitCode> {
     ensure_toolchain()?;
     let mut cmd = cargo();
     cmd.args(["build", "--quiet", "--release", "--package", "host"]);
     status(cmd, "building the kernels")?;
-    let dest = args
-        .first()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/kernels.ptx"));
+    let dest = root().join(file);
     std::fs::copy(built_ptx(), &dest).with_context(|| {
         format!(
             "could not copy the PTX from {} to {}",
@@ -477,7 +498,10 @@ fn bundle() -> Result<ExitCode> {
         bail!("cargo built no gpu_* test executables");
     }
     for (name, text) in [
-        ("run.sh", RUN_SH.replace("LESSONS", &LESSONS.join(" "))),
+        (
+            "run.sh",
+            RUN_SH.replace("LESSONS", &xtask::LESSONS.join(" ")),
+        ),
         ("sanitize.sh", SANITIZE_SH.to_string()),
     ] {
         std::fs::write(dir.join(name), text)?;
@@ -494,9 +518,11 @@ fn bundle() -> Result<ExitCode> {
 /// The bundle's script: the lesson as a table and as JSON, then every GPU
 /// test. Outputs go to the folder given as its argument (default: here).
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# Runs lessons (default: every lesson) as a table and as JSON, each beside
-# its CUDA C twins (table, JSON), the roofline's profile mode, then every GPU
-# test, on a GPU machine without Rust. Usage: run.sh [output-folder [lesson...]]
+# Runs lessons (default: every lesson) on a GPU machine without Rust: each
+# as a table (recorded into <output-folder>/results), then as JSON with the
+# table run as its baseline, then beside its CUDA C twins (table, JSON); the
+# roofline's profile mode; then every GPU test.
+# Usage: run.sh [output-folder [lesson...]]
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here}
@@ -509,8 +535,8 @@ if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 fi
 for lesson in "${lessons[@]}"; do
-  "$here/lab" "$lesson" | tee "$out/$lesson.txt" || status=1
-  "$here/lab" "$lesson" --json > "$out/$lesson.jsonl" || status=1
+  "$here/lab" "$lesson" --record --results "$out/results" | tee "$out/$lesson.txt" || status=1
+  "$here/lab" "$lesson" --json --baseline last --results "$out/results" > "$out/$lesson.jsonl" || status=1
   echo "$lesson JSON rows: $(wc -l < "$out/$lesson.jsonl")"
   if [ "$lesson" = roofline ]; then "$here/lab" roofline --profile || status=1; fi
   "$here/lab" "$lesson" --compare | tee "$out/$lesson-compare.txt" || status=1

@@ -13,19 +13,33 @@
 
 pub mod query;
 
-use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PinnedHostSlice};
 use kernels_gpu::bandwidth::*;
+use serde::Serialize;
 use serde_json::json;
 
 use crate::check::Failure;
-use crate::compare::Kernels;
+use crate::compare::Twinned;
 use crate::error::{DriverContext, Error, Result};
 use crate::gpu::Gpu;
-use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned, time_on_cpu};
+use crate::kernels::KernelSet;
+use crate::lesson::{
+    self, Findings, Outcome, Row, RunOptions, Section, SectionReport, time_on_cpu,
+};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
+crate::kernel_ids! {
+    /// The lesson's one kernel.
+    pub enum Kernel {
+        /// The device-to-device copy, 16 bytes a thread: (src, dst, n bytes).
+        CopyVec16 = "copy_vec16" (Ptr, Ptr, U64),
+    }
+}
+
 /// The symbol of the copy kernel (the CUDA C twin's too).
-pub const COPY_KERNEL: &str = "copy_vec16";
+pub const COPY_KERNEL: &str = Kernel::CopyVec16.symbol();
 
 /// Bytes past the largest copy that every buffer also has, poisoned before
 /// each check and required to stay poisoned: a copy that writes past its n
@@ -134,7 +148,7 @@ pub fn copy_launch_config(n: usize) -> LaunchConfig {
 /// pageable and a pinned destination.
 pub struct Bandwidth<'g> {
     gpu: &'g Gpu,
-    kernels: Kernels,
+    kernels: KernelSet<Kernel>,
     bytes: usize,
     a: CudaSlice<u8>,
     b: CudaSlice<u8>,
@@ -179,7 +193,7 @@ impl<'g> Bandwidth<'g> {
             .copy_from_slice(&src);
         Ok(Bandwidth {
             gpu,
-            kernels: Kernels::new(gpu, &[COPY_KERNEL])?,
+            kernels: KernelSet::new(gpu)?,
             bytes,
             a: alloc()?,
             b: alloc()?,
@@ -188,11 +202,6 @@ impl<'g> Bandwidth<'g> {
             pinned_src,
             pinned_dst: pin()?,
         })
-    }
-
-    /// Loads the CUDA C twin of the copy kernel from NVRTC's `ptx`.
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Bytes of every buffer.
@@ -217,18 +226,16 @@ impl<'g> Bandwidth<'g> {
     /// [`Error::Size`] past the buffers; a launch the driver refuses.
     pub fn launch_copy(&mut self, n: usize) -> Result<()> {
         self.size_ok(n)?;
-        let f = self.kernels.active(0).clone();
-        let n64 = n as u64;
-        let mut builder = self.gpu.stream.launch_builder(&f);
-        builder.arg(&self.a).arg(&mut self.b).arg(&n64);
-        // SAFETY: copy_vec16 takes (const u8*, u8*, u64); both buffers hold
-        // n bytes, are distinct device allocations (16-byte aligned), and
-        // the grid covers max(n / 16, n % 16) threads.
-        unsafe { builder.launch(copy_launch_config(n)) }.map_err(|source| Error::KernelFault {
-            kernel: COPY_KERNEL.to_string(),
-            source,
-        })?;
-        Ok(())
+        let launch = self
+            .kernels
+            .launch(self.gpu, Kernel::CopyVec16)
+            .input(&self.a)
+            .output(&mut self.b)
+            .scalar(n as u64);
+        // SAFETY: both buffers hold n bytes, are distinct device
+        // allocations (16-byte aligned), and the grid covers
+        // max(n / 16, n % 16) threads.
+        unsafe { launch.launch(copy_launch_config(n)) }
     }
 
     /// Enqueues `copy` of the first `n` bytes on the GPU's stream (a
@@ -372,11 +379,13 @@ impl<'g> Bandwidth<'g> {
 }
 
 impl Twinned for Bandwidth<'_> {
-    fn kernels(&mut self) -> &mut Kernels {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
         &mut self.kernels
     }
 
-    fn check(&mut self, _symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
+    fn check(&mut self, _kernel: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
         let (failure, got) = Bandwidth::check(self, Copy::DtodKernel, CHECK_BYTES)?;
         Ok((
             failure.into_iter().collect(),
@@ -384,7 +393,7 @@ impl Twinned for Bandwidth<'_> {
         ))
     }
 
-    fn time(&mut self, _symbol: &'static str, plan: Plan) -> Result<Timing> {
+    fn time(&mut self, _kernel: Kernel, plan: Plan) -> Result<Timing> {
         let n = self.bytes;
         Bandwidth::time(self, Copy::DtodKernel, n, plan)
     }
@@ -399,122 +408,45 @@ pub const SEED_CPU_PLAN: Plan = Plan {
     flush_l2: false,
 };
 
-/// The bytes of every copy a run times: 256 MiB, or the check size for the
-/// sanitizer's run.
-pub fn timed_bytes(quick: bool) -> usize {
-    if quick { CHECK_BYTES } else { TIMED_BYTES }
+/// The lesson's sizes: the bytes every copy moves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// Bytes of every timed copy.
+    pub timed_bytes: usize,
+    /// The odd correctness size.
+    pub check_bytes: usize,
 }
 
-/// The lesson's sizes for the context.
-pub fn sizes_json(quick: bool) -> serde_json::Value {
-    json!({"timed_bytes": timed_bytes(quick), "check_bytes": CHECK_BYTES})
-}
-
-/// Every copy checked at the odd size and the timed size; then the device
-/// query, the timed copies and what they reach of each limit.
-pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
-    let n = timed_bytes(quick);
-    let mut lesson = Bandwidth::new(gpu, n)?;
-    let mut failures = Vec::new();
-    // The check size, and the timed size where it is another (not in the
-    // sanitizer's quick run).
-    let sizes: &[usize] = if n == CHECK_BYTES {
-        &[CHECK_BYTES]
-    } else {
-        &[CHECK_BYTES, n]
-    };
-    for copy in Copy::ALL {
-        for &size in sizes {
-            failures.extend(lesson.check(copy, size)?.0);
+impl Sizes {
+    /// A full run on `info`'s GPU: [`SEED_TIMED_BYTES`] doubled until a
+    /// copy's source is at least 4x the L2; `quick`: the check size.
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        Sizes {
+            timed_bytes: if quick {
+                CHECK_BYTES
+            } else {
+                grown(SEED_TIMED_BYTES, 1, info.l2_bytes)
+            },
+            check_bytes: CHECK_BYTES,
         }
     }
-    if !failures.is_empty() {
-        return Ok(Outcome::Failed(failures));
+}
+
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        Ok(Sizes::new(info, quick))
+    }
+    fn streams(&self) -> Vec<Stream> {
+        vec![Stream {
+            name: "copy source, destination",
+            bytes: self.timed_bytes,
+        }]
     }
 
-    let q = query::DeviceQuery::of(gpu)?;
-    let mut device = Section::new("Device query (cuDeviceGetAttribute)");
-    for line in query::lines(&gpu.info, &q) {
-        device.line(line);
+    /// Two device buffers; the two pinned host buffers are host memory.
+    fn device_bytes(&self) -> usize {
+        2 * (self.timed_bytes + GUARD_BYTES)
     }
-
-    let mib = n as f64 / (1u64 << 20) as f64;
-    let mut copies = Section::new(format!("Copies of {mib:.0} MiB, CUDA events"));
-    copies.line(format!(
-        "Every copy to or from the device checked first: the bytes that came back through a round trip equal the \
-         source's, at {} bytes, each destination poisoned with 0xFF before. The host memcpy is checked after its \
-         timing, into a destination poisoned before it.",
-        sizes
-            .iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(" and ")
-    ));
-    copies.line(
-        "Bytes counted: host <-> device n (each byte crosses the link once); device -> device 2n (each byte read and \
-         written once in DRAM: the traffic the DRAM limit bounds, as CUDA's bandwidthTest counts it); host memcpy n (as \
-         the seed counts it). GB = 10^9 bytes (the seed divided by 2^30)."
-            .to_string(),
-    );
-    for copy in Copy::ALL {
-        let t = lesson.time(copy, n, plan)?;
-        copies
-            .rows
-            .push(Row::new(copy.key(), copy.label(), t).bytes(copy.counted_bytes(n) as f64));
-    }
-    // The seed's host-to-host memcpy, on the CPU, into a poisoned
-    // destination that must hold the source afterwards (the timed closure
-    // copied the n bytes its row counts, and no more).
-    let (src, dst) = (&lesson.pageable_src, &mut lesson.pageable_dst);
-    dst.fill(0xFF);
-    let t = time_on_cpu(SEED_CPU_PLAN, || {
-        dst[..n].copy_from_slice(std::hint::black_box(&src[..n]));
-    });
-    std::hint::black_box(&dst);
-    if let Some(failure) = host_copy_failure(src, dst, n) {
-        return Ok(Outcome::Failed(vec![failure]));
-    }
-    copies.line(format!(
-        "The host memcpy row is timed by the host clock with the seed's protocol, {} warm-up copies then {} timed \
-         copies, each copy its own sample (not the GPU rows' counts given at the foot).",
-        SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
-    ));
-    copies.rows.push(
-        Row::new(
-            "htoh_memcpy",
-            format!(
-                "host -> host memcpy (the seed's protocol: {} warm-up + {} timed)",
-                SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
-            ),
-            t,
-        )
-        .bytes(n as f64)
-        .on_cpu(),
-    );
-
-    // What each reaches of its limit.
-    let (current, max) = query::read_link(&q.pci_address);
-    let dram = gpu.info.derived_dram_bytes_per_s();
-    let (limits, link) = limits_section(
-        &copies.rows,
-        dram,
-        current,
-        max,
-        &q.pci_address,
-        q.uses_host_page_tables,
-    );
-
-    Ok(Outcome::Passed(Findings {
-        sections: vec![device, copies, limits],
-        facts: json!({
-            "device": gpu.info, "query": q,
-            "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": gpu.info.derived_fp32_flop_per_s(),
-            "link_current": current, "link_max": max,
-            "link_compared": link, "link_bytes_per_s": link.map(|l| l.bytes_per_s()),
-            "bytes": n, "check_bytes": CHECK_BYTES,
-            "counting": {"htod": "n", "dtoh": "n", "dtod": "2n (read + write)", "htoh": "n (the seed's rule)"},
-        }),
-    }))
 }
 
 /// The failure of a host memcpy of the first `n` bytes of `src` into a
@@ -710,25 +642,142 @@ pub fn limits_section(
 /// copies have no kernel, so no twin: they are driver calls on both sides.
 pub const CUDA_C_SOURCE: &str = include_str!("bandwidth.cu");
 
-/// What NVRTC compiles: the vector width as a `#define`, then the twin.
-pub fn cuda_c_program() -> String {
-    format!("#define VECTOR_BYTES {VECTOR_BYTES}\n{CUDA_C_SOURCE}")
-}
+/// The bandwidth lesson as `lab` runs it.
+pub struct BandwidthLesson;
 
-/// The copy kernel beside its twin (see [`lesson::compare_twins`]):
-/// checked at the odd size, timed at 256 MiB.
-pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
-    let mut lesson = Bandwidth::new(gpu, TIMED_BYTES)?;
-    lesson.load_twins(c_ptx)?;
-    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
-}
+impl lesson::Lesson for BandwidthLesson {
+    const NAME: &'static str = "bandwidth";
+    const ABOUT: &'static str = "Chapter 19.4: host-device copies (pageable, pinned), device-to-device by the copy engine and by a kernel, in GB/s; the device query.";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Bandwidth<'g>;
 
-/// The lesson as `lab` runs it.
-pub const LESSON: lesson::Lesson = lesson::Lesson {
-    name: "bandwidth",
-    sizes: sizes_json,
-    block_sizes: || json!({COPY_KERNEL: THREADS_PER_BLOCK}),
-    run,
-    cuda_c: cuda_c_program,
-    compare,
-};
+    fn block_sizes() -> serde_json::Value {
+        json!({COPY_KERNEL: THREADS_PER_BLOCK})
+    }
+
+    /// What NVRTC compiles: the vector width as a `#define`, then the twin.
+    fn cuda_c() -> String {
+        format!("#define VECTOR_BYTES {VECTOR_BYTES}\n{CUDA_C_SOURCE}")
+    }
+
+    /// Every copy checked at the odd size and the timed size; then the device
+    /// query, the timed copies and what they reach of each limit.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let plan = options.plan;
+        let n = sizes.timed_bytes;
+        let mut lesson = Bandwidth::new(gpu, n)?;
+        let mut failures = Vec::new();
+        // The check size, and the timed size where it is another (not in the
+        // sanitizer's quick run).
+        let sizes: &[usize] = if n == CHECK_BYTES {
+            &[CHECK_BYTES]
+        } else {
+            &[CHECK_BYTES, n]
+        };
+        for copy in Copy::ALL {
+            for &size in sizes {
+                failures.extend(lesson.check(copy, size)?.0);
+            }
+        }
+        if !failures.is_empty() {
+            return Ok(Outcome::Failed(failures));
+        }
+
+        let q = query::DeviceQuery::of(gpu)?;
+        let mut device = Section::new("Device query (cuDeviceGetAttribute)");
+        for line in query::lines(&gpu.info, &q) {
+            device.line(line);
+        }
+
+        let mib = n as f64 / (1u64 << 20) as f64;
+        let mut copies = Section::new(format!("Copies of {mib:.0} MiB, CUDA events"));
+        copies.line(format!(
+            "Every copy to or from the device checked first: the bytes that came back through a round trip equal the \
+             source's, at {} bytes, each destination poisoned with 0xFF before. The host memcpy is checked after its \
+             timing, into a destination poisoned before it.",
+            sizes
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ));
+        copies.line(
+            "Bytes counted: host <-> device n (each byte crosses the link once); device -> device 2n (each byte read and \
+             written once in DRAM: the traffic the DRAM limit bounds, as CUDA's bandwidthTest counts it); host memcpy n (as \
+             the seed counts it). GB = 10^9 bytes (the seed divided by 2^30)."
+                .to_string(),
+        );
+        for copy in Copy::ALL {
+            let t = lesson.time(copy, n, plan)?;
+            copies
+                .rows
+                .push(Row::new(copy.key(), copy.label(), t).bytes(copy.counted_bytes(n) as f64));
+        }
+        // The seed's host-to-host memcpy, on the CPU, into a poisoned
+        // destination that must hold the source afterwards (the timed closure
+        // copied the n bytes its row counts, and no more).
+        let (src, dst) = (&lesson.pageable_src, &mut lesson.pageable_dst);
+        dst.fill(0xFF);
+        let t = time_on_cpu(SEED_CPU_PLAN, || {
+            dst[..n].copy_from_slice(std::hint::black_box(&src[..n]));
+        });
+        std::hint::black_box(&dst);
+        if let Some(failure) = host_copy_failure(src, dst, n) {
+            return Ok(Outcome::Failed(vec![failure]));
+        }
+        copies.line(format!(
+            "The host memcpy row is timed by the host clock with the seed's protocol, {} warm-up copies then {} timed \
+             copies, each copy its own sample (not the GPU rows' counts given at the foot).",
+            SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
+        ));
+        copies.rows.push(
+            Row::new(
+                "htoh_memcpy",
+                format!(
+                    "host -> host memcpy (the seed's protocol: {} warm-up + {} timed)",
+                    SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
+                ),
+                t,
+            )
+            .bytes(n as f64)
+            .on_cpu(),
+        );
+
+        // What each reaches of its limit.
+        let (current, max) = query::read_link(&q.pci_address);
+        let dram = gpu.info.derived_dram_bytes_per_s();
+        let (limits, link) = limits_section(
+            &copies.rows,
+            dram,
+            current,
+            max,
+            &q.pci_address,
+            q.uses_host_page_tables,
+        );
+
+        SectionReport::passed(
+            context,
+            Findings {
+                sections: vec![device, copies, limits],
+                facts: json!({
+                    "device": gpu.info, "query": q,
+                    "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": gpu.info.derived_fp32_flop_per_s(),
+                    "link_current": current, "link_max": max,
+                    "link_compared": link, "link_bytes_per_s": link.map(|l| l.bytes_per_s()),
+                    "bytes": n, "check_bytes": CHECK_BYTES,
+                    "counting": {"htod": "n", "dtoh": "n", "dtod": "2n (read + write)", "htoh": "n (the seed's rule)"},
+                }),
+            },
+        )
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Bandwidth<'g>> {
+        Bandwidth::new(gpu, sizes.timed_bytes.max(CHECK_BYTES))
+    }
+}

@@ -9,43 +9,34 @@
 
 pub mod reference;
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels_gpu::conv2d::*;
+use serde::Serialize;
 use serde_json::json;
 
-use crate::check::Failure;
-use crate::compare::Kernels;
+use crate::check::{Failure, Tolerance, first_mismatch};
+use crate::compare::Twinned;
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceInfo, Gpu};
-use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned, time_on_cpu};
+use crate::kernels::{KernelId, KernelSet};
+use crate::lesson::{
+    self, Findings, Outcome, Row, RunOptions, Section, SectionReport, time_on_cpu,
+};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown_side};
 use crate::timing::{self, Plan, Timing};
 
-/// The two convolutions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kernel {
-    /// No padding: (n - 2)^2 outputs (the seed's "basic").
-    Valid,
-    /// Zero padding: n^2 outputs (the seed's "padded").
-    Same,
+crate::kernel_ids! {
+    /// The two convolutions: (image, out, n, the 3x3 taps by value).
+    pub enum Kernel {
+        /// No padding: (n - 2)^2 outputs (the seed's "basic").
+        Valid = "conv2d_valid" (Ptr, Ptr, U32, Struct(36)),
+        /// Zero padding: n^2 outputs (the seed's "padded").
+        Same = "conv2d_same" (Ptr, Ptr, U32, Struct(36)),
+    }
 }
 
 impl Kernel {
-    /// Both, in report order.
-    pub const ALL: [Kernel; 2] = [Kernel::Valid, Kernel::Same];
-
-    /// The exported symbol (the CUDA C twin's too).
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Kernel::Valid => "conv2d_valid",
-            Kernel::Same => "conv2d_same",
-        }
-    }
-
-    /// The kernel exported as `symbol`.
-    pub fn of_symbol(symbol: &str) -> Option<Kernel> {
-        Kernel::ALL.into_iter().find(|k| k.symbol() == symbol)
-    }
-
     /// The seed's name for it.
     pub fn seed_name(self) -> &'static str {
         match self {
@@ -100,17 +91,6 @@ impl Kernel {
         }
     }
 }
-
-/// The weights as a kernel argument: the 36-byte struct passed by value,
-/// as the C twin's `struct Taps3x3`.
-#[repr(transparent)]
-#[derive(Clone, Copy, Debug)]
-pub struct TapsArg(pub Taps3x3);
-
-// SAFETY: a `#[repr(C)]` struct of nine f32 (through a transparent
-// wrapper): the layout the kernels' parameter declares, and any bits are
-// valid.
-unsafe impl DeviceRepr for TapsArg {}
 
 /// The seed's padding overhead at side n: the same convolution's FLOP
 /// minus the valid one's, and that as a percentage of the valid one's.
@@ -241,13 +221,15 @@ pub const GUARD_FLOATS: usize = 64;
 /// run uses.
 pub struct Conv2d<'g> {
     gpu: &'g Gpu,
-    kernels: Kernels,
+    kernels: KernelSet<Kernel>,
     input: CudaSlice<f32>,
     out: CudaSlice<f32>,
     /// Floats each buffer holds.
     capacity: usize,
     /// The side of the image `input` holds now.
     loaded: Option<usize>,
+    /// The largest side the buffers hold (the comparison times it).
+    largest: usize,
 }
 
 impl<'g> Conv2d<'g> {
@@ -262,20 +244,15 @@ impl<'g> Conv2d<'g> {
             4 * (2 * capacity + GUARD_FLOATS),
             &format!("the conv2d lesson's {max_side} x {max_side} image and output"),
         )?;
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
         Ok(Conv2d {
             gpu,
-            kernels: Kernels::new(gpu, &symbols)?,
+            kernels: KernelSet::new(gpu)?,
             input: gpu.alloc_f32(capacity)?,
             out: gpu.alloc_f32(capacity + GUARD_FLOATS)?,
             capacity,
             loaded: None,
+            largest: max_side,
         })
-    }
-
-    /// Loads the CUDA C twins from NVRTC's `ptx`.
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Makes `input` hold the n x n image of [`reference::fill`].
@@ -311,30 +288,19 @@ impl<'g> Conv2d<'g> {
                 self.capacity
             )));
         }
-        let i = Kernel::ALL
-            .iter()
-            .position(|&k| k == kernel)
-            .expect("a kernel of the lesson");
-        let f = self.kernels.active(i).clone();
-        let n32 = n as u32;
-        let taps = TapsArg(reference::LESSON_TAPS);
-        let mut builder = self.gpu.stream.launch_builder(&f);
-        builder
-            .arg(&self.input)
-            .arg(&mut self.out)
-            .arg(&n32)
-            .arg(&taps);
-        // SAFETY: the kernel's parameters are (const f32*, f32*, u32,
-        // Taps3x3 by value); both buffers hold n^2 >= the kernel's outputs
-        // floats (checked above), they are distinct, and the grid covers
-        // the outputs.
-        unsafe { builder.launch(kernel.launch_config(n)) }.map_err(|source| {
-            Error::KernelFault {
-                kernel: kernel.symbol().to_string(),
-                source,
-            }
-        })?;
-        Ok(())
+        let taps = reference::LESSON_TAPS;
+        let launch = self
+            .kernels
+            .launch(self.gpu, kernel)
+            .input(&self.input)
+            .output(&mut self.out)
+            .scalar(n as u32)
+            .by_value(&taps);
+        // SAFETY: both buffers hold n^2 >= the kernel's outputs floats
+        // (checked above), they are distinct, and the grid covers the
+        // outputs; the taps travel as the kernel's 36-byte #[repr(C)]
+        // parameter, and every argument's kind is checked at launch.
+        unsafe { launch.launch(kernel.launch_config(n)) }
     }
 
     /// Runs `kernel` over the n x n image into a 0xFF-poisoned output and
@@ -358,23 +324,13 @@ impl<'g> Conv2d<'g> {
         self.gpu.download(&self.out, &mut got)?;
         let guard = got.split_off(outputs);
         let side = kernel.out_side(n);
-        let at = |i: usize| format!("index {i} (row {}, col {})", i / side, i % side);
         let mut failures = Vec::new();
-        if let Some(i) = got
-            .iter()
-            .zip(&want.fma)
-            .position(|(g, w)| g.to_bits() != w.to_bits())
-        {
+        if let Some(m) = first_mismatch(&got, &want.fma, Tolerance::Bits) {
             failures.push(Failure {
                 kernel: kernel.symbol(),
                 detail: format!(
-                    "n = {n}: wrong at {}: got {:e} (bits {:#010x}), want {:e} (bits {:#010x}) \
-                     (bit-exact: nine FMAs in row-major tap order, as the CPU mirror does them)",
-                    at(i),
-                    got[i],
-                    got[i].to_bits(),
-                    want.fma[i],
-                    want.fma[i].to_bits()
+                    "n = {n}: {}: nine FMAs in row-major tap order, as the CPU mirror does them",
+                    m.in_2d(side)
                 ),
             });
         }
@@ -389,13 +345,12 @@ impl<'g> Conv2d<'g> {
                 ),
             });
         }
-        if let Some((i, g, w)) = reference::first_outside_bound(&got, &want.f64, &want.bound) {
+        if let Some(m) = first_mismatch(&got, &want.f64, Tolerance::Bound(&want.bound)) {
             failures.push(Failure {
                 kernel: kernel.symbol(),
                 detail: format!(
-                    "n = {n}: at {}: got {g:e}, f64 reference {w:e}, allowed error {:e} (10 x 2^-24 x sum |x w|)",
-                    at(i),
-                    want.bound[i]
+                    "n = {n}: against the f64 reference, {} (the bound is 10 x 2^-24 x sum |x w|)",
+                    m.in_2d(side)
                 ),
             });
         }
@@ -414,23 +369,24 @@ impl<'g> Conv2d<'g> {
 }
 
 impl Twinned for Conv2d<'_> {
-    fn kernels(&mut self) -> &mut Kernels {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
         &mut self.kernels
     }
 
-    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
-        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+    fn check(&mut self, k: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
         let want = Expected::of(k, &reference::image(CHECK_SIDE), CHECK_SIDE);
         Conv2d::check(self, k, CHECK_SIDE, &want)
     }
 
-    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing> {
-        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
-        Conv2d::time(self, k, LARGE_SIDES[1], plan)
+    fn time(&mut self, k: Kernel, plan: Plan) -> Result<Timing> {
+        let n = self.largest;
+        Conv2d::time(self, k, n, plan)
     }
 
-    fn gap_note(&self, symbol: &str) -> Option<&'static str> {
-        gap_note(Kernel::of_symbol(symbol)?)
+    fn gap_note(&self, k: Kernel) -> Option<&'static str> {
+        gap_note(k)
     }
 }
 
@@ -447,24 +403,79 @@ pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
     }
 }
 
-/// The sides a run checks: every timed side and the odd check side (the
-/// sanitizer's run: the seed's sides and the check side).
-pub fn checked_sides(quick: bool) -> Vec<usize> {
-    timed_sides(quick).into_iter().chain([CHECK_SIDE]).collect()
+/// The lesson's sizes: the sides of the square images timed on the GPU
+/// (the seed's two, then a pair that streams from DRAM), and the sides
+/// checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// Every side timed on the GPU, in report order.
+    pub timed_sides: Vec<usize>,
+    /// Every side checked: the timed ones and the odd check side.
+    pub checked_sides: Vec<usize>,
+    /// The sides the host mirrors are timed at on the CPU (the seed's).
+    pub cpu_sides: [usize; 2],
 }
 
-/// The sides a run times on the GPU.
-pub fn timed_sides(quick: bool) -> Vec<usize> {
-    if quick {
-        SEED_SIDES.to_vec()
-    } else {
-        TIMED_SIDES.to_vec()
+impl Sizes {
+    /// A full run on `info`'s GPU: the seed's sides, then the largest side
+    /// (grown from [`SEED_LARGE_SIDE`] until an image is at least 4x the
+    /// L2) and half of it; `quick`: the seed's sides only.
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        let mut timed_sides = SEED_SIDES.to_vec();
+        if !quick {
+            let largest = grown_side(SEED_LARGE_SIDE, size_of::<f32>(), info.l2_bytes);
+            timed_sides.extend([largest / 2, largest]);
+        }
+        let checked_sides = timed_sides.iter().copied().chain([CHECK_SIDE]).collect();
+        Sizes {
+            timed_sides,
+            checked_sides,
+            cpu_sides: SEED_SIDES,
+        }
+    }
+
+    /// The largest side checked or timed: what the buffers hold.
+    pub fn max_side(&self) -> usize {
+        self.checked_sides
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(CHECK_SIDE)
+    }
+
+    /// Fails unless every image's `row * n + col` fits the kernels' 32-bit
+    /// row and column.
+    ///
+    /// # Errors
+    /// [`Error::Size`] naming the side.
+    pub fn validate(&self) -> Result<()> {
+        let n = self.max_side();
+        if n * n > u32::MAX as usize {
+            return Err(Error::Size(format!(
+                "conv2d: a {n} x {n} image is past the kernels' 32-bit rows and columns"
+            )));
+        }
+        Ok(())
     }
 }
 
-/// The lesson's sizes for the context.
-pub fn sizes_json(quick: bool) -> serde_json::Value {
-    json!({"timed_sides": timed_sides(quick), "checked_sides": checked_sides(quick), "cpu_sides": SEED_SIDES})
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        let sizes = Sizes::new(info, quick);
+        sizes.validate()?;
+        Ok(sizes)
+    }
+    /// The largest image and its output; the smaller sides are timed where
+    /// they fall (the seed's sit in L2: the GFLOP/s against size curve).
+    fn streams(&self) -> Vec<Stream> {
+        let n = self.max_side();
+        vec![Stream::of::<f32>("largest image, output", n * n)]
+    }
+
+    fn device_bytes(&self) -> usize {
+        let n = self.max_side();
+        4 * (2 * n * n + GUARD_FLOATS)
+    }
 }
 
 /// The roofline's bound for a kernel of `intensity` FLOP/byte on this GPU,
@@ -568,181 +579,191 @@ pub fn size_reading(rows: &[Row], n: usize, info: &DeviceInfo) -> String {
     reading
 }
 
-/// Both kernels checked at every side (and the host mirrors at the seed's),
-/// then the seed's formulas, the CPU rows and the GPU rows, side by side.
-pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
-    let checked = checked_sides(quick);
-    let max_side = checked.iter().copied().max().unwrap_or(CHECK_SIDE);
-    let mut lesson = Conv2d::new(gpu, max_side)?;
-    let mut failures = Vec::new();
-    for &n in &checked {
-        let image = reference::image(n);
-        for k in Kernel::ALL {
-            let want = Expected::of(k, &image, n);
-            failures.extend(lesson.check(k, n, &want)?.0);
-        }
-    }
-    // The host mirrors, within the same f64 bound (their order differs:
-    // a rounded multiply and a rounded add per tap, so not bit-exact).
-    let taps = reference::LESSON_TAPS;
-    for n in SEED_SIDES {
-        let image = reference::image(n);
-        for k in Kernel::ALL {
-            let mut out = vec![0.0f32; k.outputs(n)];
-            let want = Expected::of(k, &image, n);
-            match k {
-                Kernel::Valid => conv2d_basic_host(&image, n, &taps, &mut out),
-                Kernel::Same => conv2d_padded_host(&image, n, &taps, &mut out),
-            }
-            if let Some((i, g, w)) = reference::first_outside_bound(&out, &want.f64, &want.bound) {
-                failures.push(Failure {
-                    kernel: k.symbol(),
-                    detail: format!(
-                        "(host mirror conv2d_{}) n = {n}: at index {i}: got {g:e}, f64 reference {w:e}",
-                        k.seed_name()
-                    ),
-                });
-            }
-        }
-    }
-    if !failures.is_empty() {
-        return Ok(Outcome::Failed(failures));
-    }
-
-    let mut checks = Section::new("Checks");
-    checks.line(format!(
-        "Both kernels at n = {}: every output bit for bit against the CPU's nine FMAs in the kernels' order, and within \
-         10 x 2^-24 x sum|x w| of an f64 reference. The host mirrors at n = {} and {}: within the same bound (a rounded \
-         multiply and a rounded add per tap, so not bit for bit).",
-        checked
-            .iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-        SEED_SIDES[0],
-        SEED_SIDES[1]
-    ));
-    checks.line(format!(
-        "Stencil (row-major): {:?}; image: fill(i) = ((7919 i) mod 2003) / 1001 - 1.",
-        taps.w
-    ));
-
-    let dram = gpu.info.derived_dram_bytes_per_s();
-    let peak = gpu.info.derived_fp32_flop_per_s();
-    let mut sections = vec![checks];
-    let mut facts_sides = Vec::new();
-    for n in timed_sides(quick) {
-        let mut s = Section::new(format!("{n} x {n} convolution"));
-        for line in formula_lines(n) {
-            s.line(line);
-        }
-        for k in Kernel::ALL {
-            s.line(format!(
-                "{} ({}): {} outputs, {} compulsory bytes (4 n^2 in + 4 per output out), {:.3} FLOP/byte",
-                k.symbol(),
-                k.seed_name(),
-                k.outputs(n),
-                k.compulsory_bytes(n),
-                k.intensity(n)
-            ));
-        }
-        if SEED_SIDES.contains(&n) {
-            s.line(format!(
-                "The CPU rows are timed by the host clock with the seed's protocol, {} warm-up calls then {} timed \
-                 calls, each call its own sample (not the GPU rows' counts given at the foot).",
-                SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
-            ));
-            let image = reference::image(n);
-            for k in Kernel::ALL {
-                let mut out = vec![0.0f32; k.outputs(n)];
-                let t = time_on_cpu(SEED_CPU_PLAN, || match k {
-                    Kernel::Valid => {
-                        conv2d_basic_host(std::hint::black_box(&image), n, &taps, &mut out)
-                    }
-                    Kernel::Same => {
-                        conv2d_padded_host(std::hint::black_box(&image), n, &taps, &mut out)
-                    }
-                });
-                std::hint::black_box(&out);
-                s.rows.push(
-                    Row::new(
-                        format!("conv2d_{}_host/{n}", k.seed_name()),
-                        format!(
-                            "host mirror, {} (the seed's protocol: {} warm-up + {} timed)",
-                            k.seed_name(),
-                            SEED_CPU_PLAN.warmups,
-                            SEED_CPU_PLAN.batches
-                        ),
-                        t,
-                    )
-                    .flop(k.flop(n) as f64)
-                    .on_cpu(),
-                );
-            }
-        }
-        let mut bounds = Vec::new();
-        for k in Kernel::ALL {
-            let t = lesson.time(k, n, plan)?;
-            s.rows.push(
-                Row::new(
-                    format!("{}/{n}", k.symbol()),
-                    format!(
-                        "GPU, {} x {} outputs, {BLOCK_X}x{BLOCK_Y} blocks",
-                        k.out_side(n),
-                        k.out_side(n)
-                    ),
-                    t,
-                )
-                .bytes(k.compulsory_bytes(n) as f64)
-                .flop(k.flop(n) as f64),
-            );
-            bounds.push(roofline_bound(&gpu.info, k.intensity(n)));
-        }
-        s.reading = Some(size_reading(&s.rows, n, &gpu.info));
-        let (extra, pct_extra) = padding_overhead(n);
-        facts_sides.push(json!({
-            "n": n,
-            "basic_ops": Kernel::Valid.flop(n), "padded_ops": Kernel::Same.flop(n),
-            "padding_extra_flop": extra, "padding_extra_pct": pct_extra,
-            "valid_bytes": Kernel::Valid.compulsory_bytes(n), "same_bytes": Kernel::Same.compulsory_bytes(n),
-            "valid_flop_per_byte": Kernel::Valid.intensity(n), "same_flop_per_byte": Kernel::Same.intensity(n),
-            "roofline_bound_flop_per_s": bounds,
-        }));
-        sections.push(s);
-    }
-
-    Ok(Outcome::Passed(Findings {
-        sections,
-        facts: json!({
-            "taps": taps.w, "checked_sides": checked, "sides": facts_sides,
-            "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": peak,
-            "check": "bit-exact against nine f32 FMAs in row-major tap order; within 10 x 2^-24 x sum|x w| of f64",
-        }),
-    }))
-}
-
 /// The CUDA C twins.
 pub const CUDA_C_SOURCE: &str = include_str!("conv2d.cu");
 
-/// What NVRTC compiles: the block shape as `#define`s, then the twins.
-pub fn cuda_c_program() -> String {
-    format!("#define BLOCK_X {BLOCK_X}\n#define BLOCK_Y {BLOCK_Y}\n{CUDA_C_SOURCE}")
-}
+/// The conv2d lesson as `lab` runs it.
+pub struct Conv2dLesson;
 
-/// Both kernels beside their twins (see [`lesson::compare_twins`]): checked
-/// at the odd side, timed at the largest.
-pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
-    let mut lesson = Conv2d::new(gpu, LARGE_SIDES[1])?;
-    lesson.load_twins(c_ptx)?;
-    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
-}
+impl lesson::Lesson for Conv2dLesson {
+    const NAME: &'static str = "conv2d";
+    const ABOUT: &'static str = "Chapter 19.4: 3x3 convolutions, valid and zero-padded, in GFLOP/s on the GPU (the seed's sides up to a DRAM-sized image) and the seed's host mirrors on the CPU.";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Conv2d<'g>;
 
-/// The lesson as `lab` runs it.
-pub const LESSON: lesson::Lesson = lesson::Lesson {
-    name: "conv2d",
-    sizes: sizes_json,
-    block_sizes: || json!({"conv2d_valid": [BLOCK_X, BLOCK_Y], "conv2d_same": [BLOCK_X, BLOCK_Y]}),
-    run,
-    cuda_c: cuda_c_program,
-    compare,
-};
+    fn block_sizes() -> serde_json::Value {
+        json!({"conv2d_valid": [BLOCK_X, BLOCK_Y], "conv2d_same": [BLOCK_X, BLOCK_Y]})
+    }
+
+    /// What NVRTC compiles: the block shape as `#define`s, then the twins.
+    fn cuda_c() -> String {
+        format!("#define BLOCK_X {BLOCK_X}\n#define BLOCK_Y {BLOCK_Y}\n{CUDA_C_SOURCE}")
+    }
+
+    /// Both kernels checked at every side (and the host mirrors at the seed's),
+    /// then the seed's formulas, the CPU rows and the GPU rows, side by side.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let plan = options.plan;
+        let checked = sizes.checked_sides.clone();
+        let mut lesson = Conv2d::new(gpu, sizes.max_side())?;
+        let mut failures = Vec::new();
+        for &n in &checked {
+            let image = reference::image(n);
+            for &k in Kernel::ALL {
+                let want = Expected::of(k, &image, n);
+                failures.extend(lesson.check(k, n, &want)?.0);
+            }
+        }
+        // The host mirrors, within the same f64 bound (their order differs:
+        // a rounded multiply and a rounded add per tap, so not bit-exact).
+        let taps = reference::LESSON_TAPS;
+        for n in SEED_SIDES {
+            let image = reference::image(n);
+            for &k in Kernel::ALL {
+                let mut out = vec![0.0f32; k.outputs(n)];
+                let want = Expected::of(k, &image, n);
+                match k {
+                    Kernel::Valid => conv2d_basic_host(&image, n, &taps, &mut out),
+                    Kernel::Same => conv2d_padded_host(&image, n, &taps, &mut out),
+                }
+                if let Some(m) = first_mismatch(&out, &want.f64, Tolerance::Bound(&want.bound)) {
+                    failures.push(Failure {
+                        kernel: k.symbol(),
+                        detail: format!(
+                            "(host mirror conv2d_{}) n = {n}: against the f64 reference, {}",
+                            k.seed_name(),
+                            m.in_2d(k.out_side(n))
+                        ),
+                    });
+                }
+            }
+        }
+        if !failures.is_empty() {
+            return Ok(Outcome::Failed(failures));
+        }
+
+        let mut checks = Section::new("Checks");
+        checks.line(format!(
+            "Both kernels at n = {}: every output bit for bit against the CPU's nine FMAs in the kernels' order, and within \
+             10 x 2^-24 x sum|x w| of an f64 reference. The host mirrors at n = {} and {}: within the same bound (a rounded \
+             multiply and a rounded add per tap, so not bit for bit).",
+            checked
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            SEED_SIDES[0],
+            SEED_SIDES[1]
+        ));
+        checks.line(format!(
+            "Stencil (row-major): {:?}; image: fill(i) = ((7919 i) mod 2003) / 1001 - 1.",
+            taps.w
+        ));
+
+        let dram = gpu.info.derived_dram_bytes_per_s();
+        let peak = gpu.info.derived_fp32_flop_per_s();
+        let mut sections = vec![checks];
+        let mut facts_sides = Vec::new();
+        for &n in &sizes.timed_sides {
+            let mut s = Section::new(format!("{n} x {n} convolution"));
+            for line in formula_lines(n) {
+                s.line(line);
+            }
+            for &k in Kernel::ALL {
+                s.line(format!(
+                    "{} ({}): {} outputs, {} compulsory bytes (4 n^2 in + 4 per output out), {:.3} FLOP/byte",
+                    k.symbol(),
+                    k.seed_name(),
+                    k.outputs(n),
+                    k.compulsory_bytes(n),
+                    k.intensity(n)
+                ));
+            }
+            if SEED_SIDES.contains(&n) {
+                s.line(format!(
+                    "The CPU rows are timed by the host clock with the seed's protocol, {} warm-up calls then {} timed \
+                     calls, each call its own sample (not the GPU rows' counts given at the foot).",
+                    SEED_CPU_PLAN.warmups, SEED_CPU_PLAN.batches
+                ));
+                let image = reference::image(n);
+                for &k in Kernel::ALL {
+                    let mut out = vec![0.0f32; k.outputs(n)];
+                    let t = time_on_cpu(SEED_CPU_PLAN, || match k {
+                        Kernel::Valid => {
+                            conv2d_basic_host(std::hint::black_box(&image), n, &taps, &mut out)
+                        }
+                        Kernel::Same => {
+                            conv2d_padded_host(std::hint::black_box(&image), n, &taps, &mut out)
+                        }
+                    });
+                    std::hint::black_box(&out);
+                    s.rows.push(
+                        Row::new(
+                            format!("conv2d_{}_host/{n}", k.seed_name()),
+                            format!(
+                                "host mirror, {} (the seed's protocol: {} warm-up + {} timed)",
+                                k.seed_name(),
+                                SEED_CPU_PLAN.warmups,
+                                SEED_CPU_PLAN.batches
+                            ),
+                            t,
+                        )
+                        .flop(k.flop(n) as f64)
+                        .on_cpu(),
+                    );
+                }
+            }
+            let mut bounds = Vec::new();
+            for &k in Kernel::ALL {
+                let t = lesson.time(k, n, plan)?;
+                s.rows.push(
+                    Row::new(
+                        format!("{}/{n}", k.symbol()),
+                        format!(
+                            "GPU, {} x {} outputs, {BLOCK_X}x{BLOCK_Y} blocks",
+                            k.out_side(n),
+                            k.out_side(n)
+                        ),
+                        t,
+                    )
+                    .bytes(k.compulsory_bytes(n) as f64)
+                    .flop(k.flop(n) as f64),
+                );
+                bounds.push(roofline_bound(&gpu.info, k.intensity(n)));
+            }
+            s.reading = Some(size_reading(&s.rows, n, &gpu.info));
+            let (extra, pct_extra) = padding_overhead(n);
+            facts_sides.push(json!({
+                "n": n,
+                "basic_ops": Kernel::Valid.flop(n), "padded_ops": Kernel::Same.flop(n),
+                "padding_extra_flop": extra, "padding_extra_pct": pct_extra,
+                "valid_bytes": Kernel::Valid.compulsory_bytes(n), "same_bytes": Kernel::Same.compulsory_bytes(n),
+                "valid_flop_per_byte": Kernel::Valid.intensity(n), "same_flop_per_byte": Kernel::Same.intensity(n),
+                "roofline_bound_flop_per_s": bounds,
+            }));
+            sections.push(s);
+        }
+
+        SectionReport::passed(
+            context,
+            Findings {
+                sections,
+                facts: json!({
+                    "taps": taps.w, "checked_sides": checked, "sides": facts_sides,
+                    "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": peak,
+                    "check": "bit-exact against nine f32 FMAs in row-major tap order; within 10 x 2^-24 x sum|x w| of f64",
+                }),
+            },
+        )
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Conv2d<'g>> {
+        Conv2d::new(gpu, sizes.max_side())
+    }
+}

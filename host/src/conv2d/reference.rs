@@ -178,16 +178,3 @@ pub fn same_fma(input: &[f32], n: usize, taps: &Taps3x3) -> Vec<f32> {
         sum
     })
 }
-
-/// The first output further from `want` than `bound` allows (a NaN always
-/// is): its index, the value got and the value wanted.
-pub fn first_outside_bound(got: &[f32], want: &[f64], bound: &[f64]) -> Option<(usize, f32, f64)> {
-    got.iter()
-        .zip(want)
-        .zip(bound)
-        .position(|((&g, &w), &b)| {
-            let err = (f64::from(g) - w).abs();
-            err.is_nan() || err > b
-        })
-        .map(|i| (i, got[i], want[i]))
-}

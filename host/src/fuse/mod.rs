@@ -7,62 +7,42 @@
 
 pub mod reference;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels_gpu::fuse::*;
+use serde::Serialize;
 use serde_json::json;
 
-use crate::check::Failure;
-use crate::compare::{Agreement, Kernels};
-use crate::error::{Error, Result};
+use crate::check::{Failure, Tolerance};
+use crate::compare::{Agreement, Twinned};
+use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned};
+use crate::kernels::{KernelId, KernelSet};
+use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
 use reference::{EXAMPLE_A, EXAMPLE_B, EXAMPLE_C, Inputs, MemOps};
 
-/// The lesson's kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kernel {
-    /// Stage 1: t1 = a * b.
-    Mul,
-    /// Stage 2: t2 = t1 + c.
-    Add,
-    /// Stage 3: y = relu(t2).
-    Relu,
-    /// y = relu(a * b + c), the product rounded before the add.
-    Fused,
-    /// y = relu(fma(a, b, c)), rounded once.
-    FusedFma,
+crate::kernel_ids! {
+    /// The lesson's kernels: the inputs, then the output, then n.
+    pub enum Kernel {
+        /// Stage 1: t1 = a * b.
+        Mul = "unfused_mul" (Ptr, Ptr, Ptr, U64),
+        /// Stage 2: t2 = t1 + c.
+        Add = "unfused_add" (Ptr, Ptr, Ptr, U64),
+        /// Stage 3: y = relu(t2).
+        Relu = "unfused_relu" (Ptr, Ptr, U64),
+        /// y = relu(a * b + c), the product rounded before the add.
+        Fused = "fused_mul_add_relu" (Ptr, Ptr, Ptr, Ptr, U64),
+        /// y = relu(fma(a, b, c)), rounded once.
+        FusedFma = "fused_mul_add_relu_fma" (Ptr, Ptr, Ptr, Ptr, U64),
+    }
 }
 
 impl Kernel {
-    /// Every kernel, in report order.
-    pub const ALL: [Kernel; 5] = [
-        Kernel::Mul,
-        Kernel::Add,
-        Kernel::Relu,
-        Kernel::Fused,
-        Kernel::FusedFma,
-    ];
-
     /// The unfused pipeline's stages, in launch order.
     pub const STAGES: [Kernel; 3] = [Kernel::Mul, Kernel::Add, Kernel::Relu];
-
-    /// The exported symbol (the CUDA C twin's too).
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Kernel::Mul => "unfused_mul",
-            Kernel::Add => "unfused_add",
-            Kernel::Relu => "unfused_relu",
-            Kernel::Fused => "fused_mul_add_relu",
-            Kernel::FusedFma => FUSED_FMA_SYMBOL,
-        }
-    }
-
-    /// The kernel exported as `symbol`.
-    pub fn of_symbol(symbol: &str) -> Option<Kernel> {
-        Kernel::ALL.into_iter().find(|k| k.symbol() == symbol)
-    }
 
     /// What the kernel computes, for a table row.
     pub fn label(self) -> &'static str {
@@ -116,7 +96,7 @@ pub const PIPELINE: &str = "unfused_pipeline";
 /// (holding the fills), the intermediates t1, t2 and the output y.
 pub struct Fuse<'g> {
     gpu: &'g Gpu,
-    kernels: Kernels,
+    kernels: KernelSet<Kernel>,
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
     c: CudaSlice<f32>,
@@ -126,10 +106,10 @@ pub struct Fuse<'g> {
     elems: usize,
 }
 
-/// Launches `f` (the lesson's `kernel`) with `inputs`, then `out`, then n.
+/// Launches `kernel` (on the side in use) with `inputs`, then `out`, then n.
 fn launch_on(
     gpu: &Gpu,
-    f: &CudaFunction,
+    kernels: &KernelSet<Kernel>,
     kernel: Kernel,
     inputs: &[&CudaSlice<f32>],
     out: &mut CudaSlice<f32>,
@@ -139,21 +119,15 @@ fn launch_on(
         inputs.iter().all(|x| n <= x.len()) && n <= out.len(),
         "n = {n} exceeds the buffers"
     );
-    let n64 = n as u64;
-    let mut builder = gpu.stream.launch_builder(f);
-    for x in inputs {
-        builder.arg(*x);
+    let mut launch = kernels.launch(gpu, kernel);
+    for &x in inputs {
+        launch = launch.input(x);
     }
-    builder.arg(out).arg(&n64);
+    let launch = launch.output(out).scalar(n as u64);
     // SAFETY: every buffer holds at least n floats (asserted), the output
-    // is a distinct allocation from every input, the argument list matches
-    // the kernel's (inputs, out, n), and the grid gives each element a
-    // thread.
-    unsafe { builder.launch(Kernel::launch_config(n)) }.map_err(|source| Error::KernelFault {
-        kernel: kernel.symbol().to_string(),
-        source,
-    })?;
-    Ok(())
+    // is a distinct allocation from every input, and the grid gives each
+    // element a thread; the argument kinds are checked at launch.
+    unsafe { launch.launch(Kernel::launch_config(n)) }
 }
 
 /// The first element whose bits differ from `want`, as a failure naming
@@ -165,11 +139,9 @@ fn bit_failure(
     got: &[f32],
     want: &[f32],
 ) -> Option<Failure> {
-    crate::check::first_bit_mismatch(got, want).map(|m| Failure {
+    crate::check::first_mismatch(got, want, Tolerance::Bits).map(|m| Failure {
         kernel,
-        detail: format!(
-            "{what}, n = {n}: {m} (bit-exact: each f32 operation rounded once, no contraction)"
-        ),
+        detail: format!("{what}, n = {n}: {m}: each f32 operation rounded once, no contraction"),
     })
 }
 
@@ -197,7 +169,6 @@ impl<'g> Fuse<'g> {
             6 * elems * ELEM_BYTES,
             "the fuse lesson's six buffers (a, b, c, t1, t2, y)",
         )?;
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
         let input = |fill| -> Result<CudaSlice<f32>> {
             let mut buf = gpu.alloc_f32(elems)?;
             gpu.upload(&reference::filled(elems, fill), &mut buf)?;
@@ -205,7 +176,7 @@ impl<'g> Fuse<'g> {
         };
         Ok(Fuse {
             gpu,
-            kernels: Kernels::new(gpu, &symbols)?,
+            kernels: KernelSet::new(gpu)?,
             a: input(reference::fill_a)?,
             b: input(reference::fill_b)?,
             c: input(reference::fill_c)?,
@@ -216,11 +187,6 @@ impl<'g> Fuse<'g> {
         })
     }
 
-    /// Loads the CUDA C twins from NVRTC's `ptx`.
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
-    }
-
     /// Launches `kernel` over the first `n` elements of its buffers
     /// (asynchronously) on the side in use: mul a, b -> t1; add t1, c ->
     /// t2; relu t2 -> y; the fused kernels a, b, c -> y.
@@ -229,14 +195,13 @@ impl<'g> Fuse<'g> {
     /// [`Error::KernelFault`] naming the kernel.
     pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
         assert!(n <= self.elems, "n = {n} exceeds the buffers");
-        let f = self.kernels.active(position(kernel)).clone();
-        let g = self.gpu;
+        let (g, f) = (self.gpu, &self.kernels);
         match kernel {
-            Kernel::Mul => launch_on(g, &f, kernel, &[&self.a, &self.b], &mut self.t1, n),
-            Kernel::Add => launch_on(g, &f, kernel, &[&self.t1, &self.c], &mut self.t2, n),
-            Kernel::Relu => launch_on(g, &f, kernel, &[&self.t2], &mut self.y, n),
+            Kernel::Mul => launch_on(g, f, kernel, &[&self.a, &self.b], &mut self.t1, n),
+            Kernel::Add => launch_on(g, f, kernel, &[&self.t1, &self.c], &mut self.t2, n),
+            Kernel::Relu => launch_on(g, f, kernel, &[&self.t2], &mut self.y, n),
             Kernel::Fused | Kernel::FusedFma => {
-                launch_on(g, &f, kernel, &[&self.a, &self.b, &self.c], &mut self.y, n)
+                launch_on(g, f, kernel, &[&self.a, &self.b, &self.c], &mut self.y, n)
             }
         }
     }
@@ -380,16 +345,16 @@ impl<'g> Fuse<'g> {
         for buf in [&mut t1, &mut t2, &mut y] {
             g.fill_bytes(buf, 0xFF)?;
         }
-        let f = |k: Kernel| self.kernels.active(position(k)).clone();
-        launch_on(g, &f(Kernel::Mul), Kernel::Mul, &[&a, &b], &mut t1, n)?;
-        launch_on(g, &f(Kernel::Add), Kernel::Add, &[&t1, &c], &mut t2, n)?;
-        launch_on(g, &f(Kernel::Relu), Kernel::Relu, &[&t2], &mut y, n)?;
+        let f = &self.kernels;
+        launch_on(g, f, Kernel::Mul, &[&a, &b], &mut t1, n)?;
+        launch_on(g, f, Kernel::Add, &[&t1, &c], &mut t2, n)?;
+        launch_on(g, f, Kernel::Relu, &[&t2], &mut y, n)?;
         g.sync_after(PIPELINE)?;
         let mut unfused = vec![0.0f32; n];
         g.download(&y, &mut unfused)?;
         g.fill_bytes(&mut y, 0xFF)?;
         let fused = Kernel::Fused;
-        launch_on(g, &f(fused), fused, &[&a, &b, &c], &mut y, n)?;
+        launch_on(g, f, fused, &[&a, &b, &c], &mut y, n)?;
         g.sync_after(fused.symbol())?;
         let mut out = vec![0.0f32; n];
         g.download(&y, &mut out)?;
@@ -406,31 +371,20 @@ enum Buffer {
     Y,
 }
 
-/// The position of `kernel` in [`Kernel::ALL`].
-fn position(kernel: Kernel) -> usize {
-    Kernel::ALL
-        .iter()
-        .position(|&k| k == kernel)
-        .expect("a kernel of the lesson")
-}
-
 impl Twinned for Fuse<'_> {
-    fn kernels(&mut self) -> &mut Kernels {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
         &mut self.kernels
     }
 
-    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
-        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+    fn check(&mut self, k: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
         let (failure, got) = Fuse::check(self, k, CHECK_ELEMS)?;
         Ok((failure.into_iter().collect(), got))
     }
 
-    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing> {
-        Fuse::time(
-            self,
-            Kernel::of_symbol(symbol).expect("a kernel of the lesson"),
-            plan,
-        )
+    fn time(&mut self, k: Kernel, plan: Plan) -> Result<Timing> {
+        Fuse::time(self, k, plan)
     }
 }
 
@@ -521,7 +475,7 @@ pub fn mirror_failure(size: usize) -> Option<Failure> {
         reads: reads * size,
         writes: writes * size,
     };
-    let problem = if let Some(m) = crate::check::first_bit_mismatch(&fused, &unfused) {
+    let problem = if let Some(m) = crate::check::first_mismatch(&fused, &unfused, Tolerance::Bits) {
         format!("the fused mirror differs from the unfused one: {m}")
     } else if u != want(UNFUSED_READS, UNFUSED_WRITES) || f != want(FUSED_READS, FUSED_WRITES) {
         format!(
@@ -594,17 +548,12 @@ pub fn timed_reading(pipeline_ms: f64, stage_sum_ms: f64, fused_ms: f64, fma_ms:
     reading
 }
 
-/// How `ms` compares with `baseline_ms`, in words: "N% faster", "N%
-/// slower" or "within 5%".
+/// How `ms` compares with `baseline_ms`, and that it is a time ratio.
 fn relative(ms: f64, baseline_ms: f64) -> String {
-    let r = baseline_ms / ms;
-    if r > 1.05 {
-        format!("{:.0}% faster, a time ratio", (r - 1.0) * 100.0)
-    } else if r < 1.0 / 1.05 {
-        format!("{:.0}% slower, a time ratio", (1.0 / r - 1.0) * 100.0)
-    } else {
-        "within 5%, a time ratio".to_string()
-    }
+    format!(
+        "{}, a time ratio",
+        crate::report::relative_speed(ms, baseline_ms)
+    )
 }
 
 /// Floats with one decimal, as the seed prints them.
@@ -615,223 +564,273 @@ fn show(v: &[f32]) -> String {
         .join(" ")
 }
 
-/// The lesson's sizes for the context.
-pub fn sizes_json(quick: bool) -> serde_json::Value {
-    json!({"example": EXAMPLE_A.len(), "checked": CHECKED_SIZES, "timed": if quick { CHECK_ELEMS } else { TIMED_ELEMS },
-        "bytes_per_elem": {"unfused": UNFUSED_BYTES_PER_ELEM, "fused": FUSED_BYTES_PER_ELEM}})
+/// The lesson's sizes: the timed pipelines' elements (six tensors of
+/// them), and the sizes every kernel is checked at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// Elements of each timed tensor.
+    pub timed: usize,
+    /// The sizes every kernel and the pipeline are checked at.
+    pub checked: [usize; 2],
+    /// The seed's example's elements.
+    pub example: usize,
+    /// Bytes per element moved by the unfused and the fused pipeline.
+    pub bytes_per_elem: [usize; 2],
 }
 
-/// Every kernel and the pipeline checked at every checked size, the example
-/// on the GPU; then the mirrors' counts, the agreement and the timings.
-pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
-    let elems = if quick { CHECK_ELEMS } else { TIMED_ELEMS };
-    let mut lesson = Fuse::new(gpu, elems)?;
-    let mut failures = Vec::new();
-    // Outputs at the check size, kept for the comparisons below.
-    let (mut pipeline_y, mut fused_y, mut fma_y) = (Vec::new(), Vec::new(), Vec::new());
-    let as_f32 = |bits: Vec<u64>| -> Vec<f32> {
-        bits.into_iter().map(|b| f32::from_bits(b as u32)).collect()
-    };
-    for n in CHECKED_SIZES {
-        for k in Kernel::ALL {
-            let (failure, got) = lesson.check(k, n)?;
-            failures.extend(failure);
-            match k {
-                Kernel::Fused if n == CHECK_ELEMS => fused_y = as_f32(got),
-                Kernel::FusedFma if n == CHECK_ELEMS => fma_y = as_f32(got),
-                _ => {}
-            }
-        }
-        let (found, y) = lesson.check_pipeline(n)?;
-        failures.extend(found);
-        if n == CHECK_ELEMS {
-            pipeline_y = y;
+impl Sizes {
+    /// A full run on `info`'s GPU: [`SEED_TIMED_ELEMS`] doubled until a
+    /// tensor is at least 4x the L2; `quick`: the check size.
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        Sizes {
+            timed: if quick {
+                CHECK_ELEMS
+            } else {
+                grown(SEED_TIMED_ELEMS, ELEM_BYTES, info.l2_bytes)
+            },
+            checked: CHECKED_SIZES,
+            example: EXAMPLE_A.len(),
+            bytes_per_elem: [UNFUSED_BYTES_PER_ELEM, FUSED_BYTES_PER_ELEM],
         }
     }
-    // The fused kernel against the pipeline, element for element, on the
-    // same inputs.
-    let agreement = Agreement::of(&pipeline_y, &fused_y);
-    if let Agreement::Differ { count, first } = agreement {
-        failures.push(Failure {
-            kernel: Kernel::Fused.symbol(),
-            detail: format!(
-                "n = {CHECK_ELEMS}: differs from the unfused pipeline in {count} elements, first at {first}: \
-                 {:e} against {:e}",
-                fused_y[first], pipeline_y[first]
-            ),
-        });
-    }
-    let (gpu_unfused, gpu_fused) = lesson.example()?;
-    let mut example_want = vec![0.0f32; EXAMPLE_A.len()];
-    reference::fused_pipeline(&EXAMPLE_A, &EXAMPLE_B, &EXAMPLE_C, &mut example_want);
-    failures.extend(bit_failure(
-        PIPELINE,
-        "the six-element example",
-        6,
-        &gpu_unfused,
-        &example_want,
-    ));
-    failures.extend(bit_failure(
-        Kernel::Fused.symbol(),
-        "the six-element example",
-        6,
-        &gpu_fused,
-        &example_want,
-    ));
-    for size in [EXAMPLE_A.len(), MIRROR_SECOND_SIZE] {
-        failures.extend(mirror_failure(size));
-    }
-    if !failures.is_empty() {
-        return Ok(Outcome::Failed(failures));
-    }
-    let fma_difference = Difference::of(&fma_y, &pipeline_y);
+}
 
-    // Part 1: the seed's host mirrors, counted.
-    let mut mirrors = Section::new("Fusion's memory traffic, counted by the host mirrors");
-    let (lines, mirror_facts) = mirror_lines();
-    for line in lines {
-        mirrors.line(line);
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        Ok(Sizes::new(info, quick))
     }
-    mirrors.reading = Some(format!(
-        "The count is per element, so the ratio does not depend on the length (the mirrors count the same \
-         {} and {} per element at n = {MIRROR_SECOND_SIZE}, with identical outputs): each intermediate the unfused \
-         pipeline keeps in memory costs one write and one read that the fused kernel does in a register.",
-        UNFUSED_READS + UNFUSED_WRITES,
-        FUSED_READS + FUSED_WRITES
-    ));
+    fn streams(&self) -> Vec<Stream> {
+        vec![Stream::of::<f32>("a, b, c, t1, t2, y", self.timed)]
+    }
 
-    // Part 2: on the GPU.
-    let mut gpu_section =
-        Section::new("On the GPU: the example, the references, the two pipelines bit for bit");
-    gpu_section.line(format!(
-        "the six-element example, unfused (3 kernels): {}",
-        show(&gpu_unfused)
-    ));
-    gpu_section.line(format!(
-        "the six-element example, fused (1 kernel):    {}",
-        show(&gpu_fused)
-    ));
-    gpu_section.line(format!(
-        "every kernel, and the pipeline's t1, t2 and y, checked bit for bit against the CPU reference at n = {}: passed",
-        CHECKED_SIZES.map(|n| n.to_string()).join(", ")
-    ));
-    gpu_section.line(format!(
-        "fused against unfused on the GPU, n = {CHECK_ELEMS}: identical in every bit ({} clamped to 0)",
-        pipeline_y.iter().filter(|&&v| v == 0.0).count()
-    ));
-    if fma_difference.differing == 0 {
-        gpu_section.line(format!(
-            "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): identical to the pipeline in all {} \
-             elements on this data",
-            fma_difference.elems
-        ));
-    } else {
-        gpu_section.line(format!(
-            "{FUSED_FMA_SYMBOL} (one rounding, checked against f32::mul_add): differs from the pipeline in {} of {} \
-             elements, by at most {:.3e} in value and at most {} ULPs of the result (the largest where the add \
-             cancels most of the product)",
-            fma_difference.differing,
-            fma_difference.elems,
-            fma_difference.max_abs,
-            fma_difference.max_ulps
-        ));
+    fn device_bytes(&self) -> usize {
+        6 * self.timed * ELEM_BYTES
     }
-    gpu_section.reading = Some(
-        "The unfused pipeline rounds the product when it stores t1, so a fused kernel that must agree with it may not \
-         contract a * b + c into an FMA: the Rust kernel writes the two operations (rustc never contracts), the CUDA \
-         C twin multiplies with __fmul_rn (nvcc and NVRTC contract by default). The FMA kernel computes a different \
-         function, not the same one faster: a fused op has to be checked against what it replaces."
-            .to_string(),
-    );
-
-    // Part 3: timed.
-    let mut timed = Section::new(if quick {
-        format!(
-            "Timed (--quick: {elems} floats, {} MiB in all against a {} MiB L2; not the full run's DRAM figures)",
-            (6 * elems * ELEM_BYTES) >> 20,
-            gpu.info.l2_bytes >> 20
-        )
-    } else {
-        format!(
-            "Timed: three kernels against one, {elems} floats ({} MiB per tensor)",
-            (elems * ELEM_BYTES) >> 20
-        )
-    });
-    timed.line(format!(
-        "bytes counted from the operations x {ELEM_BYTES} bytes: unfused {} + {} + {} = {UNFUSED_BYTES_PER_ELEM} per \
-         element, fused {FUSED_BYTES_PER_ELEM}",
-        Kernel::Mul.bytes_per_elem(),
-        Kernel::Add.bytes_per_elem(),
-        Kernel::Relu.bytes_per_elem()
-    ));
-    for k in Kernel::STAGES {
-        let t = lesson.time(k, plan)?;
-        timed
-            .rows
-            .push(Row::new(k.symbol(), k.label(), t).bytes((elems * k.bytes_per_elem()) as f64));
-    }
-    let t = lesson.time_pipeline(plan)?;
-    timed.rows.push(
-        Row::new(PIPELINE, "the 3 stages back to back: relu(a * b + c)", t)
-            .bytes((elems * UNFUSED_BYTES_PER_ELEM) as f64),
-    );
-    for k in [Kernel::Fused, Kernel::FusedFma] {
-        let t = lesson.time(k, plan)?;
-        timed
-            .rows
-            .push(Row::new(k.symbol(), k.label(), t).bytes((elems * k.bytes_per_elem()) as f64));
-    }
-    let ms = |key: &str| {
-        timed
-            .rows
-            .iter()
-            .find(|r| r.key == key)
-            .map_or(f64::NAN, |r| r.timing.median_ms())
-    };
-    let ratio = ms(PIPELINE) / ms(Kernel::Fused.symbol());
-    let stage_sum: f64 = Kernel::STAGES.iter().map(|k| ms(k.symbol())).sum();
-    timed.reading = Some(timed_reading(
-        ms(PIPELINE),
-        stage_sum,
-        ms(Kernel::Fused.symbol()),
-        ms(Kernel::FusedFma.symbol()),
-    ));
-
-    let timed_facts = json!({"unfused_over_fused_time": ratio, "counted_bytes_ratio":
-        UNFUSED_BYTES_PER_ELEM as f64 / FUSED_BYTES_PER_ELEM as f64, "stage_sum_ms": stage_sum});
-    Ok(Outcome::Passed(Findings {
-        sections: vec![mirrors, gpu_section, timed],
-        facts: json!({
-            "mirrors": mirror_facts,
-            "gpu_example": {"unfused": gpu_unfused, "fused": gpu_fused},
-            "fused_vs_unfused_identical": agreement == Agreement::Identical,
-            "fma_vs_unfused": fma_difference,
-            "timed": timed_facts,
-        }),
-    }))
 }
 
 /// The CUDA C twins.
 pub const CUDA_C_SOURCE: &str = include_str!("fuse.cu");
 
-/// What NVRTC compiles: the twins (they need no constant from the host).
-pub fn cuda_c_program() -> String {
-    CUDA_C_SOURCE.to_string()
-}
+/// The fuse lesson as `lab` runs it.
+pub struct FuseLesson;
 
-/// Every kernel beside its twin (see [`lesson::compare_twins`]).
-pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
-    let mut lesson = Fuse::new(gpu, TIMED_ELEMS)?;
-    lesson.load_twins(c_ptx)?;
-    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
-}
+impl lesson::Lesson for FuseLesson {
+    const NAME: &'static str = "fuse";
+    const ABOUT: &'static str = "Chapter 19.2: relu(a*b+c) as three kernels against one fused kernel: memory operations counted (8 against 4) and timed.";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Fuse<'g>;
 
-/// The lesson as `lab` runs it.
-pub const LESSON: lesson::Lesson = lesson::Lesson {
-    name: "fuse",
-    sizes: sizes_json,
-    block_sizes: || json!({"all": THREADS_PER_BLOCK}),
-    run,
-    cuda_c: cuda_c_program,
-    compare,
-};
+    fn block_sizes() -> serde_json::Value {
+        json!({"all": THREADS_PER_BLOCK})
+    }
+
+    /// What NVRTC compiles: the twins (they need no constant from the host).
+    fn cuda_c() -> String {
+        CUDA_C_SOURCE.to_string()
+    }
+
+    /// Every kernel and the pipeline checked at every checked size, the example
+    /// on the GPU; then the mirrors' counts, the agreement and the timings.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let plan = options.plan;
+        let elems = sizes.timed;
+        let quick = elems == CHECK_ELEMS;
+        let mut lesson = Fuse::new(gpu, elems)?;
+        let mut failures = Vec::new();
+        // Outputs at the check size, kept for the comparisons below.
+        let (mut pipeline_y, mut fused_y, mut fma_y) = (Vec::new(), Vec::new(), Vec::new());
+        let as_f32 = |bits: Vec<u64>| -> Vec<f32> {
+            bits.into_iter().map(|b| f32::from_bits(b as u32)).collect()
+        };
+        for n in CHECKED_SIZES {
+            for &k in Kernel::ALL {
+                let (failure, got) = lesson.check(k, n)?;
+                failures.extend(failure);
+                match k {
+                    Kernel::Fused if n == CHECK_ELEMS => fused_y = as_f32(got),
+                    Kernel::FusedFma if n == CHECK_ELEMS => fma_y = as_f32(got),
+                    _ => {}
+                }
+            }
+            let (found, y) = lesson.check_pipeline(n)?;
+            failures.extend(found);
+            if n == CHECK_ELEMS {
+                pipeline_y = y;
+            }
+        }
+        // The fused kernel against the pipeline, element for element, on the
+        // same inputs.
+        let agreement = Agreement::of(&pipeline_y, &fused_y);
+        if let Agreement::Differ { count, first } = agreement {
+            failures.push(Failure {
+                kernel: Kernel::Fused.symbol(),
+                detail: format!(
+                    "n = {CHECK_ELEMS}: differs from the unfused pipeline in {count} elements, first at {first}: \
+                     {:e} against {:e}",
+                    fused_y[first], pipeline_y[first]
+                ),
+            });
+        }
+        let (gpu_unfused, gpu_fused) = lesson.example()?;
+        let mut example_want = vec![0.0f32; EXAMPLE_A.len()];
+        reference::fused_pipeline(&EXAMPLE_A, &EXAMPLE_B, &EXAMPLE_C, &mut example_want);
+        failures.extend(bit_failure(
+            PIPELINE,
+            "the six-element example",
+            6,
+            &gpu_unfused,
+            &example_want,
+        ));
+        failures.extend(bit_failure(
+            Kernel::Fused.symbol(),
+            "the six-element example",
+            6,
+            &gpu_fused,
+            &example_want,
+        ));
+        for size in [EXAMPLE_A.len(), MIRROR_SECOND_SIZE] {
+            failures.extend(mirror_failure(size));
+        }
+        if !failures.is_empty() {
+            return Ok(Outcome::Failed(failures));
+        }
+        let fma_difference = Difference::of(&fma_y, &pipeline_y);
+
+        // Part 1: the seed's host mirrors, counted.
+        let mut mirrors = Section::new("Fusion's memory traffic, counted by the host mirrors");
+        let (lines, mirror_facts) = mirror_lines();
+        for line in lines {
+            mirrors.line(line);
+        }
+        mirrors.reading = Some(format!(
+            "The count is per element, so the ratio does not depend on the length (the mirrors count the same \
+             {} and {} per element at n = {MIRROR_SECOND_SIZE}, with identical outputs): each intermediate the unfused \
+             pipeline keeps in memory costs one write and one read that the fused kernel does in a register.",
+            UNFUSED_READS + UNFUSED_WRITES,
+            FUSED_READS + FUSED_WRITES
+        ));
+
+        // Part 2: on the GPU.
+        let mut gpu_section =
+            Section::new("On the GPU: the example, the references, the two pipelines bit for bit");
+        gpu_section.line(format!(
+            "the six-element example, unfused (3 kernels): {}",
+            show(&gpu_unfused)
+        ));
+        gpu_section.line(format!(
+            "the six-element example, fused (1 kernel):    {}",
+            show(&gpu_fused)
+        ));
+        gpu_section.line(format!(
+            "every kernel, and the pipeline's t1, t2 and y, checked bit for bit against the CPU reference at n = {}: passed",
+            CHECKED_SIZES.map(|n| n.to_string()).join(", ")
+        ));
+        gpu_section.line(format!(
+            "fused against unfused on the GPU, n = {CHECK_ELEMS}: identical in every bit ({} clamped to 0)",
+            pipeline_y.iter().filter(|&&v| v == 0.0).count()
+        ));
+        if fma_difference.differing == 0 {
+            gpu_section.line(format!(
+                "fused_mul_add_relu_fma (one rounding, checked against f32::mul_add): identical to the pipeline in all {} \
+                 elements on this data",
+                fma_difference.elems
+            ));
+        } else {
+            gpu_section.line(format!(
+                "fused_mul_add_relu_fma (one rounding, checked against f32::mul_add): differs from the pipeline in {} of {} \
+                 elements, by at most {:.3e} in value and at most {} ULPs of the result (the largest where the add \
+                 cancels most of the product)",
+                fma_difference.differing,
+                fma_difference.elems,
+                fma_difference.max_abs,
+                fma_difference.max_ulps
+            ));
+        }
+        gpu_section.reading = Some(
+            "The unfused pipeline rounds the product when it stores t1, so a fused kernel that must agree with it may not \
+             contract a * b + c into an FMA: the Rust kernel writes the two operations (rustc never contracts), the CUDA \
+             C twin multiplies with __fmul_rn (nvcc and NVRTC contract by default). The FMA kernel computes a different \
+             function, not the same one faster: a fused op has to be checked against what it replaces."
+                .to_string(),
+        );
+
+        // Part 3: timed.
+        let mut timed = Section::new(if quick {
+            format!(
+                "Timed (--quick: {elems} floats, {} MiB in all against a {} MiB L2; not the full run's DRAM figures)",
+                (6 * elems * ELEM_BYTES) >> 20,
+                gpu.info.l2_bytes >> 20
+            )
+        } else {
+            format!(
+                "Timed: three kernels against one, {elems} floats ({} MiB per tensor)",
+                (elems * ELEM_BYTES) >> 20
+            )
+        });
+        timed.line(format!(
+            "bytes counted from the operations x {ELEM_BYTES} bytes: unfused {} + {} + {} = {UNFUSED_BYTES_PER_ELEM} per \
+             element, fused {FUSED_BYTES_PER_ELEM}",
+            Kernel::Mul.bytes_per_elem(),
+            Kernel::Add.bytes_per_elem(),
+            Kernel::Relu.bytes_per_elem()
+        ));
+        for k in Kernel::STAGES {
+            let t = lesson.time(k, plan)?;
+            timed.rows.push(
+                Row::new(k.symbol(), k.label(), t).bytes((elems * k.bytes_per_elem()) as f64),
+            );
+        }
+        let t = lesson.time_pipeline(plan)?;
+        timed.rows.push(
+            Row::new(PIPELINE, "the 3 stages back to back: relu(a * b + c)", t)
+                .bytes((elems * UNFUSED_BYTES_PER_ELEM) as f64),
+        );
+        for k in [Kernel::Fused, Kernel::FusedFma] {
+            let t = lesson.time(k, plan)?;
+            timed.rows.push(
+                Row::new(k.symbol(), k.label(), t).bytes((elems * k.bytes_per_elem()) as f64),
+            );
+        }
+        let ms = |key: &str| {
+            timed
+                .rows
+                .iter()
+                .find(|r| r.key == key)
+                .map_or(f64::NAN, |r| r.timing.median_ms())
+        };
+        let ratio = ms(PIPELINE) / ms(Kernel::Fused.symbol());
+        let stage_sum: f64 = Kernel::STAGES.iter().map(|k| ms(k.symbol())).sum();
+        timed.reading = Some(timed_reading(
+            ms(PIPELINE),
+            stage_sum,
+            ms(Kernel::Fused.symbol()),
+            ms(Kernel::FusedFma.symbol()),
+        ));
+
+        let timed_facts = json!({"unfused_over_fused_time": ratio, "counted_bytes_ratio":
+            UNFUSED_BYTES_PER_ELEM as f64 / FUSED_BYTES_PER_ELEM as f64, "stage_sum_ms": stage_sum});
+        SectionReport::passed(
+            context,
+            Findings {
+                sections: vec![mirrors, gpu_section, timed],
+                facts: json!({
+                    "mirrors": mirror_facts,
+                    "gpu_example": {"unfused": gpu_unfused, "fused": gpu_fused},
+                    "fused_vs_unfused_identical": agreement == Agreement::Identical,
+                    "fma_vs_unfused": fma_difference,
+                    "timed": timed_facts,
+                }),
+            },
+        )
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Fuse<'g>> {
+        Fuse::new(gpu, sizes.timed)
+    }
+}

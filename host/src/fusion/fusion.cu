@@ -93,11 +93,8 @@ __global__ void chain_fused(const float* __restrict__ x, const float* __restrict
                                          float* __restrict__ out, unsigned long long n) {                \
         chainFusedWide<W>(x, r, out, n);                                                                 \
     }
-WIDE(1)
-WIDE(2)
-WIDE(4)
-WIDE(8)
-WIDE(16)
-WIDE(32)
+// One twin per width; the host defines WIDE_INSTANCES as WIDE(1) WIDE(2)
+// ... from the one list of widths.
+WIDE_INSTANCES
 
 }  // extern "C"

@@ -5,13 +5,18 @@
 pub mod reference;
 pub mod report;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
 use kernels_gpu::fusion::*;
+use serde::Serialize;
 
-use crate::check::Failure;
-use crate::compare::{Agreement, ComparedKernel, FunctionStats, Kernels, Side, interleave, pair};
+use crate::check::{Failure, Tolerance, first_mismatch};
+use crate::compare::{FunctionStats, Side, Twinned};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::kernels::{KernelId, KernelSet, Param};
+use crate::lesson::{self, Outcome, RunOptions};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
 /// The lesson's kernels.
@@ -35,10 +40,11 @@ pub enum Kernel {
     Wide(usize),
 }
 
-impl Kernel {
-    /// Every kernel, in report order.
-    pub fn all() -> Vec<Kernel> {
-        let mut all = vec![
+/// Every kernel, in report order: the wide ones from the one list of
+/// widths (`kernels_gpu::fused_widths!`).
+macro_rules! all_kernels {
+    ($($name:ident = $w:literal),* $(,)?) => {
+        &[
             Kernel::DoNothing,
             Kernel::CopyFloor,
             Kernel::ScaleBias,
@@ -46,21 +52,16 @@ impl Kernel {
             Kernel::AddResidual,
             Kernel::ClampRange,
             Kernel::Fused,
-        ];
-        all.extend(WIDTHS.iter().map(|&w| Kernel::Wide(w)));
-        all
-    }
+            $(Kernel::Wide($w),)*
+        ]
+    };
+}
 
-    /// The four stages, in chain order.
-    pub const STAGES: [Kernel; 4] = [
-        Kernel::ScaleBias,
-        Kernel::Gelu,
-        Kernel::AddResidual,
-        Kernel::ClampRange,
-    ];
+impl KernelId for Kernel {
+    const ALL: &'static [Kernel] = kernels_gpu::fused_widths!(all_kernels);
 
     /// The exported PTX symbol (and the CUDA C twin's).
-    pub fn symbol(self) -> &'static str {
+    fn symbol(self) -> &'static str {
         match self {
             Kernel::DoNothing => "do_nothing",
             Kernel::CopyFloor => "copy_floor",
@@ -69,17 +70,36 @@ impl Kernel {
             Kernel::AddResidual => "apply_add_residual",
             Kernel::ClampRange => "apply_clamp_range",
             Kernel::Fused => "chain_fused",
-            Kernel::Wide(1) => "chain_fused_wide_1",
-            Kernel::Wide(2) => "chain_fused_wide_2",
-            Kernel::Wide(4) => "chain_fused_wide_4",
-            Kernel::Wide(8) => "chain_fused_wide_8",
-            Kernel::Wide(16) => "chain_fused_wide_16",
-            Kernel::Wide(32) => "chain_fused_wide_32",
-            Kernel::Wide(w) => {
-                panic!("no fused kernel of width {w}: WIDTHS lists the exported ones")
-            }
+            Kernel::Wide(w) => WIDTHS
+                .iter()
+                .position(|&v| v == w)
+                .map(|i| WIDE_SYMBOLS[i])
+                .expect("a wide kernel is one of WIDTHS"),
         }
     }
+
+    /// Each stage and the copy (in, out, n); the residual add and the fused
+    /// kernels (in, residual, out, n); the empty kernel nothing.
+    fn params(self) -> &'static [Param] {
+        use Param::{Ptr, U64};
+        match self {
+            Kernel::DoNothing => &[],
+            Kernel::CopyFloor | Kernel::ScaleBias | Kernel::Gelu | Kernel::ClampRange => {
+                &[Ptr, Ptr, U64]
+            }
+            Kernel::AddResidual | Kernel::Fused | Kernel::Wide(_) => &[Ptr, Ptr, Ptr, U64],
+        }
+    }
+}
+
+impl Kernel {
+    /// The four stages, in chain order.
+    pub const STAGES: [Kernel; 4] = [
+        Kernel::ScaleBias,
+        Kernel::Gelu,
+        Kernel::AddResidual,
+        Kernel::ClampRange,
+    ];
 
     /// Elements one thread handles.
     pub fn per_thread(self) -> usize {
@@ -103,10 +123,12 @@ impl Kernel {
     }
 }
 
-/// Every kernel's symbol, in [`Kernel::all`]'s order.
-fn symbols() -> Vec<&'static str> {
-    Kernel::all().into_iter().map(Kernel::symbol).collect()
-}
+/// How close each element of a chain must be to the f64 reference: the
+/// seed's test, `ABS_TOLERANCE + REL_TOLERANCE x |want|`.
+pub const TOLERANCE: Tolerance<'static> = Tolerance::AbsRel {
+    abs: ABS_TOLERANCE,
+    rel: REL_TOLERANCE,
+};
 
 /// Blocks of THREADS_PER_BLOCK threads for `n` elements, `per_thread` each.
 pub fn blocks_for(n: usize, per_thread: usize) -> u32 {
@@ -139,62 +161,52 @@ fn output_buffer(kernel: Kernel) -> usize {
     }
 }
 
-/// The lesson's six buffers of ELEMS floats on one GPU, and its kernels.
+/// The lesson's six buffers of `elems` floats on one GPU, and its kernels.
 pub struct Fusion<'g> {
     gpu: &'g Gpu,
-    kernels: Kernels,
+    kernels: KernelSet<Kernel>,
+    /// Floats each buffer holds.
+    elems: usize,
     bufs: [CudaSlice<f32>; 6],
     host_x: Vec<f32>,
     host_r: Vec<f32>,
 }
 
 impl<'g> Fusion<'g> {
-    /// Checks free memory, allocates six buffers of ELEMS floats, fills x
-    /// and the residual.
+    /// Checks free memory, allocates six buffers of `elems` floats (at
+    /// least the check size), fills x and the residual.
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] before allocating; driver errors.
-    pub fn new(gpu: &'g Gpu) -> Result<Self> {
-        gpu.require_free_memory(6 * ELEMS * 4, "the fusion lesson's six buffers")?;
-        let kernels = Kernels::new(gpu, &symbols())?;
-        let host_x: Vec<f32> = (0..ELEMS).map(reference::fill_x).collect();
-        let host_r: Vec<f32> = (0..ELEMS).map(reference::fill_r).collect();
+    pub fn new(gpu: &'g Gpu, elems: usize) -> Result<Self> {
+        let elems = elems.max(CHECK_ELEMS);
+        gpu.require_free_memory(6 * elems * 4, "the fusion lesson's six buffers")?;
+        let kernels = KernelSet::new(gpu)?;
+        let host_x: Vec<f32> = (0..elems).map(reference::fill_x).collect();
+        let host_r: Vec<f32> = (0..elems).map(reference::fill_r).collect();
         let mut bufs = [
-            gpu.alloc_f32(ELEMS)?,
-            gpu.alloc_f32(ELEMS)?,
-            gpu.alloc_f32(ELEMS)?,
-            gpu.alloc_f32(ELEMS)?,
-            gpu.alloc_f32(ELEMS)?,
-            gpu.alloc_f32(ELEMS)?,
+            gpu.alloc_f32(elems)?,
+            gpu.alloc_f32(elems)?,
+            gpu.alloc_f32(elems)?,
+            gpu.alloc_f32(elems)?,
+            gpu.alloc_f32(elems)?,
+            gpu.alloc_f32(elems)?,
         ];
         gpu.upload(&host_x, &mut bufs[X])?;
         gpu.upload(&host_r, &mut bufs[R])?;
         Ok(Fusion {
             gpu,
             kernels,
+            elems,
             bufs,
             host_x,
             host_r,
         })
     }
 
-    /// Loads the CUDA C twins (NVRTC's PTX for this GPU).
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
-    }
-
-    /// Makes later launches use `side`'s kernels.
-    ///
-    /// # Panics
-    /// On [`Side::CudaC`] before [`Fusion::load_twins`] (a caller bug).
-    pub fn use_side(&mut self, side: Side) {
-        self.kernels.use_side(side);
-    }
-
     /// The compiled function of `kernel` on `side`.
     pub fn function(&self, kernel: Kernel, side: Side) -> Option<&CudaFunction> {
-        self.kernels
-            .get(Kernel::all().iter().position(|&k| k == kernel)?, side)
+        self.kernels.get(kernel, side)
     }
 
     /// Launches `kernel` over `n` elements (asynchronously). Each stage reads
@@ -203,36 +215,34 @@ impl<'g> Fusion<'g> {
     /// `DoNothing` takes `n` as the grid's element count (1 block of 1
     /// thread when `n` is 1).
     pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
-        let position = Kernel::all()
-            .iter()
-            .position(|&k| k == kernel)
-            .expect("a kernel of the lesson");
-        let function = self.kernels.active(position).clone();
+        if n > self.elems {
+            return Err(Error::Size(format!(
+                "{}: {n} elements, buffers of {}",
+                kernel.symbol(),
+                self.elems
+            )));
+        }
         let mut cfg = launch_config(kernel, n);
         if kernel == Kernel::DoNothing && n == 1 {
             cfg.block_dim = (1, 1, 1);
         }
         let n64 = n as u64;
-        let b = &mut self.bufs;
-        let [x, r, t1, t2, t3, y] = b;
-        let mut builder = self.gpu.stream.launch_builder(&function);
-        match kernel {
-            Kernel::DoNothing => &mut builder,
-            Kernel::CopyFloor => builder.arg(&*x).arg(&mut *y).arg(&n64),
-            Kernel::ScaleBias => builder.arg(&*x).arg(&mut *t1).arg(&n64),
-            Kernel::Gelu => builder.arg(&*t1).arg(&mut *t2).arg(&n64),
-            Kernel::AddResidual => builder.arg(&*t2).arg(&*r).arg(&mut *t3).arg(&n64),
-            Kernel::ClampRange => builder.arg(&*t3).arg(&mut *y).arg(&n64),
-            Kernel::Fused | Kernel::Wide(_) => builder.arg(&*x).arg(&*r).arg(&mut *y).arg(&n64),
+        let [x, r, t1, t2, t3, y] = &mut self.bufs;
+        let launch = self.kernels.launch(self.gpu, kernel);
+        let launch = match kernel {
+            Kernel::DoNothing => launch,
+            Kernel::CopyFloor => launch.input(&*x).output(y).scalar(n64),
+            Kernel::ScaleBias => launch.input(&*x).output(t1).scalar(n64),
+            Kernel::Gelu => launch.input(&*t1).output(t2).scalar(n64),
+            Kernel::AddResidual => launch.input(&*t2).input(&*r).output(t3).scalar(n64),
+            Kernel::ClampRange => launch.input(&*t3).output(y).scalar(n64),
+            Kernel::Fused | Kernel::Wide(_) => launch.input(&*x).input(&*r).output(y).scalar(n64),
         };
-        // SAFETY: each kernel's arguments are its signature's (pointers to
-        // buffers of ELEMS >= n floats, then n as u64), and the grid covers
-        // n elements at the kernel's elements per thread.
-        unsafe { builder.launch(cfg) }.map_err(|source| Error::KernelFault {
-            kernel: kernel.symbol().to_string(),
-            source,
-        })?;
-        Ok(())
+        // SAFETY: every buffer holds `elems` >= n floats (checked above),
+        // each output is a buffer no input of the same launch is, and the
+        // grid covers n elements at the kernel's elements per thread; the
+        // argument kinds are checked at launch.
+        unsafe { launch.launch(cfg) }
     }
 
     /// The four stages, in order, enqueued back to back.
@@ -288,18 +298,16 @@ impl<'g> Fusion<'g> {
         let mut failures = Vec::new();
         if chain == Chain::Kernel(Kernel::CopyFloor) {
             // The copy is checked against its input, bit for bit.
-            if let Some(m) = crate::check::first_bit_mismatch(&got, &self.host_x[..got.len()]) {
+            if let Some(m) = first_mismatch(&got, &self.host_x[..got.len()], Tolerance::Bits) {
                 failures.push(Failure {
                     kernel: chain.symbol(),
                     detail: m.to_string(),
                 });
             }
-        } else if let Some((i, g, w)) = reference::first_mismatch(&got, want) {
+        } else if let Some(m) = first_mismatch(&got, want, TOLERANCE) {
             failures.push(Failure {
                 kernel: chain.symbol(),
-                detail: format!(
-                    "wrong at index {i}: got {g:e}, want {w:e} (tolerance {ABS_TOLERANCE:e} + {REL_TOLERANCE:e} x |want|)"
-                ),
+                detail: m.to_string(),
             });
         }
         Ok((failures, got))
@@ -375,7 +383,7 @@ pub struct WideRow {
 #[derive(Debug, Clone)]
 pub struct Measured {
     /// The sizes the parts ran at.
-    pub scale: Scale,
+    pub sizes: Sizes,
     /// Share of the reference on a clamp bound, percent.
     pub clamped_pct: f64,
     /// Part 1: batches of 1000 empty launches, one block of one thread.
@@ -399,47 +407,73 @@ pub struct Measured {
     pub wide: Vec<WideRow>,
 }
 
-/// The outcome: everything measured, or every failed check.
-pub enum Outcome {
-    /// Every check passed.
-    Passed(Box<Measured>),
-    /// At least one check failed: every failure, no figure.
-    Failed(Vec<Failure>),
-}
-
-/// What the four parts run at: the lesson's sizes, or `--quick`'s.
-#[derive(Debug, Clone, Copy)]
-pub struct Scale {
+/// What the four parts run at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sizes {
     /// Elements of parts 2 and 4 (and the sweep's largest).
     pub elems: usize,
+    /// Part 3's sizes, up to `elems`.
+    pub sweep: Vec<usize>,
     /// Empty launches per timed batch in part 1.
     pub launches_per_batch: u32,
+    /// The odd correctness size.
+    pub check_elems: usize,
+    /// Part 4's elements per thread.
+    pub widths: &'static [usize],
 }
 
-impl Scale {
-    /// The seed's: ELEMS elements, batches of LAUNCHES_PER_BATCH.
-    pub const LESSON: Scale = Scale {
-        elems: ELEMS,
-        launches_per_batch: LAUNCHES_PER_BATCH,
-    };
-    /// For compute-sanitizer: the correctness size and batches of 10
-    /// (every check is still made at the correctness size).
-    pub const QUICK: Scale = Scale {
-        elems: CHECK_ELEMS,
-        launches_per_batch: 10,
-    };
+impl Sizes {
+    /// A full run on `info`'s GPU: the seed's [`SEED_ELEMS`] doubled until
+    /// a buffer is at least 4x the L2 (the seed's 16 Mi on a GPU whose L2
+    /// is 16 MiB or less), the seed's sweep up to it, batches of
+    /// LAUNCHES_PER_BATCH empty launches. `quick`: the correctness size and
+    /// batches of 10 (every check is still made at the correctness size).
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        let (elems, launches_per_batch) = if quick {
+            (CHECK_ELEMS, 10)
+        } else {
+            (
+                grown(SEED_ELEMS, size_of::<f32>(), info.l2_bytes),
+                LAUNCHES_PER_BATCH,
+            )
+        };
+        let mut sweep: Vec<usize> = SWEEP.iter().copied().filter(|&n| n <= elems).collect();
+        if sweep.last().is_some_and(|&n| n < elems) {
+            sweep.push(elems);
+        }
+        Sizes {
+            elems,
+            sweep,
+            launches_per_batch,
+            check_elems: CHECK_ELEMS,
+            widths: WIDTHS,
+        }
+    }
+}
+
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        Ok(Sizes::new(info, quick))
+    }
+    fn streams(&self) -> Vec<Stream> {
+        vec![Stream::of::<f32>("x, r, t1, t2, t3, y", self.elems)]
+    }
+
+    fn device_bytes(&self) -> usize {
+        6 * self.elems.max(CHECK_ELEMS) * size_of::<f32>()
+    }
 }
 
 /// Checks every chain and width at the odd size, then runs the four parts
-/// at `scale`. The seed's last check stands: the staged chain must be
+/// at `sizes`. The seed's last check stands: the staged chain must be
 /// slower than the fused one at 3x the bytes, or the two are not running
 /// the same chain.
 pub fn run(
     lesson: &mut Fusion<'_>,
     plan: Plan,
-    scale: Scale,
+    sizes: &Sizes,
     progress: &indicatif::ProgressBar,
-) -> Result<Outcome> {
+) -> Result<Outcome<Measured>> {
     progress.set_length(5);
     progress.set_message("checking");
     let want = lesson.reference();
@@ -461,8 +495,8 @@ pub fn run(
         .filter(|&&w| w == HI as f64 || w == LO as f64)
         .count();
 
-    let elems = scale.elems;
-    let batch = scale.launches_per_batch;
+    let elems = sizes.elems;
+    let batch = sizes.launches_per_batch;
     progress.inc(1);
     progress.set_message("part 1: launch cost");
     let gpu = lesson.gpu;
@@ -494,8 +528,8 @@ pub fn run(
 
     progress.inc(1);
     progress.set_message("part 3: the sweep");
-    let mut sweep = Vec::with_capacity(SWEEP.len());
-    for n in SWEEP.into_iter().filter(|&n| n <= elems) {
+    let mut sweep = Vec::with_capacity(sizes.sweep.len());
+    for &n in &sizes.sweep {
         let s = lesson.time(Chain::Staged, n, plan)?;
         let f = lesson.time(Chain::Kernel(Kernel::Fused), n, plan)?;
         sweep.push((n, s, f));
@@ -504,7 +538,7 @@ pub fn run(
     progress.inc(1);
     progress.set_message("part 4: widths");
     let mut wide = Vec::with_capacity(WIDTHS.len());
-    for w in WIDTHS {
+    for &w in WIDTHS {
         let k = Kernel::Wide(w);
         let stats = FunctionStats::of(lesson.function(k, Side::Rust).expect("loaded"))?;
         let blocks_per_sm = lesson.blocks_per_sm(k)?;
@@ -529,8 +563,8 @@ pub fn run(
             ),
         }]));
     }
-    Ok(Outcome::Passed(Box::new(Measured {
-        scale,
+    Ok(Outcome::Passed(Measured {
+        sizes: sizes.clone(),
         clamped_pct: 100.0 * clamped as f64 / CHECK_ELEMS as f64,
         empty_small,
         empty_full,
@@ -541,95 +575,118 @@ pub fn run(
         differing,
         sweep,
         wide,
-    })))
+    }))
 }
 
 /// The CUDA C twins of the fusion kernels.
 pub const CUDA_C_SOURCE: &str = include_str!("fusion.cu");
 
-/// What NVRTC compiles: the lesson's constants as `#define`s, then the
-/// twins.
-pub fn cuda_c_program() -> String {
-    let mut defines = String::new();
-    for (name, v) in [
-        ("GAMMA", GAMMA),
-        ("BETA", BETA),
-        ("LO", LO),
-        ("HI", HI),
-        ("GELU_A", GELU_A),
-        ("GELU_B", GELU_B),
-    ] {
-        defines.push_str(&format!("#define {name} {v:?}f\n"));
-    }
-    format!("{defines}{CUDA_C_SOURCE}")
+/// `WIDE(W)` once per width: the twins the CUDA C source instantiates,
+/// from the one list of widths.
+macro_rules! cuda_instances {
+    ($($name:ident = $w:literal),* $(,)?) => {
+        concat!($("WIDE(", $w, ") "),*)
+    };
 }
 
-/// Every Rust kernel beside its CUDA C twin (except the empty one): each
-/// side checked at the odd size (the kernels that are whole chains against
-/// the f64 reference; every kernel's output compared between the two
-/// languages), then timed interleaved at ELEMS.
-pub fn compare(
-    lesson: &mut Fusion<'_>,
-    c_ptx: &str,
-    trials: u32,
-    plan: Plan,
-) -> Result<std::result::Result<Vec<ComparedKernel>, Vec<Failure>>> {
-    let want = lesson.reference();
-    let kernels: Vec<Kernel> = Kernel::all()
-        .into_iter()
-        .filter(|&k| k != Kernel::DoNothing)
-        .collect();
-    let mut failures = Vec::new();
-    let mut agreements = Vec::new();
-    for &k in &kernels {
-        let chain = Chain::Kernel(k);
-        let mut outputs = Vec::new();
-        for side in [Side::Rust, Side::CudaC] {
-            lesson.use_side(side);
-            // The stages read their predecessor's buffer: run the stages
-            // before this one first, on this side, so the input is its own.
-            if let Some(pos) = Kernel::STAGES.iter().position(|&s| s == k) {
-                for &before in &Kernel::STAGES[..pos] {
-                    lesson.launch(before, CHECK_ELEMS)?;
-                }
+/// Every kernel but the empty one is compared: each side checked at the
+/// odd size (the kernels that are whole chains against the f64 reference;
+/// every kernel's output compared between the two languages), then timed
+/// at the lesson's size.
+impl Twinned for Fusion<'_> {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
+        &mut self.kernels
+    }
+
+    fn compared(&self) -> Vec<Kernel> {
+        Kernel::ALL
+            .iter()
+            .copied()
+            .filter(|&k| k != Kernel::DoNothing)
+            .collect()
+    }
+
+    fn check(&mut self, k: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
+        // The stages read their predecessor's buffer: run the stages before
+        // this one first, on the side in use, so the input is its own.
+        if let Some(pos) = Kernel::STAGES.iter().position(|&s| s == k) {
+            for &before in &Kernel::STAGES[..pos] {
+                self.launch(before, CHECK_ELEMS)?;
             }
-            let (found, got) = if matches!(k, Kernel::Fused | Kernel::Wide(_)) {
-                lesson.check(chain, &want)?
-            } else {
-                (Vec::new(), lesson.run_checked(chain)?)
-            };
-            failures.extend(found.into_iter().map(|f| Failure {
-                detail: format!("({}) {}", side.label(), f.detail),
-                ..f
-            }));
-            outputs.push(got);
         }
-        agreements.push(Agreement::of(&outputs[0], &outputs[1]));
+        let chain = Chain::Kernel(k);
+        let (found, got) = if matches!(k, Kernel::Fused | Kernel::Wide(_)) {
+            let want = self.reference();
+            Fusion::check(self, chain, &want)?
+        } else {
+            (Vec::new(), self.run_checked(chain)?)
+        };
+        Ok((found, got.iter().map(|v| u64::from(v.to_bits())).collect()))
     }
-    lesson.use_side(Side::Rust);
-    if !failures.is_empty() {
-        return Ok(Err(failures));
+
+    fn time(&mut self, k: Kernel, plan: Plan) -> Result<Timing> {
+        let n = self.elems;
+        Fusion::time(self, Chain::Kernel(k), n, plan)
     }
-    let mut pairs = Vec::new();
-    for (&k, agreement) in kernels.iter().zip(agreements) {
-        let timing = interleave(trials, |side| {
-            lesson.use_side(side);
-            lesson.time(Chain::Kernel(k), ELEMS, plan)
-        })?;
-        lesson.use_side(Side::Rust);
-        let side = |s| lesson.function(k, s).expect("both sides are loaded");
-        pairs.push(pair(
-            k.symbol(),
-            k.symbol(),
-            side(Side::Rust),
-            side(Side::CudaC),
-            c_ptx,
-            timing,
-            agreement,
-            gap_note(k),
-        )?);
+
+    fn gap_note(&self, k: Kernel) -> Option<&'static str> {
+        gap_note(k)
     }
-    Ok(Ok(pairs))
+}
+
+/// The fusion lesson as `lab` runs it.
+pub struct FusionLesson;
+
+impl lesson::Lesson for FusionLesson {
+    const NAME: &'static str = "fusion";
+    const ABOUT: &'static str = "A four-stage elementwise chain, staged against fused; launch cost; a size sweep; widening.";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Fusion<'g>;
+
+    fn block_sizes() -> serde_json::Value {
+        serde_json::json!({"all": THREADS_PER_BLOCK})
+    }
+
+    /// What NVRTC compiles: the lesson's constants and the wide instances as
+    /// `#define`s, then the twins.
+    fn cuda_c() -> String {
+        let mut defines = String::new();
+        for (name, v) in [
+            ("GAMMA", GAMMA),
+            ("BETA", BETA),
+            ("LO", LO),
+            ("HI", HI),
+            ("GELU_A", GELU_A),
+            ("GELU_B", GELU_B),
+        ] {
+            defines.push_str(&format!("#define {name} {v:?}f\n"));
+        }
+        defines.push_str(&format!(
+            "#define WIDE_INSTANCES {}\n",
+            kernels_gpu::fused_widths!(cuda_instances)
+        ));
+        format!("{defines}{CUDA_C_SOURCE}")
+    }
+
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let mut lesson = Fusion::new(gpu, sizes.elems)?;
+        let outcome = run(&mut lesson, options.plan, sizes, options.progress)?;
+        Ok(outcome.map(|m| {
+            Box::new(report::Report::new(&gpu.info, context, m)) as Box<dyn lesson::Report>
+        }))
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Fusion<'g>> {
+        Fusion::new(gpu, sizes.elems)
+    }
 }
 
 /// Why a fusion kernel's Rust/C ratio stays above 1.00, from the evidence

@@ -6,10 +6,11 @@ use std::fmt::Write as _;
 use kernels_gpu::fusion::*;
 use serde_json::json;
 
-use super::{Kernel, Measured, Scale};
+use super::{Kernel, Measured};
 use crate::gpu::DeviceInfo;
+use crate::kernels::KernelId;
 use crate::report::{Context, table};
-use crate::timing::{Plan, Timing};
+use crate::timing::Timing;
 
 /// Effective bandwidth over compulsory bytes: `floats` per element, `n`
 /// elements, in `ms`, GB/s.
@@ -38,24 +39,11 @@ pub struct Report {
     pub measured: Measured,
 }
 
-/// The sizes as the JSON context records them.
-pub fn sizes_json(scale: Scale) -> serde_json::Value {
-    let sweep: Vec<usize> = SWEEP.into_iter().filter(|&n| n <= scale.elems).collect();
-    json!({"elems": scale.elems, "check_elems": CHECK_ELEMS, "sweep": sweep, "widths": WIDTHS, "launches_per_batch": scale.launches_per_batch})
-}
-
 impl Report {
     /// Builds the report of a passed run.
-    pub fn new(info: &DeviceInfo, plan: Plan, measured: Measured, started: String) -> Report {
+    pub fn new(info: &DeviceInfo, context: Context, measured: Measured) -> Report {
         Report {
-            context: Context::new(
-                "fusion",
-                info,
-                sizes_json(measured.scale),
-                json!({"all": THREADS_PER_BLOCK}),
-                plan,
-                started,
-            ),
+            context,
             info: info.clone(),
             measured,
         }
@@ -72,14 +60,19 @@ impl Report {
         rows.push(("chain_fused", &m.fused, FUSED_FLOATS));
         rows
     }
+}
+
+impl crate::lesson::Report for Report {
+    fn context_mut(&mut self) -> &mut Context {
+        &mut self.context
+    }
 
     /// The human-readable report.
-    pub fn table(&self) -> String {
+    fn table(&self) -> String {
         let m = &self.measured;
         let c = &self.context;
         let mut s = String::new();
-        let _ = writeln!(s, "{}", c.device_line());
-        let _ = writeln!(s, "{}", c.build_line());
+        s.push_str(&c.header());
         let _ = writeln!(
             s,
             "{} resident threads/SM, {} registers/SM, {} threads/block; timed size {} elements ({:.1} MiB a buffer, six buffers, \
@@ -87,9 +80,9 @@ impl Report {
             self.info.max_threads_per_sm,
             self.info.regs_per_sm,
             THREADS_PER_BLOCK,
-            m.scale.elems,
-            (m.scale.elems * 4) as f64 / 1048576.0,
-            (m.scale.elems * 4) as f64 / self.info.l2_bytes as f64
+            m.sizes.elems,
+            (m.sizes.elems * 4) as f64 / 1048576.0,
+            (m.sizes.elems * 4) as f64 / self.info.l2_bytes as f64
         );
         let _ = writeln!(
             s,
@@ -115,31 +108,31 @@ impl Report {
         let _ = writeln!(
             s,
             "Part 1: what one launch costs, {} back-to-back launches per timed run",
-            m.scale.launches_per_batch
+            m.sizes.launches_per_batch
         );
         let mut t = table(&["launch shape", "per launch (us)"]);
         t.add_row(vec![
             "do_nothing, 1 block of 1 thread".to_string(),
             format!(
                 "{:.3}",
-                us_per_launch(&m.empty_small, m.scale.launches_per_batch)
+                us_per_launch(&m.empty_small, m.sizes.launches_per_batch)
             ),
         ]);
         t.add_row(vec![
             "do_nothing, the chain's own grid".to_string(),
             format!(
                 "{:.3}",
-                us_per_launch(&m.empty_full, m.scale.launches_per_batch)
+                us_per_launch(&m.empty_full, m.sizes.launches_per_batch)
             ),
         ]);
         let _ = writeln!(s, "{t}\n");
 
-        let _ = writeln!(s, "Part 2: the chain at {} elements", m.scale.elems);
-        let copy_gbs = gb_per_s(COPY_FLOATS, m.scale.elems, m.copy.median_ms());
+        let _ = writeln!(s, "Part 2: the chain at {} elements", m.sizes.elems);
+        let copy_gbs = gb_per_s(COPY_FLOATS, m.sizes.elems, m.copy.median_ms());
         let mut t = table(&["kernel or chain", "ms", "bytes/elem", "GB/s", "x copy"]);
         let mut summed = 0.0;
         for (i, (label, timing, floats)) in self.part2().into_iter().enumerate() {
-            let gbs = gb_per_s(floats, m.scale.elems, timing.median_ms());
+            let gbs = gb_per_s(floats, m.sizes.elems, timing.median_ms());
             t.add_row(vec![
                 label.to_string(),
                 format!("{:.4}", timing.median_ms()),
@@ -151,7 +144,7 @@ impl Report {
                 summed += timing.median_ms();
             }
             if i == 4 {
-                let gbs = gb_per_s(STAGED_FLOATS, m.scale.elems, summed);
+                let gbs = gb_per_s(STAGED_FLOATS, m.sizes.elems, summed);
                 t.add_row(vec![
                     "  the four, summed".to_string(),
                     format!("{summed:.4}"),
@@ -172,13 +165,13 @@ impl Report {
             writeln!(
                 s,
                 "The two chains agree bit for bit on all {} elements.\n",
-                m.scale.elems
+                m.sizes.elems
             )
         } else {
             writeln!(
                 s,
                 "The two chains differ on {} of {} elements, at most by {:.3e}.\n",
-                m.differing.0, m.scale.elems, m.differing.1
+                m.differing.0, m.sizes.elems, m.differing.1
             )
         };
 
@@ -203,7 +196,7 @@ impl Report {
             s,
             "{t}\nThe last column is the staged chain's time over its four launches: as n falls it approaches part 1's \
              per-launch figure ({:.3} us on the chain's grid), because launching is all the chain still does.\n",
-            us_per_launch(&m.empty_full, m.scale.launches_per_batch)
+            us_per_launch(&m.empty_full, m.sizes.launches_per_batch)
         );
 
         let _ = writeln!(
@@ -231,7 +224,7 @@ impl Report {
                 format!("{:.4}", w.timing.median_ms()),
                 format!(
                     "{:.1}",
-                    gb_per_s(FUSED_FLOATS, m.scale.elems, w.timing.median_ms())
+                    gb_per_s(FUSED_FLOATS, m.sizes.elems, w.timing.median_ms())
                 ),
             ]);
         }
@@ -248,25 +241,25 @@ impl Report {
     }
 
     /// One JSON object per row, each with the run's context.
-    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+    fn json_lines(&self) -> Vec<serde_json::Value> {
         let ctx = serde_json::to_value(&self.context).expect("the context serialises");
         let m = &self.measured;
         let timing = |t: &Timing| json!({"ms": t.median_ms(), "ms_min": t.min_ms(), "ms_max": t.max_ms(), "samples_ms": t.samples_ms});
         // Rows with a `symbol` and `samples_ms` are what --record and
         // --baseline compare, run against run.
         let mut lines = vec![
-            json!({"part": 1, "variant": "launch, 1 block of 1 thread", "symbol": "do_nothing (1 thread)", "us_per_launch": us_per_launch(&m.empty_small, m.scale.launches_per_batch), "batch": timing(&m.empty_small), "samples_ms": m.empty_small.samples_ms}),
-            json!({"part": 1, "variant": "launch, the chain's grid", "symbol": "do_nothing (chain's grid)", "us_per_launch": us_per_launch(&m.empty_full, m.scale.launches_per_batch), "batch": timing(&m.empty_full), "samples_ms": m.empty_full.samples_ms}),
+            json!({"part": 1, "variant": "launch, 1 block of 1 thread", "symbol": "do_nothing (1 thread)", "us_per_launch": us_per_launch(&m.empty_small, m.sizes.launches_per_batch), "batch": timing(&m.empty_small), "samples_ms": m.empty_small.samples_ms}),
+            json!({"part": 1, "variant": "launch, the chain's grid", "symbol": "do_nothing (chain's grid)", "us_per_launch": us_per_launch(&m.empty_full, m.sizes.launches_per_batch), "batch": timing(&m.empty_full), "samples_ms": m.empty_full.samples_ms}),
         ];
         for (label, t, floats) in self.part2() {
-            lines.push(json!({"part": 2, "variant": label, "symbol": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gb_per_s(floats, m.scale.elems, t.median_ms()), "timing": timing(t), "samples_ms": t.samples_ms}));
+            lines.push(json!({"part": 2, "variant": label, "symbol": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gb_per_s(floats, m.sizes.elems, t.median_ms()), "timing": timing(t), "samples_ms": t.samples_ms}));
         }
         lines.push(json!({"part": 2, "variant": "staged vs fused", "differing_elements": m.differing.0, "max_abs_difference": m.differing.1, "clamped_pct": m.clamped_pct}));
         for (n, st, fu) in &m.sweep {
             lines.push(json!({"part": 3, "n": n, "staged": timing(st), "fused": timing(fu), "staged_us_per_launch": st.median_ms() * 1e3 / 4.0}));
         }
         for w in &m.wide {
-            lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "symbol": format!("chain_fused_wide_{}", w.width), "samples_ms": w.timing.samples_ms, "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, m.scale.elems, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));
+            lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "symbol": format!("chain_fused_wide_{}", w.width), "samples_ms": w.timing.samples_ms, "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, m.sizes.elems, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));
         }
         for line in &mut lines {
             if let Some(obj) = line.as_object_mut() {

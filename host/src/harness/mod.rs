@@ -22,19 +22,31 @@ pub mod reference;
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels_gpu::harness::*;
+use serde::Serialize;
 use serde_json::json;
 
-use crate::check::Failure;
-use crate::compare::Kernels;
+use crate::check::{Failure, Tolerance, first_mismatch};
+use crate::compare::Twinned;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned};
+use crate::kernels::KernelSet;
+use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
+crate::kernel_ids! {
+    /// The lesson's one kernel.
+    pub enum Kernel {
+        /// out = a + b: (a, b, out, n).
+        Add = "harness_add" (Ptr, Ptr, Ptr, U64),
+    }
+}
+
 /// The kernel's exported symbol (the CUDA C twin's too).
-pub const SYMBOL: &str = "harness_add";
+pub const SYMBOL: &str = Kernel::Add.symbol();
 
 /// One thread per element, in blocks of THREADS_PER_BLOCK.
 pub fn launch_config(n: usize) -> LaunchConfig {
@@ -110,7 +122,7 @@ pub fn loading_mode() -> (String, Option<String>) {
 /// `capacity` floats each; the kernel, once it has been called.
 pub struct Harness<'g> {
     gpu: &'g Gpu,
-    kernels: Option<Kernels>,
+    kernels: Option<KernelSet<Kernel>>,
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
     out: CudaSlice<f32>,
@@ -151,16 +163,9 @@ impl<'g> Harness<'g> {
     /// Gets the kernel from the module unless that was done already.
     pub fn load(&mut self) -> Result<()> {
         if self.kernels.is_none() {
-            self.kernels = Some(Kernels::new(self.gpu, &[SYMBOL])?);
+            self.kernels = Some(KernelSet::new(self.gpu)?);
         }
         Ok(())
-    }
-
-    /// Loads the CUDA C twin from NVRTC's `ptx`.
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.load()?;
-        let kernels = self.kernels.as_mut().expect("loaded above");
-        kernels.load_twins(self.gpu, ptx)
     }
 
     /// Launches the add over `n` elements (asynchronously) on the side in
@@ -176,26 +181,18 @@ impl<'g> Harness<'g> {
             )));
         }
         self.load()?;
-        let f = self
+        let launch = self
             .kernels
             .as_ref()
             .expect("loaded above")
-            .active(0)
-            .clone();
-        let n64 = n as u64;
-        let mut builder = self.gpu.stream.launch_builder(&f);
-        builder
-            .arg(&self.a)
-            .arg(&self.b)
-            .arg(&mut self.out)
-            .arg(&n64);
+            .launch(self.gpu, Kernel::Add)
+            .input(&self.a)
+            .input(&self.b)
+            .output(&mut self.out)
+            .scalar(n as u64);
         // SAFETY: the three buffers hold at least n floats (checked above)
         // and are distinct; the grid has one thread per element.
-        unsafe { builder.launch(launch_config(n)) }.map_err(|source| Error::KernelFault {
-            kernel: SYMBOL.to_string(),
-            source,
-        })?;
-        Ok(())
+        unsafe { launch.launch(launch_config(n)) }
     }
 
     /// Fills the output with 0xFF (NaN) and waits for it, so an element the
@@ -238,17 +235,11 @@ impl<'g> Harness<'g> {
         let mut got = vec![0.0f32; n];
         self.gpu.download(&self.out, &mut got)?;
         self.gpu.sync_after(SYMBOL)?;
-        let failure = got
-            .iter()
-            .enumerate()
-            .find(|&(i, g)| g.to_bits() != (self.a_host[i] + self.b_host[i]).to_bits())
-            .map(|(i, g)| Failure {
-                kernel: SYMBOL,
-                detail: format!(
-                    "n = {n}: wrong at index {i}: got {g:e}, want {:e} (bit-exact: one correctly rounded add)",
-                    self.a_host[i] + self.b_host[i]
-                ),
-            });
+        let want: Vec<f32> = (0..n).map(|i| self.a_host[i] + self.b_host[i]).collect();
+        let failure = first_mismatch(&got, &want, Tolerance::Bits).map(|m| Failure {
+            kernel: SYMBOL,
+            detail: format!("n = {n}: {m}: one correctly rounded add"),
+        });
         Ok((
             failure,
             got.iter().map(|g| u64::from(g.to_bits())).collect(),
@@ -263,55 +254,37 @@ impl<'g> Harness<'g> {
         self.verify(n)
     }
 
-    /// Method 1, the wrong way: the seed's harness with both
-    /// synchronisations removed. Per batch, `warmups` launches (left
-    /// queued), then the host clock around `runs` launches; per-launch ms
-    /// per batch. Each batch is drained afterwards, untimed, so the next
+    /// Methods 1 and 3, host-clocked: per batch, `warmups` launches, then
+    /// the host clock around `runs` launches; per-launch ms per batch.
+    /// `synchronised` (method 3, the seed's harness): a synchronisation
+    /// before the clock starts and before it stops, so the clock sees the
+    /// kernels finish. Not synchronised (method 1, the wrong way): the clock
+    /// sees only the launches handed to the driver; the warm-ups stay
+    /// queued, and each batch is drained afterwards, untimed, so the next
     /// starts from an empty queue and a fault still surfaces.
-    pub fn time_without_sync(
+    pub fn time_host_clocked(
         &mut self,
         n: usize,
-        warmups: u32,
-        runs: u32,
-        batches: u32,
+        (warmups, runs, batches): (u32, u32, u32),
+        synchronised: bool,
     ) -> Result<Timing> {
         let mut samples_ms = Vec::with_capacity(batches as usize);
         for _ in 0..batches {
             for _ in 0..warmups {
                 self.launch(n)?;
             }
+            if synchronised {
+                self.gpu.sync_after(SYMBOL)?;
+            }
             let start = Instant::now();
             for _ in 0..runs {
                 self.launch(n)?;
             }
+            if synchronised {
+                self.gpu.sync_after(SYMBOL)?;
+            }
             samples_ms.push(start.elapsed().as_secs_f64() * 1e3 / f64::from(runs));
             self.gpu.sync_after(SYMBOL)?;
-        }
-        Ok(Timing { samples_ms })
-    }
-
-    /// Method 3, the seed's harness: per batch, `warmups` launches, a
-    /// synchronisation, the host clock started, `runs` launches, a
-    /// synchronisation, the clock stopped; per-launch ms per batch.
-    pub fn time_with_sync(
-        &mut self,
-        n: usize,
-        warmups: u32,
-        runs: u32,
-        batches: u32,
-    ) -> Result<Timing> {
-        let mut samples_ms = Vec::with_capacity(batches as usize);
-        for _ in 0..batches {
-            for _ in 0..warmups {
-                self.launch(n)?;
-            }
-            self.gpu.sync_after(SYMBOL)?;
-            let start = Instant::now();
-            for _ in 0..runs {
-                self.launch(n)?;
-            }
-            self.gpu.sync_after(SYMBOL)?;
-            samples_ms.push(start.elapsed().as_secs_f64() * 1e3 / f64::from(runs));
         }
         Ok(Timing { samples_ms })
     }
@@ -324,19 +297,22 @@ impl<'g> Harness<'g> {
 }
 
 impl Twinned for Harness<'_> {
-    fn kernels(&mut self) -> &mut Kernels {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
         self.kernels
             .as_mut()
             .expect("compare loads the kernels first")
     }
 
-    fn check(&mut self, _symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
+    fn check(&mut self, _kernel: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
         let (failure, bits) = Harness::check(self, CHECK_ELEMS)?;
         Ok((failure.into_iter().collect(), bits))
     }
 
-    fn time(&mut self, _symbol: &'static str, plan: Plan) -> Result<Timing> {
-        let n = self.out.len().min(LARGE_ELEMS);
+    /// At the whole buffers: the large size of the run.
+    fn time(&mut self, _kernel: Kernel, plan: Plan) -> Result<Timing> {
+        let n = self.out.len();
         self.time_with_events(n, plan)
     }
 }
@@ -384,206 +360,263 @@ pub fn reading(
     )
 }
 
-/// The sizes a run uses: the seed's, then the large one (the check size in
-/// a quick run).
-pub fn timed_sizes(quick: bool) -> [usize; 2] {
-    [SEED_ELEMS, if quick { CHECK_ELEMS } else { LARGE_ELEMS }]
+/// The lesson's sizes: the seed's workload (cache-resident on most GPUs, on
+/// purpose), then the large one that streams from DRAM.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// Elements of the two timed workloads: the seed's, then the large one
+    /// (the check size in a quick run).
+    pub timed_elems: [usize; 2],
+    /// Elements of the first call.
+    pub first_call_elems: usize,
+    /// The odd correctness size.
+    pub check_elems: usize,
+    /// The seed's harness: warm-ups, then timed runs.
+    pub seed_harness: [u32; 2],
 }
 
-/// The lesson's sizes for the context.
-pub fn sizes_json(quick: bool) -> serde_json::Value {
-    json!({
-        "first_call_elems": SEED_ELEMS, "timed_elems": timed_sizes(quick), "check_elems": CHECK_ELEMS,
-        "seed_harness": {"warmups": SEED_WARMUPS, "runs": SEED_RUNS},
-    })
-}
-
-/// The first call, then every size checked; then each size timed the
-/// three repeatable ways, and the seed's own CPU workload.
-pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
-    let sizes = timed_sizes(quick);
-    let capacity = sizes[1].max(SEED_ELEMS);
-    let mut lesson = Harness::new(gpu, capacity)?;
-    let (mode, mode_env) = loading_mode();
-
-    // Method 2 first: nothing in this process has got or launched the
-    // kernel yet. Its output is the first thing checked.
-    let first = lesson.first_call(SEED_ELEMS)?;
-    let mut failures = Vec::new();
-    failures.extend(lesson.verify(SEED_ELEMS)?.0);
-    for n in [CHECK_ELEMS, sizes[1], 1] {
-        failures.extend(lesson.check(n)?.0);
-    }
-    if !failures.is_empty() {
-        return Ok(Outcome::Failed(failures));
-    }
-
-    let (warmups, runs, batches) = if quick {
-        (plan.warmups, plan.launches_per_batch, plan.batches)
-    } else {
-        (SEED_WARMUPS, SEED_RUNS, plan.batches)
-    };
-    let dram = gpu.info.derived_dram_bytes_per_s() / 1e9;
-    let mut sections = Vec::new();
-    let mut facts = Vec::new();
-    for (index, &n) in sizes.iter().enumerate() {
-        let without_sync = lesson.time_without_sync(n, warmups, runs, batches)?;
-        let with_sync = lesson.time_with_sync(n, warmups, runs, batches)?;
-        let events = lesson.time_with_events(n, plan)?;
-        let truth = events.median_ms();
-        let buffer = (n * size_of::<f32>()) as f64;
-        // The working set is all three buffers: what decides whether
-        // back-to-back launches find them in the L2.
-        let mut section = Section::new(format!(
-            "{n} floats (3 buffers of {:.1} MiB, together {:.2}x the L2{})",
-            buffer / (1 << 20) as f64,
-            bytes(n) / gpu.info.l2_bytes.max(1) as f64,
-            if index == 0 {
-                ", the seed's workload"
-            } else if quick {
-                ", quick: not a measurement"
-            } else {
-                ""
-            }
-        ));
-        let key = |method: &str| format!("{SYMBOL}/{n}/{method}");
-        let mut rows = vec![
-            Row::new(
-                key("no-sync"),
-                format!("(1) host clock, {runs} launches, no synchronisation"),
-                without_sync.clone(),
-            )
-            .host_clocked(),
-            Row::new(
-                key("host-sync"),
-                format!("(3) seed's harness: {warmups} warm-ups, sync, {runs} launches, sync"),
-                with_sync.clone(),
-            )
-            .host_clocked(),
-            Row::new(
-                key("events"),
-                format!(
-                    "(4) events: {} warm-ups, median of {} x {}",
-                    plan.warmups, plan.batches, plan.launches_per_batch
-                ),
-                events.clone(),
-            ),
-        ];
-        let mut verdicts = vec![
-            ("no-sync", verdict(without_sync.median_ms(), truth)),
-            ("host-sync", verdict(with_sync.median_ms(), truth)),
-        ];
-        if index == 0 {
-            let first_timing = Timing {
-                samples_ms: vec![first.total_ms()],
-            };
-            rows.insert(
-                1,
-                Row::new(
-                    key("first-call"),
-                    "(2) first call: get function, launch, sync; host clock; one sample",
-                    first_timing,
-                )
-                .host_clocked(),
-            );
-            verdicts.insert(1, ("first-call", verdict(first.total_ms(), truth)));
-            section.line(format!(
-                "Module loading: {mode} (CUDA_MODULE_LOADING {}). First call of {SYMBOL}: cuModuleGetFunction {:.3} ms \
-                 + launch and sync {:.3} ms = {:.3} ms.",
-                mode_env.as_deref().map_or("unset: the driver's default".to_string(), |v| format!("= {v}")),
-                first.get_function_ms,
-                first.launch_and_sync_ms,
-                first.total_ms()
-            ));
-        }
-        section.rows = rows.into_iter().map(|r| r.bytes(bytes(n))).collect();
-        for (method, v) in &verdicts {
-            section.line(format!("{method:<10} against the events' median: {v}"));
-        }
-        let spread = |t: &Timing| {
-            format!(
-                "{:.4} / {:.4} / {:.4}",
-                t.min_ms(),
-                t.median_ms(),
-                t.max_ms()
-            )
+impl Sizes {
+    /// A full run on `info`'s GPU: the large workload grown from
+    /// [`SEED_LARGE_ELEMS`] until a buffer is at least 4x the L2; `quick`:
+    /// the check size in its place.
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        let large = if quick {
+            CHECK_ELEMS
+        } else {
+            grown(SEED_LARGE_ELEMS, size_of::<f32>(), info.l2_bytes)
         };
-        section.line(format!(
-            "min / median / max per launch, ms: no-sync {}; host-sync {}; events {}",
-            spread(&without_sync),
-            spread(&with_sync),
-            spread(&events)
-        ));
-        let enqueue_rate = bytes(n) / (without_sync.median_ms() * 1e-3) / 1e9;
-        section.reading = Some(reading(
-            index == 0,
-            runs,
-            enqueue_rate,
-            dram,
-            bytes(n) <= gpu.info.l2_bytes as f64,
-        ));
-        if index == 0 {
-            // The seed's own workload: the host loop under the seed's
-            // harness, labelled a CPU figure.
-            let mut out = vec![0.0f32; n];
-            let (a, b) = (&lesson.a_host[..n], &lesson.b_host[..n]);
-            let cpu_plan = Plan {
-                warmups,
-                batches,
-                launches_per_batch: runs,
-                flush_l2: false,
-            };
-            let t = lesson::time_on_cpu(cpu_plan, || {
-                reference::vector_add(std::hint::black_box(&mut out), a, b)
-            });
-            section.rows.push(
-                Row::new(
-                    format!("vector_add_host/{n}"),
-                    format!("seed's host loop under its harness ({warmups} + {runs})"),
-                    t,
-                )
-                .bytes(bytes(n))
-                .on_cpu(),
-            );
+        Sizes {
+            timed_elems: [SEED_ELEMS, large],
+            first_call_elems: SEED_ELEMS,
+            check_elems: CHECK_ELEMS,
+            seed_harness: [SEED_WARMUPS, SEED_RUNS],
         }
-        facts.push(json!({
-            "elems": n,
-            "events_median_ms": truth,
-            "methods": verdicts.iter().map(|(m, v)| json!({"method": m, "verdict": v})).collect::<Vec<_>>(),
-        }));
-        sections.push(section);
     }
-    Ok(Outcome::Passed(Findings {
-        sections,
-        facts: json!({
-            "module_loading": mode, "cuda_module_loading_env": mode_env, "first_call": first,
-            "checked_elems": [SEED_ELEMS, CHECK_ELEMS, sizes[1], 1], "sizes": facts,
-        }),
-    }))
+
+    /// Floats each of the three buffers holds: enough for every workload.
+    pub fn capacity(&self) -> usize {
+        self.timed_elems[1].max(SEED_ELEMS).max(CHECK_ELEMS)
+    }
+}
+
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        Ok(Sizes::new(info, quick))
+    }
+    /// The large workload; the seed's is timed where it falls (in L2 on
+    /// most GPUs), as the seed times it.
+    fn streams(&self) -> Vec<Stream> {
+        vec![Stream::of::<f32>(
+            "a, b, out (large workload)",
+            self.timed_elems[1],
+        )]
+    }
+
+    fn device_bytes(&self) -> usize {
+        3 * self.capacity() * size_of::<f32>()
+    }
 }
 
 /// The CUDA C twin.
 pub const CUDA_C_SOURCE: &str = include_str!("harness.cu");
 
-/// What NVRTC compiles: the block size as a `#define`, then the twin.
-pub fn cuda_c_program() -> String {
-    format!("#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n{CUDA_C_SOURCE}")
-}
+/// The harness lesson as `lab` runs it.
+pub struct HarnessLesson;
 
-/// The kernel beside its twin (see [`lesson::compare_twins`]): checked at
-/// the odd size, timed at the large one.
-pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
-    let mut lesson = Harness::new(gpu, LARGE_ELEMS)?;
-    lesson.load_twins(c_ptx)?;
-    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
-}
+impl lesson::Lesson for HarnessLesson {
+    const NAME: &'static str = "harness";
+    const ABOUT: &'static str = "Chapter 19.4: one kernel timed the wrong ways (no synchronisation, the first call) and the right ways, and how far each is off.";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Harness<'g>;
 
-/// The lesson as `lab` runs it.
-pub const LESSON: lesson::Lesson = lesson::Lesson {
-    name: "harness",
-    sizes: sizes_json,
-    block_sizes: || json!({"all": THREADS_PER_BLOCK}),
-    run,
-    cuda_c: cuda_c_program,
-    compare,
-};
+    fn block_sizes() -> serde_json::Value {
+        json!({"all": THREADS_PER_BLOCK})
+    }
+
+    /// What NVRTC compiles: the block size as a `#define`, then the twin.
+    fn cuda_c() -> String {
+        format!("#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n{CUDA_C_SOURCE}")
+    }
+
+    /// The first call, then every size checked; then each size timed the
+    /// three repeatable ways, and the seed's own CPU workload.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let plan = options.plan;
+        let quick = sizes.timed_elems[1] == CHECK_ELEMS;
+        let mut lesson = Harness::new(gpu, sizes.capacity())?;
+        let sizes = sizes.timed_elems;
+        let (mode, mode_env) = loading_mode();
+
+        // Method 2 first: nothing in this process has got or launched the
+        // kernel yet. Its output is the first thing checked.
+        let first = lesson.first_call(SEED_ELEMS)?;
+        let mut failures = Vec::new();
+        failures.extend(lesson.verify(SEED_ELEMS)?.0);
+        for n in [CHECK_ELEMS, sizes[1], 1] {
+            failures.extend(lesson.check(n)?.0);
+        }
+        if !failures.is_empty() {
+            return Ok(Outcome::Failed(failures));
+        }
+
+        let (warmups, runs, batches) = if quick {
+            (plan.warmups, plan.launches_per_batch, plan.batches)
+        } else {
+            (SEED_WARMUPS, SEED_RUNS, plan.batches)
+        };
+        let dram = gpu.info.derived_dram_bytes_per_s() / 1e9;
+        let mut sections = Vec::new();
+        let mut facts = Vec::new();
+        for (index, &n) in sizes.iter().enumerate() {
+            let counts = (warmups, runs, batches);
+            let without_sync = lesson.time_host_clocked(n, counts, false)?;
+            let with_sync = lesson.time_host_clocked(n, counts, true)?;
+            let events = lesson.time_with_events(n, plan)?;
+            let truth = events.median_ms();
+            let buffer = (n * size_of::<f32>()) as f64;
+            // The working set is all three buffers: what decides whether
+            // back-to-back launches find them in the L2.
+            let mut section = Section::new(format!(
+                "{n} floats (3 buffers of {:.1} MiB, together {:.2}x the L2{})",
+                buffer / (1 << 20) as f64,
+                bytes(n) / gpu.info.l2_bytes.max(1) as f64,
+                if index == 0 {
+                    ", the seed's workload"
+                } else if quick {
+                    ", quick: not a measurement"
+                } else {
+                    ""
+                }
+            ));
+            let key = |method: &str| format!("{SYMBOL}/{n}/{method}");
+            let mut rows = vec![
+                Row::new(
+                    key("no-sync"),
+                    format!("(1) host clock, {runs} launches, no synchronisation"),
+                    without_sync.clone(),
+                )
+                .host_clocked(),
+                Row::new(
+                    key("host-sync"),
+                    format!("(3) seed's harness: {warmups} warm-ups, sync, {runs} launches, sync"),
+                    with_sync.clone(),
+                )
+                .host_clocked(),
+                Row::new(
+                    key("events"),
+                    format!(
+                        "(4) events: {} warm-ups, median of {} x {}",
+                        plan.warmups, plan.batches, plan.launches_per_batch
+                    ),
+                    events.clone(),
+                ),
+            ];
+            let mut verdicts = vec![
+                ("no-sync", verdict(without_sync.median_ms(), truth)),
+                ("host-sync", verdict(with_sync.median_ms(), truth)),
+            ];
+            if index == 0 {
+                let first_timing = Timing {
+                    samples_ms: vec![first.total_ms()],
+                };
+                rows.insert(
+                    1,
+                    Row::new(
+                        key("first-call"),
+                        "(2) first call: get function, launch, sync; host clock; one sample",
+                        first_timing,
+                    )
+                    .host_clocked(),
+                );
+                verdicts.insert(1, ("first-call", verdict(first.total_ms(), truth)));
+                section.line(format!(
+                    "Module loading: {mode} (CUDA_MODULE_LOADING {}). First call of {SYMBOL}: cuModuleGetFunction {:.3} ms \
+                     + launch and sync {:.3} ms = {:.3} ms.",
+                    mode_env.as_deref().map_or("unset: the driver's default".to_string(), |v| format!("= {v}")),
+                    first.get_function_ms,
+                    first.launch_and_sync_ms,
+                    first.total_ms()
+                ));
+            }
+            section.rows = rows.into_iter().map(|r| r.bytes(bytes(n))).collect();
+            for (method, v) in &verdicts {
+                section.line(format!("{method:<10} against the events' median: {v}"));
+            }
+            let spread = |t: &Timing| {
+                format!(
+                    "{:.4} / {:.4} / {:.4}",
+                    t.min_ms(),
+                    t.median_ms(),
+                    t.max_ms()
+                )
+            };
+            section.line(format!(
+                "min / median / max per launch, ms: no-sync {}; host-sync {}; events {}",
+                spread(&without_sync),
+                spread(&with_sync),
+                spread(&events)
+            ));
+            let enqueue_rate = bytes(n) / (without_sync.median_ms() * 1e-3) / 1e9;
+            section.reading = Some(reading(
+                index == 0,
+                runs,
+                enqueue_rate,
+                dram,
+                bytes(n) <= gpu.info.l2_bytes as f64,
+            ));
+            if index == 0 {
+                // The seed's own workload: the host loop under the seed's
+                // harness, labelled a CPU figure.
+                let mut out = vec![0.0f32; n];
+                let (a, b) = (&lesson.a_host[..n], &lesson.b_host[..n]);
+                let cpu_plan = Plan {
+                    warmups,
+                    batches,
+                    launches_per_batch: runs,
+                    flush_l2: false,
+                };
+                let t = lesson::time_on_cpu(cpu_plan, || {
+                    reference::vector_add(std::hint::black_box(&mut out), a, b)
+                });
+                section.rows.push(
+                    Row::new(
+                        format!("vector_add_host/{n}"),
+                        format!("seed's host loop under its harness ({warmups} + {runs})"),
+                        t,
+                    )
+                    .bytes(bytes(n))
+                    .on_cpu(),
+                );
+            }
+            facts.push(json!({
+                "elems": n,
+                "events_median_ms": truth,
+                "methods": verdicts.iter().map(|(m, v)| json!({"method": m, "verdict": v})).collect::<Vec<_>>(),
+            }));
+            sections.push(section);
+        }
+        SectionReport::passed(
+            context,
+            Findings {
+                sections,
+                facts: json!({
+                    "module_loading": mode, "cuda_module_loading_env": mode_env, "first_call": first,
+                    "checked_elems": [SEED_ELEMS, CHECK_ELEMS, sizes[1], 1], "sizes": facts,
+                }),
+            },
+        )
+    }
+
+    /// The kernel got up front: the comparison does not time its first call.
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Harness<'g>> {
+        let mut lesson = Harness::new(gpu, sizes.timed_elems[1].max(CHECK_ELEMS))?;
+        lesson.load()?;
+        Ok(lesson)
+    }
+}

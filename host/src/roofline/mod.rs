@@ -9,93 +9,59 @@ pub mod model;
 pub mod reference;
 pub mod report;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
 use kernels_gpu::roofline::*;
 use serde::Serialize;
 
-use crate::check::{Failure, first_bit_mismatch, first_mismatch, first_non_finite};
-use crate::compare::{Agreement, ComparedKernel, Kernels, Side, interleave, pair};
+use crate::check::{Failure, Tolerance, first_mismatch, first_non_finite};
+use crate::compare::{Side, Twinned};
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceInfo, Gpu};
+use crate::kernels::{KernelId, KernelSet};
+use crate::lesson::{self, Capabilities, Outcome, RunOptions};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown_side};
 use crate::timing::{self, Plan, Timing};
 
-/// The twelve kernels, in table order: the copy ceiling, the ten placed
-/// kernels, the FMA ceiling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kernel {
-    /// The bandwidth ceiling.
-    Copy,
-    /// `out = a + b`.
-    VectorAdd,
-    /// `out = a + b` over the stride-32 permutation.
-    VectorAddPermuted,
-    /// Transpose, straight through global memory.
-    TransposeNaive,
-    /// Transpose through a padded shared tile.
-    TransposeTiled,
-    /// Matmul, one thread per output, straight from global memory.
-    MatmulNaive,
-    /// Matmul through 16 x 16 shared tiles.
-    MatmulTiled,
-    /// Sequential-addressing block reduction.
-    Reduce,
-    /// 5-point heat step from global memory.
-    StencilGlobal,
-    /// 5-point heat step through a shared apron.
-    StencilTiled,
-    /// Horner polynomial of degree 256.
-    Polynomial,
-    /// The FP32 ceiling.
-    FmaPeak,
+crate::kernel_ids! {
+    /// The twelve kernels, in table order: the copy ceiling, the ten placed
+    /// kernels, the FMA ceiling. Each with its exported symbol (the CUDA C
+    /// twin's name too) and its parameters, as `kernels-gpu` declares them.
+    pub enum Kernel {
+        /// The bandwidth ceiling: (in, out, n / 4 float4s).
+        Copy = "copy_coalesced" (Ptr, Ptr, U64),
+        /// `out = a + b`.
+        VectorAdd = "vector_add" (Ptr, Ptr, Ptr, U64),
+        /// `out = a + b` over the stride-32 permutation: (a, b, out, cols, stride).
+        VectorAddPermuted = "vector_add_permuted" (Ptr, Ptr, Ptr, U64, U32),
+        /// Transpose, straight through global memory: (in, out, side).
+        TransposeNaive = "transpose_naive" (Ptr, Ptr, U64),
+        /// Transpose through a padded shared tile.
+        TransposeTiled = "transpose_tiled" (Ptr, Ptr, U64),
+        /// Matmul, one thread per output, straight from global memory: (a, b, c, dim).
+        MatmulNaive = "matmul_naive" (Ptr, Ptr, Ptr, U64),
+        /// Matmul through 16 x 16 shared tiles.
+        MatmulTiled = "matmul_tiled" (Ptr, Ptr, Ptr, U64),
+        /// Sequential-addressing block reduction: (in, partials, n).
+        Reduce = "reduce_sequential_addressing" (Ptr, Ptr, U64),
+        /// 5-point heat step from global memory: (in, out, side, r).
+        StencilGlobal = "heat_step_global" (Ptr, Ptr, U32, F32),
+        /// 5-point heat step through a shared apron.
+        StencilTiled = "heat_step_tiled" (Ptr, Ptr, U32, F32),
+        /// Horner polynomial of degree 256: (in, out, n).
+        Polynomial = "polynomial_horner" (Ptr, Ptr, U64),
+        /// The FP32 ceiling: (out, iterations).
+        FmaPeak = "fma_peak" (Ptr, U32),
+    }
 }
 
 impl Kernel {
-    /// All twelve, in table order (and `--profile`'s launch order).
-    pub const ALL: [Kernel; 12] = [
-        Kernel::Copy,
-        Kernel::VectorAdd,
-        Kernel::VectorAddPermuted,
-        Kernel::TransposeNaive,
-        Kernel::TransposeTiled,
-        Kernel::MatmulNaive,
-        Kernel::MatmulTiled,
-        Kernel::Reduce,
-        Kernel::StencilGlobal,
-        Kernel::StencilTiled,
-        Kernel::Polynomial,
-        Kernel::FmaPeak,
-    ];
-
-    /// The kernel's position in [`Kernel::ALL`] (and in every per-kernel
-    /// table here). `ALL` lists the variants in declaration order; a unit
-    /// test holds the two together.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
     /// The ten kernels placed on the roofline (all but the two ceilings).
     pub fn placed() -> impl Iterator<Item = Kernel> {
         Kernel::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|k| !matches!(k, Kernel::Copy | Kernel::FmaPeak))
-    }
-
-    /// The exported PTX symbol (and the CUDA C twin's name).
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Kernel::Copy => "copy_coalesced",
-            Kernel::VectorAdd => "vector_add",
-            Kernel::VectorAddPermuted => "vector_add_permuted",
-            Kernel::TransposeNaive => "transpose_naive",
-            Kernel::TransposeTiled => "transpose_tiled",
-            Kernel::MatmulNaive => "matmul_naive",
-            Kernel::MatmulTiled => "matmul_tiled",
-            Kernel::Reduce => "reduce_sequential_addressing",
-            Kernel::StencilGlobal => "heat_step_global",
-            Kernel::StencilTiled => "heat_step_tiled",
-            Kernel::Polynomial => "polynomial_horner",
-            Kernel::FmaPeak => "fma_peak",
-        }
     }
 
     /// The row label in the table and the JSON `variant`.
@@ -124,8 +90,10 @@ pub struct Sizes {
     /// Elements of the vector kernels (copy, adds, reduction, polynomial).
     pub n: usize,
     /// Side of the square transposes.
+    #[serde(rename = "transpose_side")]
     pub side: usize,
     /// Side of the square matmuls.
+    #[serde(rename = "matmul_side")]
     pub mat_dim: usize,
     /// Side of the square stencil grid.
     pub stencil_side: usize,
@@ -135,28 +103,18 @@ pub struct Sizes {
     pub fma_iters: i32,
 }
 
-/// The smallest `seed * 2^k` whose square of floats is at least
-/// `L2_MULTIPLE` times the L2, so a buffer of it is a DRAM measurement.
-pub fn side_for_l2(seed: usize, l2_bytes: usize) -> usize {
-    let mut side = seed;
-    while side * side * 4 < L2_MULTIPLE * l2_bytes {
-        side *= 2;
-    }
-    side
-}
-
 impl Sizes {
     /// The lesson's sizes on a device: the seed's (4096^2 vectors, 512
     /// matmul, 2048^2 stencil) where its L2 is small enough, grown by powers
-    /// of two where it is not (see [`side_for_l2`]); the FMA ceiling launches
+    /// of two where it is not (see [`grown_side`]); the FMA ceiling launches
     /// FMA_BLOCKS_PER_SM blocks per SM.
     pub fn for_device(info: &DeviceInfo) -> Sizes {
-        let side = side_for_l2(SEED_SIDE, info.l2_bytes);
+        let side = grown_side(SEED_SIDE, size_of::<f32>(), info.l2_bytes);
         Sizes {
             n: side * side,
             side,
             mat_dim: MAT_DIM,
-            stencil_side: side_for_l2(SEED_STENCIL_SIDE, info.l2_bytes),
+            stencil_side: grown_side(SEED_STENCIL_SIDE, size_of::<f32>(), info.l2_bytes),
             fma_blocks: FMA_BLOCKS_PER_SM * info.sms,
             fma_iters: FMA_ITERS,
         }
@@ -272,6 +230,35 @@ impl Sizes {
     }
 }
 
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        let sizes = if quick {
+            Sizes::quick(info)
+        } else {
+            Sizes::for_device(info)
+        };
+        sizes.validate()?;
+        Ok(sizes)
+    }
+    /// The vectors, the transposes' matrices and the stencil's grid are
+    /// streamed; the 512^3 matmul is not (it is the compute-bound kernel
+    /// whose 3 MiB sit in L2 by design, as in the seed).
+    fn streams(&self) -> Vec<Stream> {
+        vec![
+            Stream::of::<f32>("vectors (a, b, out)", self.n),
+            Stream::of::<f32>("transposes (in, out)", self.side * self.side),
+            Stream::of::<f32>(
+                "stencil grid (in, out)",
+                self.stencil_side * self.stencil_side,
+            ),
+        ]
+    }
+
+    fn device_bytes(&self) -> usize {
+        Sizes::device_bytes(self)
+    }
+}
+
 /// The launch shape of `kernel` at `sizes`: the one every path uses.
 pub fn launch_config(kernel: Kernel, sizes: &Sizes) -> LaunchConfig {
     let cfg = |grid_dim: (u32, u32, u32), block_dim: (u32, u32, u32)| LaunchConfig {
@@ -372,16 +359,11 @@ pub fn cuda_c_defines() -> String {
     out
 }
 
-/// What NVRTC compiles: [`cuda_c_defines`] then [`CUDA_C_SOURCE`].
-pub fn cuda_c_program() -> String {
-    format!("{}{}", cuda_c_defines(), CUDA_C_SOURCE)
-}
-
 /// The lesson's buffers on one GPU, at one set of sizes.
 pub struct Roofline<'g> {
     gpu: &'g Gpu,
     sizes: Sizes,
-    kernels: Kernels,
+    kernels: KernelSet<Kernel>,
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
     out: CudaSlice<f32>,
@@ -400,7 +382,7 @@ impl<'g> Roofline<'g> {
     pub fn new(gpu: &'g Gpu, sizes: Sizes) -> Result<Self> {
         sizes.validate()?;
         gpu.require_free_memory(sizes.device_bytes(), "the roofline lesson's buffers")?;
-        let kernels = Kernels::new(gpu, &Kernel::ALL.map(Kernel::symbol))?;
+        let kernels = KernelSet::new(gpu)?;
         let len = sizes.buffer_len();
         let host_a: Vec<f32> = (0..len).map(reference::fill_a).collect();
         let host_b: Vec<f32> = (0..len).map(reference::fill_b).collect();
@@ -427,26 +409,9 @@ impl<'g> Roofline<'g> {
         self.sizes
     }
 
-    /// Loads the CUDA C twins (compiled by NVRTC for this GPU, `ptx`) so
-    /// [`Roofline::use_side`] can switch to them.
-    ///
-    /// # Errors
-    /// The driver refusing the PTX, or a twin missing from it.
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
-    }
-
-    /// Makes every later launch, check and timing use `side`'s kernels.
-    ///
-    /// # Panics
-    /// If `side` is [`Side::CudaC`] and no twins were loaded (a caller bug).
-    pub fn use_side(&mut self, side: Side) {
-        self.kernels.use_side(side);
-    }
-
     /// The function `kernel` launches on `side`.
     pub fn function(&self, kernel: Kernel, side: Side) -> Option<&CudaFunction> {
-        self.kernels.get(kernel.index(), side)
+        self.kernels.get(kernel, side)
     }
 
     /// Launches `kernel` once on the lesson's buffers (asynchronously).
@@ -465,47 +430,41 @@ impl<'g> Roofline<'g> {
             partials,
             ..
         } = self;
-        let mut builder = gpu.stream.launch_builder(kernels.active(kernel.index()));
         let n = s.n as u64;
         let n4 = (s.n / 4) as u64;
         let cols = (s.n / STRIDE as usize) as u64;
         let side = s.side as u64;
         let d = s.mat_dim as u64;
         let grid = s.stencil_side as i32;
-        let r = STENCIL_R;
-        let iters = s.fma_iters;
-        let stride = STRIDE;
-        match kernel {
-            Kernel::Copy => builder.arg(&*a).arg(&mut *out).arg(&n4),
-            Kernel::VectorAdd => builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&n),
-            Kernel::VectorAddPermuted => builder
-                .arg(&*a)
-                .arg(&*b)
-                .arg(&mut *out)
-                .arg(&cols)
-                .arg(&stride),
+        let (gpu, a, b): (&Gpu, &CudaSlice<f32>, &CudaSlice<f32>) = (gpu, a, b);
+        let launch = kernels.launch(gpu, kernel);
+        let launch = match kernel {
+            Kernel::Copy => launch.input(a).output(out).scalar(n4),
+            Kernel::VectorAdd => launch.input(a).input(b).output(out).scalar(n),
+            Kernel::VectorAddPermuted => launch
+                .input(a)
+                .input(b)
+                .output(out)
+                .scalar(cols)
+                .scalar(STRIDE),
             Kernel::TransposeNaive | Kernel::TransposeTiled => {
-                builder.arg(&*a).arg(&mut *out).arg(&side)
+                launch.input(a).output(out).scalar(side)
             }
             Kernel::MatmulNaive | Kernel::MatmulTiled => {
-                builder.arg(&*a).arg(&*b).arg(&mut *out).arg(&d)
+                launch.input(a).input(b).output(out).scalar(d)
             }
-            Kernel::Reduce => builder.arg(&*a).arg(&mut *partials).arg(&n),
+            Kernel::Reduce => launch.input(a).output(partials).scalar(n),
             Kernel::StencilGlobal | Kernel::StencilTiled => {
-                builder.arg(&*a).arg(&mut *out).arg(&grid).arg(&r)
+                launch.input(a).output(out).scalar(grid).scalar(STENCIL_R)
             }
-            Kernel::Polynomial => builder.arg(&*a).arg(&mut *out).arg(&n),
-            Kernel::FmaPeak => builder.arg(&mut *out).arg(&iters),
+            Kernel::Polynomial => launch.input(a).output(out).scalar(n),
+            Kernel::FmaPeak => launch.output(out).scalar(s.fma_iters),
         };
-        // SAFETY: the arguments match the kernel's signature in kernels-gpu
-        // (pointer, pointer, ..., scalar types as declared), and
-        // `Sizes::validate` plus `launch_config` give each kernel the shape
-        // its launch assumption names, within buffers of `buffer_len()`.
-        unsafe { builder.launch(cfg) }.map_err(|source| Error::KernelFault {
-            kernel: kernel.symbol().to_string(),
-            source,
-        })?;
-        Ok(())
+        // SAFETY: `Sizes::validate` plus `launch_config` give each kernel
+        // the shape its launch assumption names, within buffers of
+        // `buffer_len()` floats (and `vector_blocks()` partials); the
+        // argument kinds are checked against the declared parameters.
+        unsafe { launch.launch(cfg) }
     }
 
     /// Runs `kernel` once on poisoned (or, for the stencils, zeroed) output
@@ -546,9 +505,9 @@ impl<'g> Roofline<'g> {
                     _ => reference::vector_add(&self.host_a[..s.n], &self.host_b[..s.n]),
                 };
                 let bad = if kernel == Kernel::Copy {
-                    first_bit_mismatch(&got, &want)
+                    first_mismatch(&got, &want, Tolerance::Bits)
                 } else {
-                    first_mismatch(&got, &want, 0.0)
+                    first_mismatch(&got, &want, Tolerance::Exact)
                 };
                 if let Some(m) = bad {
                     let hint = if kernel == Kernel::VectorAddPermuted {
@@ -570,7 +529,7 @@ impl<'g> Roofline<'g> {
                 self.gpu
                     .upload(&self.host_a[..len], &mut self.a.slice_mut(..len))?;
                 let want = reference::transpose(&input, s.side);
-                if let Some(m) = first_bit_mismatch(&got, &want) {
+                if let Some(m) = first_mismatch(&got, &want, Tolerance::Bits) {
                     failures.push(fail(m.in_2d(s.side).to_string()));
                 }
                 got
@@ -598,7 +557,7 @@ impl<'g> Roofline<'g> {
                 self.gpu
                     .upload(&self.host_b[..len], &mut self.b.slice_mut(..len))?;
                 let want = reference::matmul(&ca, &cb, s.mat_dim);
-                if let Some(m) = first_mismatch(&got, &want, 0.0) {
+                if let Some(m) = first_mismatch(&got, &want, Tolerance::Exact) {
                     failures.push(fail(m.in_2d(s.mat_dim).to_string()));
                 }
                 got
@@ -614,7 +573,7 @@ impl<'g> Roofline<'g> {
                         .into_iter()
                         .map(|x| x as f32)
                         .collect();
-                if let Some(m) = first_mismatch(&got, &want, 0.0) {
+                if let Some(m) = first_mismatch(&got, &want, Tolerance::Exact) {
                     failures.push(fail(format!("block sum {m}")));
                 }
                 got
@@ -626,7 +585,7 @@ impl<'g> Roofline<'g> {
                 self.gpu.fill_bytes(&mut self.out.slice_mut(..len), 0)?;
                 let got = self.run_and_read(kernel, Output::Out, len)?;
                 let want = reference::heat_step(&self.host_a[..len], s.stencil_side, STENCIL_R);
-                if let Some(m) = first_mismatch(&got, &want, 1e-5) {
+                if let Some(m) = first_mismatch(&got, &want, Tolerance::Relative(1e-5)) {
                     failures.push(fail(m.in_2d(s.stencil_side).to_string()));
                 }
                 got
@@ -640,7 +599,7 @@ impl<'g> Roofline<'g> {
                 let got = self.run_poisoned(kernel, s.n)?;
                 let prefix = POLY_CHECK.min(s.n);
                 let want = reference::polynomial(&self.host_a[..prefix]);
-                if let Some(m) = first_mismatch(&got[..prefix], &want, 0.0) {
+                if let Some(m) = first_mismatch(&got[..prefix], &want, Tolerance::Exact) {
                     failures.push(fail(format!(
                         "{m}; the chain did not run the {POLY_DEGREE} steps the FLOP count assumes"
                     )));
@@ -652,7 +611,7 @@ impl<'g> Roofline<'g> {
                     )));
                 }
                 let want_all = reference::polynomial_by_value(&self.host_a[..s.n]);
-                if let Some(m) = first_mismatch(&got, &want_all, 0.0) {
+                if let Some(m) = first_mismatch(&got, &want_all, Tolerance::Exact) {
                     failures.push(fail(format!("{m} (beyond the prefix)")));
                 }
                 got
@@ -661,7 +620,7 @@ impl<'g> Roofline<'g> {
                 let threads = s.fma_threads();
                 let got = self.run_poisoned(kernel, threads)?;
                 let want = vec![reference::fma_sum(s.fma_iters); threads];
-                if let Some(m) = first_mismatch(&got, &want, 0.01) {
+                if let Some(m) = first_mismatch(&got, &want, Tolerance::Relative(0.01)) {
                     failures.push(fail(format!(
                         "{m}; the loop did not run the {} iterations the FLOP count assumes",
                         s.fma_iters
@@ -719,7 +678,7 @@ impl<'g> Roofline<'g> {
     /// `--profile`: one launch of each kernel in table order, then a sync;
     /// no checks, no timing. What a profiler pass needs and nothing else.
     pub fn profile(&mut self) -> Result<()> {
-        for kernel in Kernel::ALL {
+        for &kernel in Kernel::ALL {
             self.launch(kernel)?;
             self.gpu.sync_after(kernel.symbol())?;
         }
@@ -735,51 +694,34 @@ pub struct Measured {
     pub timing: Timing,
 }
 
-/// The outcome of the lesson: every kernel checked, and timed only when all
-/// checks pass.
-pub enum Outcome {
-    /// Every check passed.
-    Passed {
-        /// Every kernel's timing, in table order.
-        measured: Vec<Measured>,
-        /// The driver's device-to-device copy of the same bytes as the copy
-        /// ceiling.
-        driver_copy: Timing,
-    },
-    /// At least one check failed: every failure, and no figure.
-    Failed(Vec<Failure>),
-    /// A kernel faulted (or the driver failed) during the checks: the
-    /// failures found before it, and the error; the context is unusable.
-    Faulted {
-        /// Failed checks before the fault.
-        failures: Vec<Failure>,
-        /// The fault.
-        error: Error,
-    },
+/// What a passed run measured: every kernel's timing in table order, and
+/// the driver's device-to-device copy of the copy ceiling's bytes.
+pub struct Timings {
+    /// Every kernel's timing, in [`KernelId::ALL`] order.
+    pub measured: Vec<Measured>,
+    /// The driver's `cuMemcpyDtoDAsync` of the same bytes as the copy.
+    pub driver_copy: Timing,
 }
 
 /// Checks every kernel, then, only if all are right, times every kernel.
-/// A failure does not stop the checks: every failure is collected.
-/// `progress` advances once per check and per timing (pass a hidden bar
-/// where nothing should be drawn; indicatif draws nothing when stderr is
-/// not a terminal).
+/// A failure does not stop the checks: every failure is collected; a fault
+/// stops them (the context is unusable), with what was found before it.
+/// `progress` advances once per check and per timing.
 ///
 /// # Errors
-/// Driver errors and kernel faults.
+/// Driver errors and kernel faults during the timings.
 pub fn run(
     lesson: &mut Roofline<'_>,
     plan: Plan,
     progress: &indicatif::ProgressBar,
-) -> Result<Outcome> {
+) -> Result<Outcome<Timings>> {
     progress.set_length(2 * Kernel::ALL.len() as u64 + 1);
     let mut failures = Vec::new();
-    for kernel in Kernel::ALL {
+    for &kernel in Kernel::ALL {
         progress.set_message(format!("checking {}", kernel.symbol()));
         progress.inc(1);
         match lesson.check(kernel) {
             Ok(found) => failures.extend(found),
-            // A fault leaves the context unusable: report it with what was
-            // found before it, and stop.
             Err(error) => return Ok(Outcome::Faulted { failures, error }),
         }
     }
@@ -787,7 +729,7 @@ pub fn run(
         return Ok(Outcome::Failed(failures));
     }
     let mut measured = Vec::with_capacity(Kernel::ALL.len());
-    for kernel in Kernel::ALL {
+    for &kernel in Kernel::ALL {
         progress.set_message(format!("timing {}", kernel.symbol()));
         progress.inc(1);
         measured.push(Measured {
@@ -798,19 +740,10 @@ pub fn run(
     progress.set_message("timing cuMemcpyDtoDAsync");
     progress.inc(1);
     let driver_copy = lesson.time_driver_copy(plan)?;
-    Ok(Outcome::Passed {
+    Ok(Outcome::Passed(Timings {
         measured,
         driver_copy,
-    })
-}
-
-/// The outcome of comparing the Rust kernels with their CUDA C twins.
-pub enum CompareOutcome {
-    /// Both sides of every kernel matched the CPU reference; the pairs, in
-    /// table order.
-    Passed(Vec<ComparedKernel>),
-    /// At least one side of one kernel was wrong: every failure, no timing.
-    Failed(Vec<Failure>),
+    }))
 }
 
 /// Why a kernel's Rust/C ratio stays above 1.00, from the evidence of a
@@ -840,67 +773,97 @@ pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
     }
 }
 
-/// Checks both sides of every kernel against the CPU reference and each
-/// other, then times each pair interleaved over `trials` trials with `plan`.
-/// The twins must be loaded ([`Roofline::load_twins`]); `c_ptx` is their PTX,
-/// for the instruction mix.
-///
-/// # Errors
-/// Driver errors and kernel faults (wrong answers are failures).
-pub fn compare(
-    lesson: &mut Roofline<'_>,
-    c_ptx: &str,
-    trials: u32,
-    plan: Plan,
-) -> Result<CompareOutcome> {
-    let mut failures = Vec::new();
-    let mut agreements = Vec::new();
-    for kernel in Kernel::ALL {
-        lesson.use_side(Side::Rust);
-        let rust = lesson.check_output(kernel)?;
-        lesson.use_side(Side::CudaC);
-        let c = lesson.check_output(kernel)?;
-        failures.extend(rust.failures);
-        failures.extend(c.failures.into_iter().map(|f| Failure {
-            detail: format!("(CUDA C twin) {}", f.detail),
-            ..f
-        }));
-        agreements.push(Agreement::of(&rust.output, &c.output));
+impl Twinned for Roofline<'_> {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
+        &mut self.kernels
     }
-    lesson.use_side(Side::Rust);
-    if !failures.is_empty() {
-        return Ok(CompareOutcome::Failed(failures));
+
+    fn check(&mut self, kernel: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
+        let checked = self.check_output(kernel)?;
+        let bits = checked
+            .output
+            .iter()
+            .map(|v| u64::from(v.to_bits()))
+            .collect();
+        Ok((checked.failures, bits))
     }
-    let mut pairs = Vec::with_capacity(Kernel::ALL.len());
-    for (kernel, agreement) in Kernel::ALL.into_iter().zip(agreements) {
-        let timing = interleave(trials, |side| {
-            lesson.use_side(side);
-            lesson.time(kernel, plan)
-        })?;
-        lesson.use_side(Side::Rust);
-        let side = |s| lesson.function(kernel, s).expect("both sides are loaded");
-        pairs.push(pair(
-            kernel.label(),
-            kernel.symbol(),
-            side(Side::Rust),
-            side(Side::CudaC),
-            c_ptx,
-            timing,
-            agreement,
-            gap_note(kernel),
-        )?);
+
+    fn time(&mut self, kernel: Kernel, plan: Plan) -> Result<Timing> {
+        Roofline::time(self, kernel, plan)
     }
-    Ok(CompareOutcome::Passed(pairs))
+
+    fn gap_note(&self, kernel: Kernel) -> Option<&'static str> {
+        gap_note(kernel)
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::Kernel;
+/// The roofline lesson as `lab` runs it.
+pub struct RooflineLesson;
 
-    #[test]
-    fn all_lists_the_kernels_in_declaration_order() {
-        for (i, k) in Kernel::ALL.into_iter().enumerate() {
-            assert_eq!(k.index(), i, "{k:?}: functions are looked up by index");
-        }
+impl lesson::Lesson for RooflineLesson {
+    const NAME: &'static str = "roofline";
+    const ABOUT: &'static str = "Two measured ceilings and ten kernels placed on a roofline.";
+    const CAPABILITIES: Capabilities = Capabilities {
+        profile: true,
+        plot: true,
+        ncu: true,
+        graphs_dir: false,
+    };
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Roofline<'g>;
+
+    fn block_sizes() -> serde_json::Value {
+        report::block_sizes_json()
+    }
+
+    /// What NVRTC compiles: [`cuda_c_defines`] then [`CUDA_C_SOURCE`].
+    fn cuda_c() -> String {
+        format!("{}{}", cuda_c_defines(), CUDA_C_SOURCE)
+    }
+
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let mut lesson = Roofline::new(gpu, *sizes)?;
+        let outcome = run(&mut lesson, options.plan, options.progress)?;
+        Ok(outcome.map(|t| {
+            Box::new(report::build(
+                &gpu.info,
+                *sizes,
+                context,
+                &t.measured,
+                t.driver_copy,
+            )) as Box<dyn lesson::Report>
+        }))
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Roofline<'g>> {
+        Roofline::new(gpu, *sizes)
+    }
+
+    fn compare_chart(
+        sizes: &Sizes,
+        comparison: &crate::compare::Comparison,
+    ) -> Option<crate::plot::Chart> {
+        let title = format!(
+            "Roofline, Rust and CUDA C, {} ({})",
+            comparison.context.gpu, comparison.context.date
+        );
+        Some(report::compare_chart(&comparison.kernels, sizes, title))
+    }
+
+    fn profile(gpu: &Gpu, sizes: &Sizes) -> Result<String> {
+        let mut lesson = Roofline::new(gpu, *sizes)?;
+        lesson.profile()?;
+        Ok(format!(
+            "profile mode: {} launches, no checks, no timings",
+            Kernel::ALL.len()
+        ))
     }
 }

@@ -15,10 +15,11 @@ use super::model::{Ceilings, Cost, cost, per_second_e9};
 use super::{Kernel, Measured, Sizes};
 use crate::compare::ComparedKernel;
 use crate::gpu::{DeviceInfo, fp32_lanes_per_sm};
+use crate::kernels::KernelId;
 use crate::ncu::Counters;
 use crate::plot::{Chart, Point, Series};
 use crate::report::{Context, table};
-use crate::timing::{Plan, Timing};
+use crate::timing::Timing;
 
 /// One placed kernel's row.
 #[derive(Debug, Clone)]
@@ -63,21 +64,6 @@ pub struct Report {
     pub counters: Option<BTreeMap<String, Counters>>,
 }
 
-/// The sizes as the JSON context records them.
-pub fn sizes_json(sizes: &Sizes) -> serde_json::Value {
-    json!({
-        "n": sizes.n,
-        "buffer_bytes": sizes.n * 4,
-        "transpose_side": sizes.side,
-        "matmul_side": sizes.mat_dim,
-        "stencil_side": sizes.stencil_side,
-        "fma_blocks": sizes.fma_blocks,
-        "fma_iters": sizes.fma_iters,
-        "fma_chains": FMA_CHAINS,
-        "poly_degree": POLY_DEGREE,
-    })
-}
-
 /// The block shapes as the JSON context records them.
 pub fn block_sizes_json() -> serde_json::Value {
     json!({
@@ -93,10 +79,9 @@ pub fn block_sizes_json() -> serde_json::Value {
 pub fn build(
     info: &DeviceInfo,
     sizes: Sizes,
-    plan: Plan,
+    context: Context,
     measured: &[Measured],
     driver_copy: Timing,
-    started: String,
 ) -> Report {
     let timing_of = |k: Kernel| {
         measured
@@ -136,14 +121,7 @@ pub fn build(
         })
         .collect();
     Report {
-        context: Context::new(
-            "roofline",
-            info,
-            sizes_json(&sizes),
-            block_sizes_json(),
-            plan,
-            started,
-        ),
+        context,
         info: info.clone(),
         sizes,
         ceilings,
@@ -160,15 +138,167 @@ fn mib(bytes: usize) -> f64 {
 }
 
 impl Report {
+    /// The measured-bytes section: what DRAM, L2 and L1 actually moved per
+    /// kernel (one launch each, from ncu), beside the compulsory bytes.
+    fn counters_table(&self, counters: &BTreeMap<String, Counters>) -> String {
+        let mut t = table(&[
+            "kernel",
+            "compulsory MB",
+            "DRAM MB",
+            "L2 MB",
+            "L1 MB",
+            "DRAM GB/s",
+            "FLOP/DRAM byte",
+            "% of copy ceiling",
+            "occupancy % achieved/theoretical",
+        ]);
+        let mb = |x: Option<f64>| x.map_or("-".to_string(), |b| format!("{:.1}", b / 1e6));
+        for r in &self.rows {
+            let Some(c) = counters.get(r.kernel.symbol()) else {
+                continue;
+            };
+            let dram_gb_per_s = c.dram_bytes.map(|b| per_second_e9(b, r.timing.median_ms()));
+            t.add_row(vec![
+                Cell::new(r.kernel.label()),
+                num(r.cost.bytes / 1e6, 1),
+                Cell::new(mb(c.dram_bytes)).set_alignment(CellAlignment::Right),
+                Cell::new(mb(c.l2_bytes)).set_alignment(CellAlignment::Right),
+                Cell::new(mb(c.l1_bytes)).set_alignment(CellAlignment::Right),
+                Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{g:.1}")))
+                    .set_alignment(CellAlignment::Right),
+                Cell::new(
+                    c.dram_bytes
+                        .filter(|&b| b > 0.0)
+                        .map_or("-".into(), |b| format!("{:.3}", r.cost.flop / b)),
+                )
+                .set_alignment(CellAlignment::Right),
+                Cell::new(dram_gb_per_s.map_or("-".into(), |g| {
+                    format!("{:.1}", 100.0 * g / self.ceilings.copy_gb_per_s)
+                }))
+                .set_alignment(CellAlignment::Right),
+                Cell::new(format!(
+                    "{} / {}",
+                    c.achieved_occupancy_pct
+                        .map_or("-".into(), |x| format!("{x:.1}")),
+                    c.theoretical_occupancy_pct
+                        .map_or("-".into(), |x| format!("{x:.1}"))
+                )),
+            ]);
+        }
+        format!(
+            "\nMeasured bytes (Nsight Compute: one launch of each kernel in --profile mode, caches flushed before it by ncu's \
+             default, so cold-cache bytes; DRAM GB/s divides them by this run's warm median time)\n{t}\n\
+             A kernel whose compulsory rate read over 100% of the copy ceiling moved fewer bytes through DRAM than it asked for: \
+             the rest were cache hits.\n"
+        )
+    }
+
+    /// Merges Nsight Compute's counters (from [`crate::ncu::parse_csv`]) into
+    /// the report: the table gains the measured-bytes section, the JSON rows
+    /// a `measured` object, the chart the measured-intensity points.
+    pub fn merge_counters(&mut self, counters: BTreeMap<String, Counters>) {
+        self.counters = Some(counters);
+    }
+
+    /// The roofline chart of this run: the ceilings, each placed kernel at
+    /// its compulsory intensity, and at its measured DRAM intensity where
+    /// counters were merged.
+    pub fn chart(&self) -> Chart {
+        let mut points: Vec<Point> = self
+            .rows
+            .iter()
+            .map(|r| Point {
+                label: r.kernel.label().to_string(),
+                intensity: r.cost.intensity(),
+                gflop_per_s: r.gflop_per_s,
+                series: Series::Rust,
+            })
+            .collect();
+        if let Some(counters) = &self.counters {
+            for r in &self.rows {
+                if let Some(dram) = counters
+                    .get(r.kernel.symbol())
+                    .and_then(|c| c.dram_bytes)
+                    .filter(|&b| b > 0.0)
+                {
+                    points.push(Point {
+                        label: r.kernel.label().to_string(),
+                        intensity: r.cost.flop / dram,
+                        gflop_per_s: r.gflop_per_s,
+                        series: Series::MeasuredDram,
+                    });
+                }
+            }
+        }
+        Chart {
+            title: format!("Roofline, {} ({})", self.info.name, self.context.date),
+            copy_gb_per_s: self.ceilings.copy_gb_per_s,
+            fma_gflop_per_s: self.ceilings.fma_gflop_per_s,
+            points,
+        }
+    }
+
+    /// The driver copy's rate over the copy kernel's compulsory bytes, GB/s.
+    pub fn driver_copy_gb_per_s(&self) -> f64 {
+        per_second_e9(
+            cost(Kernel::Copy, &self.sizes).bytes,
+            self.driver_copy.median_ms(),
+        )
+    }
+}
+
+fn num(x: f64, decimals: usize) -> Cell {
+    Cell::new(format!("{x:.decimals$}")).set_alignment(CellAlignment::Right)
+}
+
+/// The chart of a comparison: ceilings from the Rust copy and FMA kernels'
+/// medians, and each placed kernel in both languages at its compulsory
+/// intensity.
+pub fn compare_chart(kernels: &[ComparedKernel], sizes: &Sizes, title: String) -> Chart {
+    let ms_of = |k: Kernel| {
+        kernels
+            .iter()
+            .find(|c| c.symbol == k.symbol())
+            .map(|c| (c.timing.rust_median_ms(), c.timing.c_median_ms()))
+    };
+    let (copy_ms, _) = ms_of(Kernel::Copy).unwrap_or((f64::NAN, f64::NAN));
+    let (fma_ms, _) = ms_of(Kernel::FmaPeak).unwrap_or((f64::NAN, f64::NAN));
+    let mut points = Vec::new();
+    for k in Kernel::placed() {
+        let Some((rust_ms, c_ms)) = ms_of(k) else {
+            continue;
+        };
+        let c = cost(k, sizes);
+        for (series, ms) in [(Series::Rust, rust_ms), (Series::CudaC, c_ms)] {
+            points.push(Point {
+                label: k.label().to_string(),
+                intensity: c.intensity(),
+                gflop_per_s: per_second_e9(c.flop, ms),
+                series,
+            });
+        }
+    }
+    Chart {
+        title,
+        copy_gb_per_s: per_second_e9(cost(Kernel::Copy, sizes).bytes, copy_ms),
+        fma_gflop_per_s: per_second_e9(cost(Kernel::FmaPeak, sizes).flop, fma_ms),
+        points,
+    }
+}
+
+impl crate::lesson::Report for Report {
+    fn context_mut(&mut self) -> &mut Context {
+        &mut self.context
+    }
+
     /// The human-readable report.
-    pub fn table(&self) -> String {
+    fn table(&self) -> String {
         let mut s = String::new();
         let c = &self.context;
         let z = &self.sizes;
         let plan = c.timing;
         let l2 = self.info.l2_bytes;
-        let _ = writeln!(s, "{}", c.device_line());
-        let _ = writeln!(s, "{}", c.build_line());
+        s.push_str(&c.header());
         let _ = writeln!(
             s,
             "Sizes: vectors {} floats ({:.0} MiB a buffer, {:.1}x the {:.0} MiB L2{}), transpose {}^2, \
@@ -320,117 +450,9 @@ impl Report {
         s
     }
 
-    /// The measured-bytes section: what DRAM, L2 and L1 actually moved per
-    /// kernel (one launch each, from ncu), beside the compulsory bytes.
-    fn counters_table(&self, counters: &BTreeMap<String, Counters>) -> String {
-        let mut t = table(&[
-            "kernel",
-            "compulsory MB",
-            "DRAM MB",
-            "L2 MB",
-            "L1 MB",
-            "DRAM GB/s",
-            "FLOP/DRAM byte",
-            "% of copy ceiling",
-            "occupancy % achieved/theoretical",
-        ]);
-        let mb = |x: Option<f64>| x.map_or("-".to_string(), |b| format!("{:.1}", b / 1e6));
-        for r in &self.rows {
-            let Some(c) = counters.get(r.kernel.symbol()) else {
-                continue;
-            };
-            let dram_gb_per_s = c.dram_bytes.map(|b| per_second_e9(b, r.timing.median_ms()));
-            t.add_row(vec![
-                Cell::new(r.kernel.label()),
-                num(r.cost.bytes / 1e6, 1),
-                Cell::new(mb(c.dram_bytes)).set_alignment(CellAlignment::Right),
-                Cell::new(mb(c.l2_bytes)).set_alignment(CellAlignment::Right),
-                Cell::new(mb(c.l1_bytes)).set_alignment(CellAlignment::Right),
-                Cell::new(dram_gb_per_s.map_or("-".into(), |g| format!("{g:.1}")))
-                    .set_alignment(CellAlignment::Right),
-                Cell::new(
-                    c.dram_bytes
-                        .filter(|&b| b > 0.0)
-                        .map_or("-".into(), |b| format!("{:.3}", r.cost.flop / b)),
-                )
-                .set_alignment(CellAlignment::Right),
-                Cell::new(dram_gb_per_s.map_or("-".into(), |g| {
-                    format!("{:.1}", 100.0 * g / self.ceilings.copy_gb_per_s)
-                }))
-                .set_alignment(CellAlignment::Right),
-                Cell::new(format!(
-                    "{} / {}",
-                    c.achieved_occupancy_pct
-                        .map_or("-".into(), |x| format!("{x:.1}")),
-                    c.theoretical_occupancy_pct
-                        .map_or("-".into(), |x| format!("{x:.1}"))
-                )),
-            ]);
-        }
-        format!(
-            "\nMeasured bytes (Nsight Compute: one launch of each kernel in --profile mode, caches flushed before it by ncu's \
-             default, so cold-cache bytes; DRAM GB/s divides them by this run's warm median time)\n{t}\n\
-             A kernel whose compulsory rate read over 100% of the copy ceiling moved fewer bytes through DRAM than it asked for: \
-             the rest were cache hits.\n"
-        )
-    }
-
-    /// Merges Nsight Compute's counters (from [`crate::ncu::parse_csv`]) into
-    /// the report: the table gains the measured-bytes section, the JSON rows
-    /// a `measured` object, the chart the measured-intensity points.
-    pub fn merge_counters(&mut self, counters: BTreeMap<String, Counters>) {
-        self.counters = Some(counters);
-    }
-
-    /// The roofline chart of this run: the ceilings, each placed kernel at
-    /// its compulsory intensity, and at its measured DRAM intensity where
-    /// counters were merged.
-    pub fn chart(&self) -> Chart {
-        let mut points: Vec<Point> = self
-            .rows
-            .iter()
-            .map(|r| Point {
-                label: r.kernel.label().to_string(),
-                intensity: r.cost.intensity(),
-                gflop_per_s: r.gflop_per_s,
-                series: Series::Rust,
-            })
-            .collect();
-        if let Some(counters) = &self.counters {
-            for r in &self.rows {
-                if let Some(dram) = counters
-                    .get(r.kernel.symbol())
-                    .and_then(|c| c.dram_bytes)
-                    .filter(|&b| b > 0.0)
-                {
-                    points.push(Point {
-                        label: r.kernel.label().to_string(),
-                        intensity: r.cost.flop / dram,
-                        gflop_per_s: r.gflop_per_s,
-                        series: Series::MeasuredDram,
-                    });
-                }
-            }
-        }
-        Chart {
-            title: format!("Roofline, {} ({})", self.info.name, self.context.date),
-            copy_gb_per_s: self.ceilings.copy_gb_per_s,
-            fma_gflop_per_s: self.ceilings.fma_gflop_per_s,
-            points,
-        }
-    }
-
-    /// The driver copy's rate over the copy kernel's compulsory bytes, GB/s.
-    pub fn driver_copy_gb_per_s(&self) -> f64 {
-        per_second_e9(
-            cost(Kernel::Copy, &self.sizes).bytes,
-            self.driver_copy.median_ms(),
-        )
-    }
-
     /// One JSON object per row: the two ceilings, the driver copy, the ridge
     /// point, then the ten kernels; each carries the run's context.
-    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+    fn json_lines(&self) -> Vec<serde_json::Value> {
         let ctx = serde_json::to_value(&self.context).expect("the context serialises");
         let timing = |t: &Timing| {
             json!({
@@ -511,43 +533,12 @@ impl Report {
         }
         lines
     }
-}
 
-fn num(x: f64, decimals: usize) -> Cell {
-    Cell::new(format!("{x:.decimals$}")).set_alignment(CellAlignment::Right)
-}
-
-/// The chart of a comparison: ceilings from the Rust copy and FMA kernels'
-/// medians, and each placed kernel in both languages at its compulsory
-/// intensity.
-pub fn compare_chart(kernels: &[ComparedKernel], sizes: &Sizes, title: String) -> Chart {
-    let ms_of = |k: Kernel| {
-        kernels
-            .iter()
-            .find(|c| c.symbol == k.symbol())
-            .map(|c| (c.timing.rust_median_ms(), c.timing.c_median_ms()))
-    };
-    let (copy_ms, _) = ms_of(Kernel::Copy).unwrap_or((f64::NAN, f64::NAN));
-    let (fma_ms, _) = ms_of(Kernel::FmaPeak).unwrap_or((f64::NAN, f64::NAN));
-    let mut points = Vec::new();
-    for k in Kernel::placed() {
-        let Some((rust_ms, c_ms)) = ms_of(k) else {
-            continue;
-        };
-        let c = cost(k, sizes);
-        for (series, ms) in [(Series::Rust, rust_ms), (Series::CudaC, c_ms)] {
-            points.push(Point {
-                label: k.label().to_string(),
-                intensity: c.intensity(),
-                gflop_per_s: per_second_e9(c.flop, ms),
-                series,
-            });
-        }
+    fn chart(&self) -> Option<Chart> {
+        Some(Report::chart(self))
     }
-    Chart {
-        title,
-        copy_gb_per_s: per_second_e9(cost(Kernel::Copy, sizes).bytes, copy_ms),
-        fma_gflop_per_s: per_second_e9(cost(Kernel::FmaPeak, sizes).flop, fma_ms),
-        points,
+
+    fn merge_counters(&mut self, counters: BTreeMap<String, Counters>) {
+        Report::merge_counters(self, counters);
     }
 }

@@ -11,28 +11,45 @@ use std::fmt;
 use std::path::Path;
 use std::time::Instant;
 
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
 use kernels_gpu::softmax::*;
+use serde::Serialize;
 
-use crate::check::Failure;
-use crate::compare::{Agreement, ComparedKernel, Kernels, Side, interleave, pair};
+use crate::check::{Failure, Tolerance, first_mismatch};
+use crate::compare::{Side, TwinRows};
 use crate::error::{DriverContext, Error, Result};
 use crate::gpu::Gpu;
 use crate::graph;
+use crate::kernels::KernelSet;
+use crate::lesson::{self, Capabilities, Outcome, RunOptions};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
-/// The lesson's kernels, in the order [`Kernels`] holds them.
-pub const SYMBOLS: [&str; 4] = [
-    "softmax_tile_stats",
-    "softmax_tile_exp",
-    "softmax_tile_normalize",
-    "softmax_retained",
-];
-const STATS: usize = 0;
-const EXP: usize = 1;
-const NORMALIZE: usize = 2;
-const RETAINED: usize = 3;
+crate::kernel_ids! {
+    /// The lesson's kernels: the three staged phases and the cooperative
+    /// megakernel, each with its buffers first, then its 32-bit sizes and
+    /// flags.
+    pub enum Kernel {
+        /// Phase 1: per-tile max and sum of squares. (x, tile_max,
+        /// tile_sumsq; n, w, tiles).
+        Stats = "softmax_tile_stats" (Ptr, Ptr, Ptr, U32, U32, U32),
+        /// Phase 2: the row statistics and the exponentials. (x, e,
+        /// tile_max, tile_sumsq, tile_sum, row_max, row_scale; n, w, tiles,
+        /// write_e).
+        Exp = "softmax_tile_exp" (Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32, U32, U32),
+        /// Phase 3: normalise. (e or x, y, tile_sum, row_max, row_scale,
+        /// row_sum; n, w, tiles, recompute).
+        Normalize = "softmax_tile_normalize" (Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32, U32, U32),
+        /// The megakernel: all three phases, the tile kept in shared memory.
+        /// (x, e, y, six statistics, arrivals, epochs; n, w, tiles,
+        /// row_base, controls).
+        Retained = "softmax_retained" (
+            Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32, U32, U32, U32
+        ),
+    }
+}
 
 /// Floats per element every variant must move: x read once, y written once.
 pub const COMPULSORY_FLOATS: f64 = 2.0;
@@ -108,13 +125,19 @@ impl Variant {
         }
     }
 
-    /// The kernel a comparison's PTX mix is read from.
-    pub fn main_symbol(self) -> &'static str {
+    /// The kernel a comparison's PTX mix is read from (and a fault in the
+    /// sequence is charged to).
+    pub fn main_kernel(self) -> Kernel {
         match self {
-            Variant::Staged => SYMBOLS[EXP],
-            Variant::Recompute => SYMBOLS[NORMALIZE],
-            _ => SYMBOLS[RETAINED],
+            Variant::Staged => Kernel::Exp,
+            Variant::Recompute => Kernel::Normalize,
+            _ => Kernel::Retained,
         }
+    }
+
+    /// [`Variant::main_kernel`]'s symbol.
+    pub fn main_symbol(self) -> &'static str {
+        self.main_kernel().symbol()
     }
 }
 
@@ -128,7 +151,8 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// The timed matrix: ROWS x COLS.
+    /// The seed's timed matrix: ROWS x COLS (the lesson grows its rows with
+    /// the GPU's L2, see [`Shape::for_device`]).
     pub const LESSON: Shape = Shape {
         rows: ROWS,
         n: COLS,
@@ -147,6 +171,78 @@ impl Shape {
     /// Elements.
     pub fn elems(self) -> usize {
         self.rows * self.n
+    }
+
+    /// The timed matrix on `info`'s GPU: COLS columns (the row's geometry,
+    /// which admission depends on, stays the seed's), and ROWS rows doubled
+    /// until x is at least 4x the L2.
+    pub fn for_device(info: &crate::gpu::DeviceInfo) -> Shape {
+        Shape {
+            rows: grown(ROWS, COLS * size_of::<f32>(), info.l2_bytes),
+            n: COLS,
+        }
+    }
+}
+
+/// The lesson's sizes: the matrix, and what the record keeps beside it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sizes {
+    /// Rows of the matrix.
+    pub rows: usize,
+    /// Columns of the matrix.
+    pub columns: usize,
+    /// The tile widths of the protocol.
+    pub tile_widths: [u32; 4],
+    /// Bytes every variant must move per element.
+    pub compulsory_bytes_per_elem: f64,
+    /// The relative tolerance against the f64 reference.
+    pub rel_tolerance: f64,
+}
+
+impl Sizes {
+    /// A full run: [`Shape::for_device`]; `quick`: [`Shape::QUICK`].
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        Sizes::of(if quick {
+            Shape::QUICK
+        } else {
+            Shape::for_device(info)
+        })
+    }
+
+    /// The sizes of a run over `shape`.
+    pub fn of(shape: Shape) -> Sizes {
+        Sizes {
+            rows: shape.rows,
+            columns: shape.n,
+            tile_widths: TILE_WIDTHS,
+            compulsory_bytes_per_elem: COMPULSORY_FLOATS * 4.0,
+            rel_tolerance: REL_TOLERANCE,
+        }
+    }
+
+    /// The matrix.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            rows: self.rows,
+            n: self.columns,
+        }
+    }
+}
+
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        let sizes = Sizes::new(info, quick);
+        check_shape(sizes.shape())?;
+        Ok(sizes)
+    }
+    fn streams(&self) -> Vec<Stream> {
+        vec![Stream::of::<f32>("x, e, y", self.shape().elems())]
+    }
+
+    fn device_bytes(&self) -> usize {
+        let shape = self.shape();
+        let max_tiles = shape.rows * tiles_per_row(shape.n, TILE_WIDTHS[0]);
+        3 * shape.elems() * 4 + 3 * max_tiles * 4 + 3 * shape.rows * 4 + 4 * shape.rows * 4
     }
 }
 
@@ -286,6 +382,58 @@ pub fn rows_per_group(
     }
 }
 
+/// Admits `variant` at `geometry` over a `shape` matrix on `info`'s GPU:
+/// the staged variants always (they keep nothing in shared memory); the
+/// cooperative ones when the tile fits the opt-in shared memory and a row's
+/// tiles can all be resident, with `blocks_per_sm(t, shared_bytes)` the
+/// blocks of the megakernel one SM holds (the driver's occupancy API in a
+/// run; [`crate::gpu::modeled_blocks_per_sm`] in the GPU-profile test).
+/// `Ok(Err(refusal))` is a geometry this GPU cannot run, not an error.
+///
+/// # Errors
+/// [`Error::Size`] for a geometry [`check_geometry`] rejects; whatever
+/// `blocks_per_sm` returns.
+pub fn admission(
+    info: &crate::gpu::DeviceInfo,
+    shape: Shape,
+    variant: Variant,
+    geometry: Geometry,
+    blocks_per_sm: impl FnOnce(u32, usize) -> Result<u32>,
+) -> Result<std::result::Result<Launches, Refusal>> {
+    check_geometry(geometry)?;
+    let Geometry { w, t } = geometry;
+    let tiles = tiles_per_row(shape.n, w);
+    if !variant.cooperative() {
+        return Ok(Ok(Launches {
+            variant,
+            geometry,
+            tiles,
+            group_rows: shape.rows,
+            launches: 3,
+            shared_bytes: 0,
+            blocks_per_sm: None,
+        }));
+    }
+    let shared = match admit_shared(w, info.shared_per_block_optin) {
+        Ok(bytes) => bytes,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let blocks_per_sm = blocks_per_sm(t, shared)?;
+    let group_rows = match rows_per_group(blocks_per_sm, info.sms, tiles, shape.rows) {
+        Ok(g) => g,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    Ok(Ok(Launches {
+        variant,
+        geometry,
+        tiles,
+        group_rows,
+        launches: shape.rows.div_ceil(group_rows),
+        shared_bytes: shared,
+        blocks_per_sm: Some(blocks_per_sm),
+    }))
+}
+
 /// An admitted launch sequence: what [`Softmax::enqueue`] puts on the
 /// stream for one variant and geometry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,7 +457,9 @@ pub struct Launches {
 /// The lesson's buffers on one GPU, and its kernels.
 pub struct Softmax<'g> {
     gpu: &'g Gpu,
-    kernels: Kernels,
+    kernels: KernelSet<Kernel>,
+    /// The f64 reference of the whole matrix, computed on first use.
+    want: std::cell::OnceCell<std::rc::Rc<Vec<f64>>>,
     /// The matrix shape.
     pub shape: Shape,
     x: CudaSlice<f32>,
@@ -340,21 +490,19 @@ impl<'g> Softmax<'g> {
         let elems = shape.elems();
         let max_tiles = shape.rows * tiles_per_row(shape.n, TILE_WIDTHS[0]);
         gpu.require_free_memory(
-            3 * elems * 4 + 3 * max_tiles * 4,
-            "the softmax lesson's x, e and y",
+            Sizes::of(shape).device_bytes(),
+            "the softmax lesson's x, e, y and statistics",
         )?;
-        let kernels = Kernels::new(gpu, &SYMBOLS)?;
+        let kernels = KernelSet::new(gpu)?;
         let host_x: Vec<f32> = (0..elems).map(|i| reference::fill_x(i, shape.n)).collect();
         let mut x = gpu.alloc_f32(elems)?;
         gpu.upload(&host_x, &mut x)?;
         let zeros = |len: usize| gpu.stream.alloc_zeros::<u32>(len).call("cuMemAllocAsync");
-        let shared_optin = gpu
-            .ctx
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .call("cuDeviceGetAttribute")? as usize;
+        let shared_optin = gpu.info.shared_per_block_optin;
         Ok(Softmax {
             gpu,
             kernels,
+            want: std::cell::OnceCell::new(),
             shape,
             x,
             e: gpu.alloc_f32(elems)?,
@@ -372,28 +520,16 @@ impl<'g> Softmax<'g> {
         })
     }
 
-    /// Loads the CUDA C twins (NVRTC's PTX for this GPU).
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
+    /// The compiled function of `kernel` on `side`.
+    pub fn function(&self, kernel: Kernel, side: Side) -> Option<&CudaFunction> {
+        self.kernels.get(kernel, side)
     }
 
-    /// Makes later launches use `side`'s kernels.
-    ///
-    /// # Panics
-    /// On [`Side::CudaC`] before [`Softmax::load_twins`] (a caller bug).
-    pub fn use_side(&mut self, side: Side) {
-        self.kernels.use_side(side);
-    }
-
-    /// The compiled function of `symbol` on `side`.
-    pub fn function(&self, symbol: &str, side: Side) -> Option<&CudaFunction> {
-        self.kernels
-            .get(SYMBOLS.iter().position(|&s| s == symbol)?, side)
-    }
-
-    /// The f64 reference of the whole matrix.
-    pub fn reference(&self) -> Vec<f64> {
-        reference::matrix(&self.host_x, self.shape.n)
+    /// The f64 reference of the whole matrix (computed once).
+    pub fn reference(&self) -> std::rc::Rc<Vec<f64>> {
+        self.want
+            .get_or_init(|| std::rc::Rc::new(reference::matrix(&self.host_x, self.shape.n)))
+            .clone()
     }
 
     /// Admits `variant` at `geometry`: the staged variants always (they
@@ -411,53 +547,32 @@ impl<'g> Softmax<'g> {
         variant: Variant,
         geometry: Geometry,
     ) -> Result<std::result::Result<Launches, Refusal>> {
-        check_geometry(geometry)?;
-        let Geometry { w, t } = geometry;
-        let tiles = tiles_per_row(self.shape.n, w);
-        if !variant.cooperative() {
-            return Ok(Ok(Launches {
-                variant,
-                geometry,
-                tiles,
-                group_rows: self.shape.rows,
-                launches: 3,
-                shared_bytes: 0,
-                blocks_per_sm: None,
-            }));
-        }
-        let shared = match admit_shared(w, self.shared_optin) {
-            Ok(bytes) => bytes,
-            Err(refusal) => return Ok(Err(refusal)),
-        };
-        let mut blocks_per_sm = u32::MAX;
-        for side in [Side::Rust, Side::CudaC] {
-            let Some(f) = self.kernels.get(RETAINED, side) else {
-                continue;
-            };
-            f.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )
-            .call("cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)")?;
-            let b = f
-                .occupancy_max_active_blocks_per_multiprocessor(t, shared, None)
-                .call("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
-            blocks_per_sm = blocks_per_sm.min(b);
-        }
-        let group_rows =
-            match rows_per_group(blocks_per_sm, self.gpu.info.sms, tiles, self.shape.rows) {
-                Ok(g) => g,
-                Err(refusal) => return Ok(Err(refusal)),
-            };
-        Ok(Ok(Launches {
+        admission(
+            &self.gpu.info,
+            self.shape,
             variant,
             geometry,
-            tiles,
-            group_rows,
-            launches: self.shape.rows.div_ceil(group_rows),
-            shared_bytes: shared,
-            blocks_per_sm: Some(blocks_per_sm),
-        }))
+            |t, shared| {
+                // Raise the kernel's dynamic shared-memory limit on every loaded
+                // side, then ask the driver: the smaller answer binds.
+                let mut blocks_per_sm = u32::MAX;
+                for side in [Side::Rust, Side::CudaC] {
+                    let Some(f) = self.kernels.get(Kernel::Retained, side) else {
+                        continue;
+                    };
+                    f.set_attribute(
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        shared as i32,
+                    )
+                    .call("cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)")?;
+                    let b = f
+                        .occupancy_max_active_blocks_per_multiprocessor(t, shared, None)
+                        .call("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+                    blocks_per_sm = blocks_per_sm.min(b);
+                }
+                Ok(blocks_per_sm)
+            },
+        )
     }
 
     /// Enqueues `plan`'s launch sequence over the whole matrix on the
@@ -466,13 +581,22 @@ impl<'g> Softmax<'g> {
     pub fn enqueue(&mut self, plan: &Launches) -> Result<()> {
         let Geometry { w, t } = plan.geometry;
         let (n, tiles) = (self.shape.n as u32, plan.tiles as u32);
-        let fault = |symbol: usize| {
-            move |source| Error::KernelFault {
-                kernel: SYMBOLS[symbol].to_string(),
-                source,
-            }
-        };
-        let stream = &self.gpu.stream;
+        let gpu = self.gpu;
+        let Softmax {
+            kernels,
+            x,
+            e,
+            y,
+            tile_max,
+            tile_sumsq,
+            tile_sum,
+            row_max,
+            row_scale,
+            row_sum,
+            arrivals,
+            epochs,
+            ..
+        } = self;
         if !plan.variant.cooperative() {
             let cfg = LaunchConfig {
                 grid_dim: ((self.shape.rows * plan.tiles) as u32, 1, 1),
@@ -481,50 +605,48 @@ impl<'g> Softmax<'g> {
             };
             let staged = plan.variant == Variant::Staged;
             let (write_e, recompute) = if staged { (1u32, 0u32) } else { (0, 1) };
-            let f = self.kernels.active(STATS).clone();
-            let mut b = stream.launch_builder(&f);
-            b.arg(&self.x)
-                .arg(&mut self.tile_max)
-                .arg(&mut self.tile_sumsq)
-                .arg(&n)
-                .arg(&w)
-                .arg(&tiles);
-            // SAFETY: the arguments are softmax_tile_stats's; the buffers
-            // hold rows * n and rows * tiles floats; one block per tile.
-            unsafe { b.launch(cfg) }.map_err(fault(STATS))?;
-            let f = self.kernels.active(EXP).clone();
-            let mut b = stream.launch_builder(&f);
-            b.arg(&self.x)
-                .arg(&mut self.e)
-                .arg(&mut self.tile_max)
-                .arg(&mut self.tile_sumsq)
-                .arg(&mut self.tile_sum)
-                .arg(&mut self.row_max)
-                .arg(&mut self.row_scale)
-                .arg(&n)
-                .arg(&w)
-                .arg(&tiles)
-                .arg(&write_e);
-            // SAFETY: as above, softmax_tile_exp's arguments.
-            unsafe { b.launch(cfg) }.map_err(fault(EXP))?;
-            let f = self.kernels.active(NORMALIZE).clone();
-            let src = if staged { &self.e } else { &self.x };
-            let mut b = stream.launch_builder(&f);
-            b.arg(src)
-                .arg(&mut self.y)
-                .arg(&mut self.tile_sum)
-                .arg(&mut self.row_max)
-                .arg(&mut self.row_scale)
-                .arg(&mut self.row_sum)
-                .arg(&n)
-                .arg(&w)
-                .arg(&tiles)
-                .arg(&recompute);
-            // SAFETY: as above, softmax_tile_normalize's; src and y differ.
-            unsafe { b.launch(cfg) }.map_err(fault(NORMALIZE))?;
-            return Ok(());
+            let stats = kernels
+                .launch(gpu, Kernel::Stats)
+                .input(&*x)
+                .output(&mut *tile_max)
+                .output(&mut *tile_sumsq)
+                .scalar(n)
+                .scalar(w)
+                .scalar(tiles);
+            // SAFETY: the buffers hold rows * n and rows * tiles floats; one
+            // block per tile; argument kinds checked at launch.
+            unsafe { stats.launch(cfg) }?;
+            let exp = kernels
+                .launch(gpu, Kernel::Exp)
+                .input(&*x)
+                .output(&mut *e)
+                .output(&mut *tile_max)
+                .output(&mut *tile_sumsq)
+                .output(&mut *tile_sum)
+                .output(&mut *row_max)
+                .output(&mut *row_scale)
+                .scalar(n)
+                .scalar(w)
+                .scalar(tiles)
+                .scalar(write_e);
+            // SAFETY: as above.
+            unsafe { exp.launch(cfg) }?;
+            let src: &CudaSlice<f32> = if staged { &*e } else { &*x };
+            let normalize = kernels
+                .launch(gpu, Kernel::Normalize)
+                .input(src)
+                .output(&mut *y)
+                .output(&mut *tile_sum)
+                .output(&mut *row_max)
+                .output(&mut *row_scale)
+                .output(&mut *row_sum)
+                .scalar(n)
+                .scalar(w)
+                .scalar(tiles)
+                .scalar(recompute);
+            // SAFETY: as above; src and y differ.
+            return unsafe { normalize.launch(cfg) };
         }
-        let f = self.kernels.active(RETAINED).clone();
         let controls = plan.variant.controls();
         let mut row_base = 0;
         while row_base < self.shape.rows {
@@ -534,28 +656,28 @@ impl<'g> Softmax<'g> {
                 block_dim: (t, 1, 1),
                 shared_mem_bytes: plan.shared_bytes as u32,
             };
-            let base = row_base as u32;
-            let mut b = stream.launch_builder(&f);
-            b.arg(&self.x)
-                .arg(&mut self.e)
-                .arg(&mut self.y)
-                .arg(&mut self.tile_max)
-                .arg(&mut self.tile_sumsq)
-                .arg(&mut self.tile_sum)
-                .arg(&mut self.row_max)
-                .arg(&mut self.row_scale)
-                .arg(&mut self.row_sum)
-                .arg(&mut self.arrivals)
-                .arg(&mut self.epochs)
-                .arg(&n)
-                .arg(&w)
-                .arg(&tiles)
-                .arg(&base)
-                .arg(&controls);
-            // SAFETY: softmax_retained's arguments; admission checked that
-            // the shared memory fits and every block of `count` rows' tiles
-            // is resident at once, which the cooperative launch enforces.
-            unsafe { b.launch_cooperative(cfg) }.map_err(fault(RETAINED))?;
+            let retained = kernels
+                .launch(gpu, Kernel::Retained)
+                .input(&*x)
+                .output(&mut *e)
+                .output(&mut *y)
+                .output(&mut *tile_max)
+                .output(&mut *tile_sumsq)
+                .output(&mut *tile_sum)
+                .output(&mut *row_max)
+                .output(&mut *row_scale)
+                .output(&mut *row_sum)
+                .output(&mut *arrivals)
+                .output(&mut *epochs)
+                .scalar(n)
+                .scalar(w)
+                .scalar(tiles)
+                .scalar(row_base as u32)
+                .scalar(controls);
+            // SAFETY: admission checked that the shared memory fits and
+            // every block of `count` rows' tiles is resident at once, which
+            // the cooperative launch enforces; argument kinds checked.
+            unsafe { retained.launch_cooperative(cfg) }?;
             row_base += count;
         }
         Ok(())
@@ -612,19 +734,14 @@ impl<'g> Softmax<'g> {
     }
 }
 
-/// Checks `got` against `want` and names the first bad element by row and
-/// column; also returns the largest relative error.
+/// Checks `got` against `want` within [`REL_TOLERANCE`] and names the first
+/// bad element by row and column; also returns the largest relative error.
 pub fn check(label: &'static str, got: &[f32], want: &[f64], n: usize) -> (Option<Failure>, f64) {
-    let (bad, worst) = reference::first_mismatch(got, want);
-    let failure = bad.map(|(i, g, w)| Failure {
+    let failure = first_mismatch(got, want, Tolerance::Relative(REL_TOLERANCE)).map(|m| Failure {
         kernel: label,
-        detail: format!(
-            "wrong at index {i} (row {}, col {}): got {g:e}, want {w:e} (relative tolerance {REL_TOLERANCE:e})",
-            i / n,
-            i % n
-        ),
+        detail: m.in_2d(n).to_string(),
     });
-    (failure, worst)
+    (failure, reference::max_relative_error(got, want))
 }
 
 /// What a captured graph holds, against what its sequence launched.
@@ -706,14 +823,6 @@ pub struct Ran {
     pub replay: Timing,
 }
 
-/// The outcome: every row, or every failed check.
-pub enum Outcome {
-    /// Every check passed.
-    Passed(Vec<Row>),
-    /// At least one failed: every failure, no figure.
-    Failed(Vec<Failure>),
-}
-
 /// Runs every variant at every protocol geometry: admission, the check of a
 /// direct run against `want`, capture, graph verification, the first
 /// replay (its output must equal the direct run's bit for bit), the DOT file
@@ -724,12 +833,13 @@ pub fn run(
     timing: Plan,
     dot_dir: Option<&Path>,
     progress: &indicatif::ProgressBar,
-) -> Result<Outcome> {
+) -> Result<Outcome<Vec<Row>>> {
     let want = lesson.reference();
     let geometries = protocol();
     progress.set_length((geometries.len() * Variant::ALL.len()) as u64);
     if let Some(dir) = dot_dir {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Size(format!("{}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::file(dir, format!("cannot create the folder: {e}")))?;
     }
     let mut rows = Vec::new();
     let mut failures = Vec::new();
@@ -781,7 +891,7 @@ pub fn run(
             let replay_y = lesson.read_y()?;
             let mut problem = facts.verify(&plan);
             if problem.is_none()
-                && let Some(m) = crate::check::first_bit_mismatch(&replay_y, &direct_y)
+                && let Some(m) = first_mismatch(&replay_y, &direct_y, Tolerance::Bits)
             {
                 problem = Some(format!(
                     "the graph's replay differs from the direct run: {}",
@@ -829,80 +939,119 @@ pub const COMPARE_GEOMETRY: Geometry = Geometry { w: 8192, t: 256 };
 /// The CUDA C twins of the softmax kernels.
 pub const CUDA_C_SOURCE: &str = include_str!("softmax.cu");
 
-/// What NVRTC compiles: the lesson's constants as `#define`s, then the
-/// twins.
-pub fn cuda_c_program() -> String {
-    format!(
-        "#define SCRATCH_FLOATS {SCRATCH_FLOATS}\n#define EPS {EPS:?}f\n#define LOG2E {LOG2E:?}f\n\
-         #define RELOAD_INPUT {RELOAD_INPUT}u\n#define ROUNDTRIP_EXPONENTIALS {ROUNDTRIP_EXPONENTIALS}u\n{CUDA_C_SOURCE}"
-    )
-}
-
 /// Every variant on both sides at [`COMPARE_GEOMETRY`]: each side checked
 /// against the f64 reference, the two outputs compared bit for bit, then
 /// the launch sequences timed interleaved (Rust, C, Rust, C, ...). The C
 /// twin of the megakernel is launched cooperatively too, through the same
-/// [`Softmax::enqueue`].
-pub fn compare(
-    lesson: &mut Softmax<'_>,
-    c_ptx: &str,
-    trials: u32,
-    timing: Plan,
-) -> Result<std::result::Result<Vec<ComparedKernel>, Vec<Failure>>> {
-    let want = lesson.reference();
-    let mut failures = Vec::new();
-    let mut admitted = Vec::new();
-    for variant in Variant::ALL {
-        let plan = match lesson.admit(variant, COMPARE_GEOMETRY)? {
+/// [`Softmax::enqueue`]; a geometry admission refuses is a failure.
+impl TwinRows for Softmax<'_> {
+    type Kernel = Kernel;
+    type Unit = Variant;
+
+    fn kernel_set(&mut self) -> &mut KernelSet<Kernel> {
+        &mut self.kernels
+    }
+
+    fn units(&self) -> Vec<Variant> {
+        Variant::ALL.to_vec()
+    }
+
+    fn label(&self, variant: Variant) -> &'static str {
+        variant.label()
+    }
+
+    fn kernel(&self, variant: Variant) -> Kernel {
+        variant.main_kernel()
+    }
+
+    fn check_unit(&mut self, variant: Variant) -> Result<(Vec<Failure>, Vec<u64>)> {
+        let plan = match self.admit(variant, COMPARE_GEOMETRY)? {
             Ok(plan) => plan,
             Err(refusal) => {
-                failures.push(Failure {
+                let failure = Failure {
                     kernel: variant.label(),
                     detail: format!(
                         "the comparison geometry W={} T={} was {refusal}",
                         COMPARE_GEOMETRY.w, COMPARE_GEOMETRY.t
                     ),
-                });
-                continue;
+                };
+                return Ok((vec![failure], Vec::new()));
             }
         };
-        let mut outputs = Vec::new();
-        for side in [Side::Rust, Side::CudaC] {
-            lesson.use_side(side);
-            let got = lesson.run_once(&plan)?;
-            if let (Some(f), _) = check(variant.label(), &got, &want, lesson.shape.n) {
-                failures.push(Failure {
-                    detail: format!("({}) {}", side.label(), f.detail),
-                    ..f
-                });
-            }
-            outputs.push(got);
-        }
-        admitted.push((plan, Agreement::of(&outputs[0], &outputs[1])));
+        let got = self.run_once(&plan)?;
+        let want = self.reference();
+        let (failure, _) = check(variant.label(), &got, &want, self.shape.n);
+        let bits = got.iter().map(|v| u64::from(v.to_bits())).collect();
+        Ok((failure.into_iter().collect(), bits))
     }
-    lesson.use_side(Side::Rust);
-    if !failures.is_empty() {
-        return Ok(Err(failures));
+
+    fn time_unit(&mut self, variant: Variant, timing: Plan) -> Result<Timing> {
+        let plan = self
+            .admit(variant, COMPARE_GEOMETRY)?
+            .map_err(|refusal| Error::Size(format!("{}: {refusal}", variant.label())))?;
+        self.time_direct(&plan, timing)
     }
-    let mut pairs = Vec::new();
-    for (plan, agreement) in admitted {
-        let t = interleave(trials, |side| {
-            lesson.use_side(side);
-            lesson.time_direct(&plan, timing)
-        })?;
-        lesson.use_side(Side::Rust);
-        let symbol = plan.variant.main_symbol();
-        let side = |s| lesson.function(symbol, s).expect("both sides are loaded");
-        pairs.push(pair(
-            plan.variant.label(),
-            symbol,
-            side(Side::Rust),
-            side(Side::CudaC),
-            c_ptx,
-            t,
-            agreement,
-            None,
-        )?);
+}
+
+/// The softmax lesson as `lab` runs it.
+pub struct SoftmaxLesson;
+
+impl lesson::Lesson for SoftmaxLesson {
+    const NAME: &'static str = "softmax";
+    const ABOUT: &'static str = "RMS-scaled softmax: staged kernels against a cooperative megakernel that keeps its tile in shared memory, replayed from CUDA graphs.";
+    const CAPABILITIES: Capabilities = Capabilities {
+        profile: false,
+        plot: false,
+        ncu: false,
+        graphs_dir: true,
+    };
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Softmax<'g>;
+
+    fn block_sizes() -> serde_json::Value {
+        report::block_sizes_json()
     }
-    Ok(Ok(pairs))
+
+    /// What NVRTC compiles: the lesson's constants as `#define`s, then the
+    /// twins.
+    fn cuda_c() -> String {
+        format!(
+            "#define SCRATCH_FLOATS {SCRATCH_FLOATS}\n#define EPS {EPS:?}f\n#define LOG2E {LOG2E:?}f\n\
+         #define RELOAD_INPUT {RELOAD_INPUT}u\n#define ROUNDTRIP_EXPONENTIALS {ROUNDTRIP_EXPONENTIALS}u\n{CUDA_C_SOURCE}"
+        )
+    }
+
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let mut lesson = Softmax::new(gpu, sizes.shape())?;
+        let outcome = run(
+            &mut lesson,
+            options.plan,
+            options.graphs_dir,
+            options.progress,
+        )?;
+        let optin = lesson.shared_optin;
+        Ok(outcome.map(|rows| {
+            Box::new(report::build(context, sizes.shape(), rows, optin)) as Box<dyn lesson::Report>
+        }))
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Softmax<'g>> {
+        Softmax::new(gpu, sizes.shape())
+    }
+
+    fn compare_notes(_sizes: &Sizes) -> Vec<String> {
+        vec![format!(
+            "Each row is a variant's launch sequence at W = {} columns by T = {} threads, launched directly (not \
+             replayed from a graph, so the times are the lesson table's 'direct ms', not its replay column); the \
+             megakernel's twin is launched cooperatively too. 'main kernel' is the kernel whose registers and PTX \
+             the row shows.",
+            COMPARE_GEOMETRY.w, COMPARE_GEOMETRY.t
+        )]
+    }
 }

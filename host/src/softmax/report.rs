@@ -10,26 +10,13 @@ use kernels_gpu::softmax::*;
 use serde_json::json;
 
 use super::{COMPULSORY_FLOATS, Row, Shape};
-use crate::compare::ComparedKernel;
-use crate::gpu::DeviceInfo;
 use crate::report::{Context, table};
-use crate::timing::{Plan, Timing};
+use crate::timing::Timing;
 
 /// GB/s over the compulsory bytes (x read once, y written once: 8 bytes per
 /// element) of `elems` elements in `ms`.
 pub fn compulsory_gb_per_s(elems: usize, ms: f64) -> f64 {
     COMPULSORY_FLOATS * 4.0 * elems as f64 / (ms * 1e-3) / 1e9
-}
-
-/// The sizes as the JSON context records them.
-pub fn sizes_json(shape: Shape, info: &DeviceInfo) -> serde_json::Value {
-    json!({
-        "rows": shape.rows, "columns": shape.n, "elems": shape.elems(),
-        "bytes_per_buffer": shape.elems() * 4,
-        "x_over_l2": (shape.elems() * 4) as f64 / info.l2_bytes.max(1) as f64,
-        "tile_widths": TILE_WIDTHS, "compulsory_bytes_per_elem": COMPULSORY_FLOATS * 4.0,
-        "rel_tolerance": REL_TOLERANCE,
-    })
 }
 
 /// The block sizes as the JSON context records them.
@@ -53,14 +40,29 @@ fn ms(t: &Timing) -> String {
     format!("{:.4}", t.median_ms())
 }
 
-impl Report {
+impl Report {}
+
+/// Builds the report of a passed run.
+pub fn build(context: Context, shape: Shape, rows: Vec<Row>, shared_optin: usize) -> Report {
+    Report {
+        context,
+        shape,
+        rows,
+        shared_optin,
+    }
+}
+
+impl crate::lesson::Report for Report {
+    fn context_mut(&mut self) -> &mut Context {
+        &mut self.context
+    }
+
     /// The human-readable report.
-    pub fn table(&self) -> String {
+    fn table(&self) -> String {
         let c = &self.context;
         let elems = self.shape.elems();
         let mut s = String::new();
-        let _ = writeln!(s, "{}", c.device_line());
-        let _ = writeln!(s, "{}", c.build_line());
+        s.push_str(&c.header());
         let _ = writeln!(
             s,
             "Matrix {} rows x {} columns ({:.1} MB a buffer, {:.1}x the L2); opt-in shared memory {} bytes per block.",
@@ -268,7 +270,7 @@ impl Report {
 
     /// One JSON object per variant and geometry, each with the run's
     /// context.
-    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+    fn json_lines(&self) -> Vec<serde_json::Value> {
         let ctx = serde_json::to_value(&self.context).expect("the context serialises");
         let elems = self.shape.elems();
         let timing = |t: &Timing| json!({"ms": t.median_ms(), "ms_min": t.min_ms(), "ms_max": t.max_ms(), "samples_ms": t.samples_ms});
@@ -305,99 +307,4 @@ impl Report {
             })
             .collect()
     }
-}
-
-/// Builds the report of a passed run.
-pub fn build(
-    info: &DeviceInfo,
-    shape: Shape,
-    timing: Plan,
-    rows: Vec<Row>,
-    shared_optin: usize,
-    started: String,
-) -> Report {
-    Report {
-        context: Context::new(
-            "softmax",
-            info,
-            sizes_json(shape, info),
-            block_sizes_json(),
-            timing,
-            started,
-        ),
-        shape,
-        rows,
-        shared_optin,
-    }
-}
-
-/// The comparison as a table: one row per variant (its launch sequence, the
-/// kernel named being the one its PTX mix is read from).
-pub fn compare_table(
-    context: &Context,
-    nvrtc: &str,
-    trials: u32,
-    kernels: &[ComparedKernel],
-) -> String {
-    let mut s = format!(
-        "{}\n{}\nCUDA C twins compiled by NVRTC {nvrtc} with nvcc's defaults; the megakernel's twin launched cooperatively too.\n\
-         Geometry: W = {} columns by T = {} threads, launched directly (not replayed from a graph, so the times are the \
-         lesson table's 'direct ms', not its replay column).\n\
-         Each variant: {trials} trials, each timing Rust's launch sequence then CUDA C's ({} warm-ups, median of {} batches of {} runs); \
-         ratio = Rust / C per trial. Both sides match the f64 reference; 'outputs' compares them bit for bit.\n\n",
-        context.device_line(),
-        context.build_line(),
-        super::COMPARE_GEOMETRY.w,
-        super::COMPARE_GEOMETRY.t,
-        context.timing.warmups,
-        context.timing.batches,
-        context.timing.launches_per_batch
-    );
-    let mut t = table(&[
-        "variant",
-        "main kernel",
-        "Rust ms",
-        "C ms",
-        "Rust/C",
-        "range",
-        "regs R/C",
-        "local R/C",
-        "outputs",
-    ]);
-    for k in kernels {
-        let (lo, hi) = k.timing.ratio_range();
-        t.add_row(vec![
-            k.label.to_string(),
-            k.symbol.to_string(),
-            format!("{:.4}", k.timing.rust_median_ms()),
-            format!("{:.4}", k.timing.c_median_ms()),
-            format!("{:.3}", k.timing.ratio()),
-            format!("{lo:.3}-{hi:.3}"),
-            format!("{}/{}", k.rust.registers, k.c.registers),
-            format!("{}/{}", k.rust.local_bytes, k.c.local_bytes),
-            match &k.agreement {
-                crate::compare::Agreement::Identical => "identical".to_string(),
-                crate::compare::Agreement::Differ { count, first } => {
-                    format!("{count} differ (first at {first})")
-                }
-            },
-        ]);
-    }
-    s.push_str(&format!("{t}\n"));
-    let slower: Vec<String> = kernels
-        .iter()
-        .filter(|k| k.timing.ratio_range().0 > 1.0)
-        .map(|k| format!("{} {:.3}", k.label, k.timing.ratio()))
-        .collect();
-    s.push_str(&format!(
-        "{} of {} variants: Rust at or under CUDA C, or within the trial range (it spans 1.00).{}\n",
-        kernels.len() - slower.len(),
-        kernels.len(),
-        if slower.is_empty() {
-            String::new()
-        } else {
-            format!(" Slower in every trial: {}; not investigated further.", slower.join(", "))
-        }
-    ));
-    s
 }

@@ -9,62 +9,65 @@
 pub mod binary;
 pub mod reference;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels_gpu::specialize::*;
+use serde::Serialize;
 use serde_json::json;
 
-use crate::check::Failure;
-use crate::compare::Kernels;
+use crate::check::{Failure, Tolerance, first_mismatch};
+use crate::compare::Twinned;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned};
+use crate::kernels::{KernelId, KernelSet, Param};
+use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
 use crate::ptx::{PTX, PtxMix, entry_body};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
 /// The lesson's kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
-    /// `dot_specialized_N`: N fixed at compile time.
+    /// `dot_specialized_N`: N fixed at compile time (one of
+    /// [`SPECIALIZED_N`]).
     Specialized(usize),
     /// `dot_runtime`: N a kernel argument.
     Runtime,
 }
 
-impl Kernel {
-    /// Every kernel, in report order.
-    pub const ALL: [Kernel; 5] = [
-        Kernel::Specialized(SPECIALIZED_N[0]),
-        Kernel::Specialized(SPECIALIZED_N[1]),
-        Kernel::Specialized(SPECIALIZED_N[2]),
-        Kernel::Specialized(SPECIALIZED_N[3]),
-        Kernel::Runtime,
-    ];
+/// Every kernel: the specialized ones from the one list of lengths
+/// (`kernels_gpu::specialized_lengths!`), then `dot_runtime`.
+macro_rules! all_kernels {
+    ($($name:ident = $n:literal),* $(,)?) => {
+        &[$(Kernel::Specialized($n),)* Kernel::Runtime]
+    };
+}
+
+impl KernelId for Kernel {
+    const ALL: &'static [Kernel] = kernels_gpu::specialized_lengths!(all_kernels);
 
     /// The exported symbol (the CUDA C twin's too).
-    pub fn symbol(self) -> &'static str {
+    fn symbol(self) -> &'static str {
         match self {
-            Kernel::Specialized(2) => "dot_specialized_2",
-            Kernel::Specialized(4) => "dot_specialized_4",
-            Kernel::Specialized(8) => "dot_specialized_8",
-            Kernel::Specialized(16) => "dot_specialized_16",
-            Kernel::Specialized(_) => "dot_specialized_?",
+            Kernel::Specialized(n) => SPECIALIZED_N
+                .iter()
+                .position(|&m| m == n)
+                .map(|i| SPECIALIZED_SYMBOLS[i])
+                .expect("a specialized kernel is one of SPECIALIZED_N"),
             Kernel::Runtime => "dot_runtime",
         }
     }
 
-    /// The kernel exported as `symbol`.
-    pub fn of_symbol(symbol: &str) -> Option<Kernel> {
-        Kernel::ALL.into_iter().find(|k| k.symbol() == symbol)
+    /// (x, y, out, count), and `dot_runtime`'s length N.
+    fn params(self) -> &'static [Param] {
+        match self {
+            Kernel::Specialized(_) => &[Param::Ptr, Param::Ptr, Param::Ptr, Param::U64],
+            Kernel::Runtime => &[Param::Ptr, Param::Ptr, Param::Ptr, Param::U64, Param::U32],
+        }
     }
+}
 
-    /// Its position in [`Kernel::ALL`].
-    pub fn position(self) -> usize {
-        Kernel::ALL
-            .iter()
-            .position(|&k| k == self)
-            .expect("a kernel of the lesson")
-    }
-
+impl Kernel {
     /// One thread per dot, in blocks of THREADS_PER_BLOCK.
     pub fn launch_config(count: usize) -> LaunchConfig {
         LaunchConfig {
@@ -94,7 +97,8 @@ pub fn flop(n: usize, count: usize) -> f64 {
 /// reference inputs), and the output.
 pub struct Specialize<'g> {
     gpu: &'g Gpu,
-    kernels: Kernels,
+    sizes: Sizes,
+    kernels: KernelSet<Kernel>,
     x: CudaSlice<f32>,
     y: CudaSlice<f32>,
     out: CudaSlice<f32>,
@@ -107,27 +111,15 @@ pub struct Specialize<'g> {
 }
 
 impl<'g> Specialize<'g> {
-    /// Checks free memory, allocates the buffers and uploads the inputs:
-    /// the timed size, or (`quick`) just what the checks need.
+    /// Checks free memory, allocates the buffers at `sizes` and uploads the
+    /// inputs.
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] before allocating; driver errors.
-    pub fn new(gpu: &'g Gpu, quick: bool) -> Result<Self> {
-        let input_len = if quick {
-            CHECK_DOTS * SPECIALIZED_N[3]
-        } else {
-            TIMED_INPUT_BYTES / size_of::<f32>()
-        };
-        let out_len = if quick {
-            CHECK_DOTS
-        } else {
-            timed_dots(SPECIALIZED_N[0])
-        };
-        gpu.require_free_memory(
-            (2 * input_len + out_len) * size_of::<f32>(),
-            "the specialize lesson's buffers",
-        )?;
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+    pub fn new(gpu: &'g Gpu, sizes: &Sizes) -> Result<Self> {
+        let input_len = sizes.input_floats;
+        let out_len = sizes.out_floats();
+        gpu.require_free_memory(sizes.device_bytes(), "the specialize lesson's buffers")?;
         let x_host = reference::input(input_len, reference::fill_x);
         let y_host = reference::input(input_len, reference::fill_y);
         let mut x = gpu.alloc_f32(input_len)?;
@@ -136,7 +128,8 @@ impl<'g> Specialize<'g> {
         gpu.upload(&y_host, &mut y)?;
         Ok(Specialize {
             gpu,
-            kernels: Kernels::new(gpu, &symbols)?,
+            sizes: sizes.clone(),
+            kernels: KernelSet::new(gpu)?,
             x,
             y,
             out: gpu.alloc_f32(out_len)?,
@@ -144,11 +137,6 @@ impl<'g> Specialize<'g> {
             x_host,
             y_host,
         })
-    }
-
-    /// Loads the CUDA C twins from NVRTC's `ptx`.
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Launches `kernel` over `count` dots of length `n` (asynchronously)
@@ -177,29 +165,21 @@ impl<'g> Specialize<'g> {
                 }
             )));
         }
-        let f = self.kernels.active(kernel.position()).clone();
-        let count64 = count as u64;
-        let n32 = n as u32;
-        let mut builder = self.gpu.stream.launch_builder(&f);
-        builder
-            .arg(&self.x)
-            .arg(&self.y)
-            .arg(&mut self.out)
-            .arg(&count64);
+        let mut launch = self
+            .kernels
+            .launch(self.gpu, kernel)
+            .input(&self.x)
+            .input(&self.y)
+            .output(&mut self.out)
+            .scalar(count as u64);
         if kernel == Kernel::Runtime {
-            builder.arg(&n32);
+            launch = launch.scalar(n as u32);
         }
         // SAFETY: x and y hold at least n count floats and out at least
-        // count (checked above), the three are distinct buffers, the
-        // arguments match the kernel's signature (dot_runtime's extra u32
-        // length only for it), and the grid has one thread per dot.
-        unsafe { builder.launch(Kernel::launch_config(count)) }.map_err(|source| {
-            Error::KernelFault {
-                kernel: kernel.symbol().to_string(),
-                source,
-            }
-        })?;
-        Ok(())
+        // count (checked above), the three are distinct buffers, and the
+        // grid has one thread per dot; the argument kinds (dot_runtime's
+        // extra u32 length only for it) are checked at launch.
+        unsafe { launch.launch(Kernel::launch_config(count)) }
     }
 
     /// Runs `kernel` over `count` dots of length `n` into a poisoned output
@@ -220,38 +200,22 @@ impl<'g> Specialize<'g> {
         self.gpu.sync_after(kernel.symbol())?;
         let want = reference::dots_fma_f32(&self.x_host, &self.y_host, n, count);
         let mut failures = Vec::new();
-        if let Some(v) = got
-            .iter()
-            .zip(&want)
-            .position(|(g, w)| g.to_bits() != w.to_bits())
-        {
-            failures.push(Failure {
-                kernel: kernel.symbol(),
-                detail: format!(
-                    "N = {n}, {count} dots: wrong at dot {v}: got {:e}, want {:e} (bit-exact: the same fma sequence in f32)",
-                    got[v], want[v]
-                ),
-            });
+        let fail = |what: &str, m: crate::check::Mismatch| Failure {
+            kernel: kernel.symbol(),
+            detail: format!("N = {n}, {count} dots: {what}: {m}"),
+        };
+        if let Some(m) = first_mismatch(&got, &want, Tolerance::Bits) {
+            failures.push(fail("against the same fma sequence in f32", m));
         }
-        let loose = (0..count).find_map(|v| {
-            let (exact, magnitude) = reference::dot_f64(&self.x_host, &self.y_host, n, count, v);
-            let bound = reference::error_bound(n, magnitude);
-            let err = (f64::from(got[v]) - exact).abs();
-            // A NaN compares as nothing: it fails too.
-            let within = matches!(
-                err.partial_cmp(&bound),
-                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-            );
-            (!within).then_some((v, exact, err, bound))
-        });
-        if let Some((v, exact, err, bound)) = loose {
-            failures.push(Failure {
-                kernel: kernel.symbol(),
-                detail: format!(
-                    "N = {n}, {count} dots: dot {v} is {:e} against {exact:e} in f64: off by {err:e}, over the rounding bound {bound:e}",
-                    got[v]
-                ),
-            });
+        let (exact, bounds): (Vec<f64>, Vec<f64>) = (0..count)
+            .map(|v| {
+                let (exact, magnitude) =
+                    reference::dot_f64(&self.x_host, &self.y_host, n, count, v);
+                (exact, reference::error_bound(n, magnitude))
+            })
+            .unzip();
+        if let Some(m) = first_mismatch(&got, &exact, Tolerance::Bound(&bounds)) {
+            failures.push(fail("against f64, within the rounding bound", m));
         }
         Ok((
             failures,
@@ -264,27 +228,22 @@ impl<'g> Specialize<'g> {
         let gpu = self.gpu;
         timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel, n, count))
     }
-
-    /// Dots per timed launch at length `n`: the timed size, or what the
-    /// quick buffers hold.
-    fn dots(&self, n: usize) -> usize {
-        (self.input_len / n).min(self.out.len())
-    }
 }
 
 /// The length `dot_runtime` is timed at when set beside its twin: the
 /// longest loop.
-pub const RUNTIME_COMPARED_N: usize = 16;
+pub const RUNTIME_COMPARED_N: usize = MAX_SPECIALIZED_N;
 
 impl Twinned for Specialize<'_> {
-    fn kernels(&mut self) -> &mut Kernels {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
         &mut self.kernels
     }
 
     /// A specialized kernel at its N; `dot_runtime` at every N, its
     /// outputs one after another.
-    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
-        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+    fn check(&mut self, k: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
         let lengths: Vec<usize> = match k {
             Kernel::Specialized(n) => vec![n],
             Kernel::Runtime => SPECIALIZED_N.to_vec(),
@@ -300,13 +259,12 @@ impl Twinned for Specialize<'_> {
     }
 
     /// A specialized kernel at its N; `dot_runtime` at RUNTIME_COMPARED_N.
-    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing> {
-        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+    fn time(&mut self, k: Kernel, plan: Plan) -> Result<Timing> {
         let n = match k {
             Kernel::Specialized(n) => n,
             Kernel::Runtime => RUNTIME_COMPARED_N,
         };
-        let count = self.dots(n);
+        let count = self.sizes.dots(n);
         Specialize::time(self, k, n, count, plan)
     }
 }
@@ -431,7 +389,7 @@ pub fn body_evidence(ptx: &str, kernel: Kernel) -> BodyEvidence {
 pub fn specialization_holds(bodies: &[BodyEvidence]) -> Vec<String> {
     let mut wrong = Vec::new();
     let mut last = 0;
-    for (b, k) in bodies.iter().zip(Kernel::ALL) {
+    for (b, &k) in bodies.iter().zip(Kernel::ALL) {
         if !b.present {
             wrong.push(format!("{}: no such entry in the PTX", b.symbol));
             continue;
@@ -622,182 +580,269 @@ pub fn timed_reading(ratios: &[(usize, f64)], runtime_loops: &[usize]) -> String
     text
 }
 
-/// The lesson's sizes for the context.
-pub fn sizes_json(quick: bool) -> serde_json::Value {
-    let timed: Vec<serde_json::Value> = SPECIALIZED_N
-        .iter()
-        .map(|&n| json!({"n": n, "dots": if quick { CHECK_DOTS } else { timed_dots(n) }}))
-        .collect();
-    json!({"check_dots": CHECK_DOTS, "timed": timed, "input_bytes": TIMED_INPUT_BYTES})
+/// The lesson's sizes: the input buffers (x and y), which at length N hold
+/// `input_floats / N` dots of structure-of-arrays layout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// Floats in each of x and y.
+    pub input_floats: usize,
+    /// Dots each timed launch runs, per length in [`SPECIALIZED_N`] order.
+    pub timed_dots: Vec<usize>,
+    /// Dots of the correctness runs.
+    pub check_dots: usize,
 }
 
-/// Every kernel checked at every length it runs; then the host symbols,
-/// the PTX bodies and the timings.
-pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
-    let mut lesson = Specialize::new(gpu, quick)?;
-    let mut failures = Vec::new();
-    for n in SPECIALIZED_N {
-        for k in [Kernel::Specialized(n), Kernel::Runtime] {
-            failures.extend(lesson.check(k, n, CHECK_DOTS)?.0);
-            // One dot: the smallest grid, the guard in every other thread.
-            failures.extend(lesson.check(k, n, 1)?.0);
+impl Sizes {
+    /// A full run on `info`'s GPU: x and y grown from [`SEED_INPUT_BYTES`]
+    /// until each is at least 4x the L2, every length timed over all of
+    /// them; `quick`: what the checks need, timed at the check size.
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        let input_floats = if quick {
+            CHECK_DOTS * MAX_SPECIALIZED_N
+        } else {
+            grown(SEED_INPUT_BYTES, 1, info.l2_bytes) / size_of::<f32>()
+        };
+        Sizes {
+            input_floats,
+            timed_dots: SPECIALIZED_N
+                .iter()
+                .map(|&n| if quick { CHECK_DOTS } else { input_floats / n })
+                .collect(),
+            check_dots: CHECK_DOTS,
         }
     }
-    let examples = binary::examples();
-    for e in &examples {
-        if e.got != e.want {
-            failures.push(Failure {
-                kernel: "host dot_specialized",
-                detail: format!("N = {}: got {}, want {}", e.n, e.got, e.want),
-            });
-        }
-    }
-    let exe = std::env::current_exe().map_err(|e| Error::Tool(format!("current_exe: {e}")))?;
-    let symbols = binary::host_symbols(&exe)?;
-    let host_text = host_reading(&symbols);
-    if let Err(detail) = &host_text {
-        failures.push(Failure {
-            kernel: "host dot_specialized",
-            detail: format!("{}: {detail}", exe.display()),
-        });
-    }
-    if !failures.is_empty() {
-        return Ok(Outcome::Failed(failures));
+
+    /// Dots a timed launch at length `n` runs.
+    pub fn dots(&self, n: usize) -> usize {
+        SPECIALIZED_N
+            .iter()
+            .position(|&m| m == n)
+            .map_or(self.input_floats / n, |i| self.timed_dots[i])
+            .min(self.out_floats())
     }
 
-    // Part 1: the host's instantiations, from the running binary.
-    let mut host = Section::new("Host: one function per N, in the binary's symbol table");
-    for e in &examples {
-        let show = |v: &[f32]| {
-            v.iter()
-                .map(|x| format!("{x}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        host.line(format!(
-            "dot_specialized::<{}>([{}], [{}]) = {} (expected {})",
-            e.n,
-            show(&e.a),
-            show(&e.b),
-            e.got,
-            e.want
-        ));
+    /// Floats of the output: one per dot of the shortest length.
+    pub fn out_floats(&self) -> usize {
+        self.timed_dots
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(self.check_dots)
     }
-    host.line(format!(
-        "{} (symbol table, like nm --demangle):",
-        exe.display()
-    ));
-    for s in &symbols {
-        host.line(format!(
-            "  N = {:<2} {:016x} {:>4} bytes  {}  ({})",
-            if s.n == 0 {
-                "?".to_string()
-            } else {
-                s.n.to_string()
-            },
-            s.address,
-            s.size,
-            s.demangled,
-            s.mangled
-        ));
-    }
-    host.reading = host_text.ok();
+}
 
-    // Part 2: the GPU's bodies, from the PTX.
-    let mut ptx = Section::new("GPU: one PTX entry per N, fully unrolled");
-    let bodies: Vec<BodyEvidence> = Kernel::ALL.iter().map(|&k| body_evidence(PTX, k)).collect();
-    let arch = format!(
-        "sm_{}{}",
-        gpu.info.compute_capability.0, gpu.info.compute_capability.1
-    );
-    let mut sass_counts = Vec::new();
-    for b in &bodies {
-        let sass = crate::asm::sass(PTX, &arch, b.symbol)?.map(|text| sass_instructions(&text));
-        sass_counts.push(json!({"symbol": b.symbol, "arch": arch, "sass_instructions": sass}));
-        ptx.line(format!(
-            "{:<20} {:>3} PTX instructions, {:>2} fma, {:>2} loads, {} loop(s); SASS ({arch}): {}",
-            b.symbol,
-            b.instructions,
-            b.fma,
-            b.loads,
-            b.backward_branches,
-            sass.map_or_else(
-                || "not shown (ptxas and cuobjdump not found)".to_string(),
-                |n| format!("{n} instructions")
-            )
-        ));
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        Ok(Sizes::new(info, quick))
     }
-    let wrong = specialization_holds(&bodies);
-    ptx.reading = Some(ptx_reading(&bodies, &wrong));
+    fn streams(&self) -> Vec<Stream> {
+        vec![Stream::of::<f32>("x, y", self.input_floats)]
+    }
 
-    // Part 3: timed.
-    let mut timed = Section::new(format!(
-        "Timed: specialized against runtime N, inputs of {} MiB each",
-        TIMED_INPUT_BYTES >> 20
-    ));
-    if quick {
-        timed.title = "Timed (quick sizes: not a measurement)".to_string();
+    fn device_bytes(&self) -> usize {
+        (2 * self.input_floats + self.out_floats()) * size_of::<f32>()
     }
-    let mut ratios = Vec::new();
-    for n in SPECIALIZED_N {
-        let count = lesson.dots(n);
-        let mut row = |k: Kernel, key: String, what: String| -> Result<f64> {
-            let t = lesson.time(k, n, count, plan)?;
-            let ms = t.median_ms();
-            timed.rows.push(
-                Row::new(key, what, t)
-                    .bytes(bytes(n, count))
-                    .flop(flop(n, count)),
-            );
-            Ok(ms)
-        };
-        let s = row(
-            Kernel::Specialized(n),
-            format!("dot_specialized_{n}"),
-            format!("{count} dots of {n}, N at compile time"),
-        )?;
-        let r = row(
-            Kernel::Runtime,
-            format!("dot_runtime/{n}"),
-            format!("{count} dots of {n}, N = {n} an argument"),
-        )?;
-        ratios.push((n, r / s));
-    }
-    timed.reading = Some(timed_reading(
-        &ratios,
-        &bodies[Kernel::Runtime.position()].fma_per_loop,
-    ));
-
-    Ok(Outcome::Passed(Findings {
-        sections: vec![host, ptx, timed],
-        facts: json!({
-            "examples": examples, "host_symbols": symbols, "ptx_bodies": bodies, "ptx_holds": wrong.is_empty(), "sass": sass_counts,
-            "runtime_over_specialized": ratios.iter().map(|(n, r)| json!({"n": n, "ratio": r})).collect::<Vec<_>>(),
-        }),
-    }))
 }
 
 /// The CUDA C twins.
 pub const CUDA_C_SOURCE: &str = include_str!("specialize.cu");
 
-/// What NVRTC compiles: the block size as a `#define`, then the twins.
-pub fn cuda_c_program() -> String {
-    format!("#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n{CUDA_C_SOURCE}")
+/// `SPECIALIZED(N)` once per length: the twins the CUDA C source
+/// instantiates, from the one list of lengths.
+macro_rules! cuda_instances {
+    ($($name:ident = $n:literal),* $(,)?) => {
+        concat!($("SPECIALIZED(", $n, ") "),*)
+    };
 }
 
-/// Every kernel beside its twin (see [`lesson::compare_twins`]).
-pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
-    let mut lesson = Specialize::new(gpu, false)?;
-    lesson.load_twins(c_ptx)?;
-    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
-}
+/// The specialize lesson as `lab` runs it.
+pub struct SpecializeLesson;
 
-/// The lesson as `lab` runs it.
-pub const LESSON: lesson::Lesson = lesson::Lesson {
-    name: "specialize",
-    sizes: sizes_json,
-    block_sizes: || json!({"all": THREADS_PER_BLOCK}),
-    run,
-    cuda_c: cuda_c_program,
-    compare,
-};
+impl lesson::Lesson for SpecializeLesson {
+    const NAME: &'static str = "specialize";
+    const ABOUT: &'static str = "Chapter 19.3: a dot product specialized by const generics (N = 2, 4, 8, 16): one body per N in the binary and the PTX, timed against N at run time.";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Specialize<'g>;
+
+    fn block_sizes() -> serde_json::Value {
+        json!({"all": THREADS_PER_BLOCK})
+    }
+
+    /// What NVRTC compiles: the block size and the instances to make as
+    /// `#define`s, then the twins.
+    fn cuda_c() -> String {
+        format!(
+            "#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n#define SPECIALIZED_INSTANCES {}\n{CUDA_C_SOURCE}",
+            kernels_gpu::specialized_lengths!(cuda_instances)
+        )
+    }
+
+    /// Every kernel checked at every length it runs; then the host symbols,
+    /// the PTX bodies and the timings.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let plan = options.plan;
+        let quick = sizes.timed_dots.iter().all(|&d| d == CHECK_DOTS);
+        let mut lesson = Specialize::new(gpu, sizes)?;
+        let mut failures = Vec::new();
+        for &n in SPECIALIZED_N {
+            for k in [Kernel::Specialized(n), Kernel::Runtime] {
+                failures.extend(lesson.check(k, n, CHECK_DOTS)?.0);
+                // One dot: the smallest grid, the guard in every other thread.
+                failures.extend(lesson.check(k, n, 1)?.0);
+            }
+        }
+        let examples = binary::examples();
+        for e in &examples {
+            if e.got != e.want {
+                failures.push(Failure {
+                    kernel: "host dot_specialized",
+                    detail: format!("N = {}: got {}, want {}", e.n, e.got, e.want),
+                });
+            }
+        }
+        let exe = std::env::current_exe().map_err(|e| Error::Tool(format!("current_exe: {e}")))?;
+        let symbols = binary::host_symbols(&exe)?;
+        let host_text = host_reading(&symbols);
+        if let Err(detail) = &host_text {
+            failures.push(Failure {
+                kernel: "host dot_specialized",
+                detail: format!("{}: {detail}", exe.display()),
+            });
+        }
+        if !failures.is_empty() {
+            return Ok(Outcome::Failed(failures));
+        }
+
+        // Part 1: the host's instantiations, from the running binary.
+        let mut host = Section::new("Host: one function per N, in the binary's symbol table");
+        for e in &examples {
+            let show = |v: &[f32]| {
+                v.iter()
+                    .map(|x| format!("{x}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            host.line(format!(
+                "dot_specialized::<{}>([{}], [{}]) = {} (expected {})",
+                e.n,
+                show(&e.a),
+                show(&e.b),
+                e.got,
+                e.want
+            ));
+        }
+        host.line(format!(
+            "{} (symbol table, like nm --demangle):",
+            exe.display()
+        ));
+        for s in &symbols {
+            host.line(format!(
+                "  N = {:<2} {:016x} {:>4} bytes  {}  ({})",
+                if s.n == 0 {
+                    "?".to_string()
+                } else {
+                    s.n.to_string()
+                },
+                s.address,
+                s.size,
+                s.demangled,
+                s.mangled
+            ));
+        }
+        host.reading = host_text.ok();
+
+        // Part 2: the GPU's bodies, from the PTX.
+        let mut ptx = Section::new("GPU: one PTX entry per N, fully unrolled");
+        let bodies: Vec<BodyEvidence> =
+            Kernel::ALL.iter().map(|&k| body_evidence(PTX, k)).collect();
+        let arch = format!(
+            "sm_{}{}",
+            gpu.info.compute_capability.0, gpu.info.compute_capability.1
+        );
+        let mut sass_counts = Vec::new();
+        for b in &bodies {
+            let sass = crate::asm::sass(PTX, &arch, b.symbol)?.map(|text| sass_instructions(&text));
+            sass_counts.push(json!({"symbol": b.symbol, "arch": arch, "sass_instructions": sass}));
+            ptx.line(format!(
+                "{:<20} {:>3} PTX instructions, {:>2} fma, {:>2} loads, {} loop(s); SASS ({arch}): {}",
+                b.symbol,
+                b.instructions,
+                b.fma,
+                b.loads,
+                b.backward_branches,
+                sass.map_or_else(
+                    || "not shown (ptxas and cuobjdump not found)".to_string(),
+                    |n| format!("{n} instructions")
+                )
+            ));
+        }
+        let wrong = specialization_holds(&bodies);
+        ptx.reading = Some(ptx_reading(&bodies, &wrong));
+
+        // Part 3: timed.
+        let mut timed = Section::new(format!(
+            "Timed: specialized against runtime N, inputs of {} MiB each",
+            (sizes.input_floats * size_of::<f32>()) >> 20
+        ));
+        if quick {
+            timed.title = "Timed (quick sizes: not a measurement)".to_string();
+        }
+        let mut ratios = Vec::new();
+        for &n in SPECIALIZED_N {
+            let count = sizes.dots(n);
+            let mut row = |k: Kernel, key: String, what: String| -> Result<f64> {
+                let t = lesson.time(k, n, count, plan)?;
+                let ms = t.median_ms();
+                timed.rows.push(
+                    Row::new(key, what, t)
+                        .bytes(bytes(n, count))
+                        .flop(flop(n, count)),
+                );
+                Ok(ms)
+            };
+            let s = row(
+                Kernel::Specialized(n),
+                format!("dot_specialized_{n}"),
+                format!("{count} dots of {n}, N at compile time"),
+            )?;
+            let r = row(
+                Kernel::Runtime,
+                format!("dot_runtime/{n}"),
+                format!("{count} dots of {n}, N = {n} an argument"),
+            )?;
+            ratios.push((n, r / s));
+        }
+        timed.reading = Some(timed_reading(
+            &ratios,
+            &bodies[Kernel::Runtime.index()].fma_per_loop,
+        ));
+
+        SectionReport::passed(
+            context,
+            Findings {
+                sections: vec![host, ptx, timed],
+                facts: json!({
+                    "examples": examples, "host_symbols": symbols, "ptx_bodies": bodies, "ptx_holds": wrong.is_empty(), "sass": sass_counts,
+                    "runtime_over_specialized": ratios.iter().map(|(n, r)| json!({"n": n, "ratio": r})).collect::<Vec<_>>(),
+                }),
+            },
+        )
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Specialize<'g>> {
+        Specialize::new(gpu, sizes)
+    }
+
+    fn compare_notes(_sizes: &Sizes) -> Vec<String> {
+        vec![format!(
+            "dot_runtime is timed at N = {RUNTIME_COMPARED_N} here (its longest loop); each specialized kernel at its own N."
+        )]
+    }
+}

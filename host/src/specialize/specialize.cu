@@ -28,22 +28,15 @@ __device__ __forceinline__ void dot_specialized(const float* __restrict__ x,
     out[v] = sum;
 }
 
-extern "C" __global__ void dot_specialized_2(const float* __restrict__ x, const float* __restrict__ y,
-                                             float* __restrict__ out, unsigned long long count) {
-    dot_specialized<2>(x, y, out, count);
-}
-extern "C" __global__ void dot_specialized_4(const float* __restrict__ x, const float* __restrict__ y,
-                                             float* __restrict__ out, unsigned long long count) {
-    dot_specialized<4>(x, y, out, count);
-}
-extern "C" __global__ void dot_specialized_8(const float* __restrict__ x, const float* __restrict__ y,
-                                             float* __restrict__ out, unsigned long long count) {
-    dot_specialized<8>(x, y, out, count);
-}
-extern "C" __global__ void dot_specialized_16(const float* __restrict__ x, const float* __restrict__ y,
-                                              float* __restrict__ out, unsigned long long count) {
-    dot_specialized<16>(x, y, out, count);
-}
+// One exported twin per length; the host defines SPECIALIZED_INSTANCES as
+// SPECIALIZED(2) SPECIALIZED(4) ... from the one list of lengths.
+#define SPECIALIZED(N)                                                                              \
+    extern "C" __global__ void dot_specialized_##N(const float* __restrict__ x,                   \
+                                                   const float* __restrict__ y,                   \
+                                                   float* __restrict__ out, unsigned long long count) { \
+        dot_specialized<N>(x, y, out, count);                                                     \
+    }
+SPECIALIZED_INSTANCES
 
 // The same dot with its length a kernel argument: one body for every n.
 // Unrolled by 8 with a remainder loop, the shape rustc's LLVM gives the

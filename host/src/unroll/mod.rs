@@ -7,46 +7,35 @@
 
 pub mod reference;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels_gpu::unroll::*;
+use serde::Serialize;
 use serde_json::json;
 
-use crate::check::Failure;
-use crate::compare::{Agreement, Kernels};
-use crate::error::{Error, Result};
+use crate::check::{Failure, Tolerance};
+use crate::compare::{Agreement, Twinned};
+use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned};
+use crate::kernels::{KernelId, KernelSet};
+use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
 use crate::ptx::{PTX, entry_body};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
-/// The lesson's kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kernel {
-    /// One element per thread.
-    OnePerThread,
-    /// `UNROLL` consecutive elements per thread (the seed's form).
-    Unrolled,
-    /// `UNROLL` elements per thread, one block width apart.
-    UnrolledCoalesced,
+crate::kernel_ids! {
+    /// The lesson's kernels, each (a, b, out, n).
+    pub enum Kernel {
+        /// One element per thread.
+        OnePerThread = "add_one_per_thread" (Ptr, Ptr, Ptr, U64),
+        /// `UNROLL` consecutive elements per thread (the seed's form).
+        Unrolled = "add_unrolled_4" (Ptr, Ptr, Ptr, U64),
+        /// `UNROLL` elements per thread, one block width apart.
+        UnrolledCoalesced = "add_unrolled_4_coalesced" (Ptr, Ptr, Ptr, U64),
+    }
 }
 
 impl Kernel {
-    /// Every kernel, in report order.
-    pub const ALL: [Kernel; 3] = [
-        Kernel::OnePerThread,
-        Kernel::Unrolled,
-        Kernel::UnrolledCoalesced,
-    ];
-
-    /// The exported symbol (the CUDA C twin's too).
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Kernel::OnePerThread => "add_one_per_thread",
-            Kernel::Unrolled => "add_unrolled_4",
-            Kernel::UnrolledCoalesced => "add_unrolled_4_coalesced",
-        }
-    }
-
     /// What the kernel is, for a table row.
     pub fn label(self) -> &'static str {
         match self {
@@ -62,11 +51,6 @@ impl Kernel {
             Kernel::OnePerThread => 1,
             Kernel::Unrolled | Kernel::UnrolledCoalesced => UNROLL,
         }
-    }
-
-    /// The kernel exported as `symbol`.
-    pub fn of_symbol(symbol: &str) -> Option<Kernel> {
-        Kernel::ALL.into_iter().find(|k| k.symbol() == symbol)
     }
 
     /// The launch over `n` elements: blocks of THREADS_PER_BLOCK, enough to
@@ -174,7 +158,7 @@ impl PtxCounts {
 /// and b holding the reference fills.
 pub struct Unroll<'g> {
     gpu: &'g Gpu,
-    kernels: Kernels,
+    kernels: KernelSet<Kernel>,
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
     out: CudaSlice<f32>,
@@ -192,24 +176,18 @@ impl<'g> Unroll<'g> {
             3 * elems * size_of::<f32>(),
             "the unroll lesson's three buffers",
         )?;
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
         let mut a = gpu.alloc_f32(elems)?;
         let mut b = gpu.alloc_f32(elems)?;
         gpu.upload(&reference::filled(elems, reference::fill_a), &mut a)?;
         gpu.upload(&reference::filled(elems, reference::fill_b), &mut b)?;
         Ok(Unroll {
             gpu,
-            kernels: Kernels::new(gpu, &symbols)?,
+            kernels: KernelSet::new(gpu)?,
             a,
             b,
             out: gpu.alloc_f32(elems)?,
             elems,
         })
-    }
-
-    /// Loads the CUDA C twins from NVRTC's `ptx`.
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Launches `kernel` over the first `n` elements (asynchronously) on the
@@ -219,10 +197,9 @@ impl<'g> Unroll<'g> {
     /// [`Error::KernelFault`] naming the kernel.
     pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
         assert!(n <= self.elems, "n = {n} exceeds the buffers");
-        let f = self.kernels.active(position(kernel)).clone();
         launch_on(
             self.gpu,
-            &f,
+            &self.kernels,
             kernel,
             (&self.a, &self.b, &mut self.out),
             n,
@@ -286,8 +263,14 @@ impl<'g> Unroll<'g> {
             block_dim: (threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        let f = self.kernels.active(position(kernel)).clone();
-        launch_on(self.gpu, &f, kernel, (&a, &b, &mut out), n, config)?;
+        launch_on(
+            self.gpu,
+            &self.kernels,
+            kernel,
+            (&a, &b, &mut out),
+            n,
+            config,
+        )?;
         self.gpu.sync_after(kernel.symbol())?;
         let mut got = vec![0.0f32; n];
         self.gpu.download(&out, &mut got)?;
@@ -296,18 +279,10 @@ impl<'g> Unroll<'g> {
     }
 }
 
-/// The position of `kernel` in [`Kernel::ALL`].
-fn position(kernel: Kernel) -> usize {
-    Kernel::ALL
-        .iter()
-        .position(|&k| k == kernel)
-        .expect("a kernel of the lesson")
-}
-
-/// Launches `f` (one of the lesson's kernels) on explicit buffers.
+/// Launches `kernel` (on the side in use) on explicit buffers.
 fn launch_on(
     gpu: &Gpu,
-    f: &CudaFunction,
+    kernels: &KernelSet<Kernel>,
     kernel: Kernel,
     (a, b, out): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
     n: usize,
@@ -317,49 +292,45 @@ fn launch_on(
         n <= a.len() && n <= b.len() && n <= out.len(),
         "n = {n} exceeds the buffers"
     );
-    let n64 = n as u64;
-    let mut builder = gpu.stream.launch_builder(f);
-    builder.arg(a).arg(b).arg(out).arg(&n64);
+    let launch = kernels
+        .launch(gpu, kernel)
+        .input(a)
+        .input(b)
+        .output(out)
+        .scalar(n as u64);
     // SAFETY: the three buffers hold at least n floats (asserted), are
     // distinct allocations, and every caller's grid covers n elements at
     // the kernel's elements per thread.
-    unsafe { builder.launch(config) }.map_err(|source| Error::KernelFault {
-        kernel: kernel.symbol().to_string(),
-        source,
-    })?;
-    Ok(())
+    unsafe { launch.launch(config) }
 }
 
 /// The first element whose bits differ from the reference's, as a failure
 /// naming the kernel, the index, the value got and the value wanted.
 fn bit_failure(kernel: Kernel, n: usize, got: &[f32], want: &[f32]) -> Option<Failure> {
-    crate::check::first_bit_mismatch(got, want).map(|m| Failure {
+    crate::check::first_mismatch(got, want, Tolerance::Bits).map(|m| Failure {
         kernel: kernel.symbol(),
-        detail: format!("n = {n}: {m} (bit-exact: one f32 add per element)"),
+        detail: format!("n = {n}: {m}: one f32 add per element"),
     })
 }
 
 impl Twinned for Unroll<'_> {
-    fn kernels(&mut self) -> &mut Kernels {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
         &mut self.kernels
     }
 
-    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
-        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+    fn check(&mut self, k: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
         let (failure, got) = Unroll::check(self, k, CHECK_ELEMS)?;
         Ok((failure.into_iter().collect(), got))
     }
 
-    fn gap_note(&self, symbol: &str) -> Option<&'static str> {
-        gap_note(Kernel::of_symbol(symbol)?)
+    fn gap_note(&self, k: Kernel) -> Option<&'static str> {
+        gap_note(k)
     }
 
-    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing> {
-        Unroll::time(
-            self,
-            Kernel::of_symbol(symbol).expect("a kernel of the lesson"),
-            plan,
-        )
+    fn time(&mut self, k: Kernel, plan: Plan) -> Result<Timing> {
+        Unroll::time(self, k, plan)
     }
 }
 
@@ -551,17 +522,18 @@ pub fn ptx_reading(counts: &[(Kernel, PtxCounts)]) -> String {
     reading
 }
 
-/// How `ms` compares with `baseline_ms`, in words: "N% faster than", "N%
-/// slower than" or "within 5% of".
+/// How `ms` compares with `baseline_ms` in a sentence: "N% faster than",
+/// "N% slower than" or "within 5% of".
 fn relative(ms: f64, baseline_ms: f64) -> String {
-    let r = baseline_ms / ms;
-    if r > 1.05 {
-        format!("{:.0}% faster than", (r - 1.0) * 100.0)
-    } else if r < 1.0 / 1.05 {
-        format!("{:.0}% slower than", (1.0 / r - 1.0) * 100.0)
-    } else {
-        "within 5% of".to_string()
-    }
+    let words = crate::report::relative_speed(ms, baseline_ms);
+    format!(
+        "{words} {}",
+        if words.starts_with("within") {
+            "of"
+        } else {
+            "than"
+        }
+    )
 }
 
 /// The timed section's reading from the three medians (ms): each unrolled
@@ -594,205 +566,264 @@ pub fn timed_reading(one_ms: f64, consecutive_ms: f64, coalesced_ms: f64) -> Str
     )
 }
 
-/// The lesson's sizes for the context.
-pub fn sizes_json(quick: bool) -> serde_json::Value {
-    json!({"mirror": SEED_SIZES, "checked": CHECKED_SIZES, "timed": if quick { CHECK_ELEMS } else { TIMED_ELEMS },
-        "unroll": UNROLL, "bytes_per_elem": BYTES_PER_ELEM})
+/// The lesson's sizes: the timed adds' elements (three buffers of them),
+/// and the sizes every kernel is checked at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// Elements of each timed add.
+    pub timed: usize,
+    /// The sizes every kernel is checked at.
+    pub checked: [usize; 4],
+    /// The host mirrors' sizes (the seed's).
+    pub mirror: [usize; 2],
+    /// Elements one unrolled thread handles.
+    pub unroll: usize,
+    /// Bytes one add moves per element.
+    pub bytes_per_elem: usize,
 }
 
-/// Every kernel checked at every checked size and on the seed's example;
-/// then the mirrors' counts, the seed's launch, the PTX and the timings.
-pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
-    let elems = if quick { CHECK_ELEMS } else { TIMED_ELEMS };
-    let mut lesson = Unroll::new(gpu, elems)?;
-    let mut failures = Vec::new();
-    let mut outputs = Vec::new();
-    for k in Kernel::ALL {
-        for n in CHECKED_SIZES {
-            let (failure, got) = lesson.check(k, n)?;
-            failures.extend(failure);
-            if n == CHECK_ELEMS {
-                outputs.push(got);
-            }
+impl Sizes {
+    /// A full run on `info`'s GPU: [`SEED_TIMED_ELEMS`] doubled until a
+    /// buffer is at least 4x the L2 (whole unrolled blocks still);
+    /// `quick`: the timed adds at the check size.
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        Sizes {
+            timed: if quick {
+                CHECK_ELEMS
+            } else {
+                grown(SEED_TIMED_ELEMS, size_of::<f32>(), info.l2_bytes)
+            },
+            checked: CHECKED_SIZES,
+            mirror: SEED_SIZES,
+            unroll: UNROLL,
+            bytes_per_elem: BYTES_PER_ELEM,
         }
     }
-    let mut seed_outputs = Vec::new();
-    let (sa, sb) = reference::seed_gpu_inputs(SEED_GPU_ELEMS);
-    let seed_want = reference::sum(&sa, &sb);
-    for k in Kernel::ALL {
-        let got = lesson.seed_example(k)?;
-        failures.extend(bit_failure(k, SEED_GPU_ELEMS, &got, &seed_want));
-        seed_outputs.push(got);
-    }
-    // Part 1: the seed's host mirrors, counted; a disagreement between the
-    // two loops fails the run like a kernel's.
-    let mut mirrors =
-        Section::new("Loop unrolling on the host: overhead counted, arithmetic unchanged");
-    let mut mirror_facts = Vec::new();
-    let mut reductions = Vec::new();
-    for size in SEED_SIZES {
-        let (lines, facts) = mirror_lines(size);
-        for line in lines {
-            mirrors.line(line);
-        }
-        failures.extend(mirror_failure(&facts));
-        let events = |side: &str| {
-            facts[side]["loop_control_events"]
-                .as_f64()
-                .unwrap_or(f64::NAN)
-        };
-        reductions.push(format!(
-            "by {:.2} at size {size}",
-            events("plain") / events("unrolled")
-        ));
-        mirror_facts.push(facts);
-    }
-    if !failures.is_empty() {
-        return Ok(Outcome::Failed(failures));
-    }
-    let identical_on_gpu = outputs
-        .iter()
-        .all(|o| Agreement::of_bits(o, &outputs[0]) == Agreement::Identical);
-    mirrors.reading = Some(format!(
-        "Unrolling by {UNROLL} divides the loop's bookkeeping (increment, compare, branch) {} and leaves \
-         the number of adds as it was: the two loops' outputs are equal element for element.",
-        reductions.join(" and ")
-    ));
+}
 
-    // Part 2: the seed's GPU launch, which it could not run.
-    let mut launch =
-        Section::new("The unrolled kernel on the GPU: the seed's 16-element launch, run");
-    let show = |v: &[f32]| {
-        v.iter()
-            .map(|x| format!("{x}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let seed_threads = SEED_GPU_ELEMS.div_ceil(UNROLL);
-    launch.line(format!(
-        "kernel launch <<<1,{seed_threads}>>> (each thread handles {UNROLL} elements): {}",
-        show(&seed_outputs[1])
-    ));
-    launch.line(format!("host reference (a+b): {}", show(&seed_want)));
-    launch.line(format!(
-        "every kernel checked bit for bit at n = {}: passed; the three kernels' outputs identical at n = {CHECK_ELEMS}: \
-         {identical_on_gpu}",
-        CHECKED_SIZES.map(|n| n.to_string()).join(", ")
-    ));
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        Ok(Sizes::new(info, quick))
+    }
+    fn streams(&self) -> Vec<Stream> {
+        vec![Stream::of::<f32>("a, b, out", self.timed)]
+    }
 
-    // Part 3: the PTX.
-    let mut ptx = Section::new("The PTX: static instruction counts, Rust beside CUDA C");
-    let mut ptx_facts = Vec::new();
-    let mut shown = Vec::new();
-    // The twins' PTX where NVRTC is here (it is not needed for the run).
-    let c_ptx = twins_ptx(gpu);
-    for k in Kernel::ALL {
-        let c = PtxCounts::of_kernel(k);
-        ptx.line(format!("Rust   {}", ptx_line(k, c)));
-        shown.push((k, c));
-        let twin = c_ptx
-            .as_deref()
-            .and_then(|p| entry_body(p, k.symbol()))
-            .map(PtxCounts::of);
-        if let Some(t) = twin {
-            ptx.line(format!("CUDA C {}", ptx_line(k, t)));
-            shown.push((k, t));
-        }
-        ptx_facts.push(
-            json!({"symbol": k.symbol(), "elems_per_thread": k.elems_per_thread(), "counts": c,
-            "cuda_c_counts": twin}),
-        );
+    fn device_bytes(&self) -> usize {
+        3 * self.timed * size_of::<f32>()
     }
-    if c_ptx.is_none() {
-        ptx.line("CUDA C twins' PTX not shown: NVRTC is missing here or failed");
-    }
-    ptx.reading = Some(ptx_reading(&shown));
-
-    // Part 4: timed.
-    let mut timed = Section::new(if quick {
-        format!(
-            "Timed (--quick: {elems} floats, {} MiB in all against a {} MiB L2; not the full run's DRAM figures)",
-            (elems * BYTES_PER_ELEM) >> 20,
-            gpu.info.l2_bytes >> 20
-        )
-    } else {
-        format!(
-            "Timed: 1 against 4 elements per thread, 3 buffers of {} MiB",
-            (elems * 4) >> 20
-        )
-    });
-    let mut sector_facts = Vec::new();
-    for k in Kernel::ALL {
-        let sectors: Vec<usize> = (0..k.elems_per_thread())
-            .map(|i| k.sectors_per_warp_access(i))
-            .collect();
-        timed.line(format!(
-            "{:<26} 32-byte sectors per warp-wide access (from the index map): {:?} for 128 useful bytes each",
-            k.symbol(),
-            sectors
-        ));
-        sector_facts.push(json!({"symbol": k.symbol(), "sectors_per_warp_access": sectors}));
-    }
-    for k in Kernel::ALL {
-        let t = lesson.time(k, plan)?;
-        timed.rows.push(
-            Row::new(k.symbol(), format!("{elems} floats, {}", k.label()), t)
-                .bytes((elems * BYTES_PER_ELEM) as f64),
-        );
-    }
-    let ms = |k: Kernel| {
-        timed
-            .rows
-            .iter()
-            .find(|r| r.key == k.symbol())
-            .map_or(f64::NAN, |r| r.timing.median_ms())
-    };
-    timed.reading = Some(timed_reading(
-        ms(Kernel::OnePerThread),
-        ms(Kernel::Unrolled),
-        ms(Kernel::UnrolledCoalesced),
-    ));
-
-    Ok(Outcome::Passed(Findings {
-        sections: vec![mirrors, launch, ptx, timed],
-        facts: json!({
-            "mirrors": mirror_facts,
-            "seed_gpu_example": {"elems": SEED_GPU_ELEMS, "threads": seed_threads, "output": seed_outputs[1]},
-            "outputs_identical_on_gpu": identical_on_gpu,
-            "ptx": ptx_facts,
-            "sectors": sector_facts,
-        }),
-    }))
 }
 
 /// The twins compiled by NVRTC for `gpu`, or `None` where NVRTC is missing
 /// or fails (the run reports its own kernels either way).
 fn twins_ptx(gpu: &Gpu) -> Option<String> {
     crate::nvrtc::require_nvrtc().ok()?;
-    crate::nvrtc::compile(&cuda_c_program(), "unroll.cu", gpu.info.compute_capability).ok()
+    crate::nvrtc::compile(
+        &<UnrollLesson as lesson::Lesson>::cuda_c(),
+        "unroll.cu",
+        gpu.info.compute_capability,
+    )
+    .ok()
 }
 
 /// The CUDA C twins.
 pub const CUDA_C_SOURCE: &str = include_str!("unroll.cu");
 
-/// What NVRTC compiles: UNROLL as a `#define`, then the twins.
-pub fn cuda_c_program() -> String {
-    format!("#define UNROLL {UNROLL}\n{CUDA_C_SOURCE}")
-}
+/// The unroll lesson as `lab` runs it.
+pub struct UnrollLesson;
 
-/// Every kernel beside its twin (see [`lesson::compare_twins`]).
-pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
-    let mut lesson = Unroll::new(gpu, TIMED_ELEMS)?;
-    lesson.load_twins(c_ptx)?;
-    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
-}
+impl lesson::Lesson for UnrollLesson {
+    const NAME: &'static str = "unroll";
+    const ABOUT: &'static str = "Chapter 19.2: loop unrolling, counted on the host, then one against four elements per thread on the GPU (consecutive and coalesced).";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Unroll<'g>;
 
-/// The lesson as `lab` runs it.
-pub const LESSON: lesson::Lesson = lesson::Lesson {
-    name: "unroll",
-    sizes: sizes_json,
-    block_sizes: || json!({"all": THREADS_PER_BLOCK, "seed_example": SEED_GPU_ELEMS.div_ceil(UNROLL)}),
-    run,
-    cuda_c: cuda_c_program,
-    compare,
-};
+    fn block_sizes() -> serde_json::Value {
+        json!({"all": THREADS_PER_BLOCK, "seed_example": SEED_GPU_ELEMS.div_ceil(UNROLL)})
+    }
+
+    /// What NVRTC compiles: UNROLL as a `#define`, then the twins.
+    fn cuda_c() -> String {
+        format!("#define UNROLL {UNROLL}\n{CUDA_C_SOURCE}")
+    }
+
+    /// Every kernel checked at every checked size and on the seed's example;
+    /// then the mirrors' counts, the seed's launch, the PTX and the timings.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let plan = options.plan;
+        let elems = sizes.timed;
+        let quick = elems == CHECK_ELEMS;
+        let mut lesson = Unroll::new(gpu, elems)?;
+        let mut failures = Vec::new();
+        let mut outputs = Vec::new();
+        for &k in Kernel::ALL {
+            for n in CHECKED_SIZES {
+                let (failure, got) = lesson.check(k, n)?;
+                failures.extend(failure);
+                if n == CHECK_ELEMS {
+                    outputs.push(got);
+                }
+            }
+        }
+        let mut seed_outputs = Vec::new();
+        let (sa, sb) = reference::seed_gpu_inputs(SEED_GPU_ELEMS);
+        let seed_want = reference::sum(&sa, &sb);
+        for &k in Kernel::ALL {
+            let got = lesson.seed_example(k)?;
+            failures.extend(bit_failure(k, SEED_GPU_ELEMS, &got, &seed_want));
+            seed_outputs.push(got);
+        }
+        // Part 1: the seed's host mirrors, counted; a disagreement between the
+        // two loops fails the run like a kernel's.
+        let mut mirrors =
+            Section::new("Loop unrolling on the host: overhead counted, arithmetic unchanged");
+        let mut mirror_facts = Vec::new();
+        let mut reductions = Vec::new();
+        for size in SEED_SIZES {
+            let (lines, facts) = mirror_lines(size);
+            for line in lines {
+                mirrors.line(line);
+            }
+            failures.extend(mirror_failure(&facts));
+            let events = |side: &str| {
+                facts[side]["loop_control_events"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN)
+            };
+            reductions.push(format!(
+                "by {:.2} at size {size}",
+                events("plain") / events("unrolled")
+            ));
+            mirror_facts.push(facts);
+        }
+        if !failures.is_empty() {
+            return Ok(Outcome::Failed(failures));
+        }
+        let identical_on_gpu = outputs
+            .iter()
+            .all(|o| Agreement::of_bits(o, &outputs[0]) == Agreement::Identical);
+        mirrors.reading = Some(format!(
+            "Unrolling by {UNROLL} divides the loop's bookkeeping (increment, compare, branch) {} and leaves \
+             the number of adds as it was: the two loops' outputs are equal element for element.",
+            reductions.join(" and ")
+        ));
+
+        // Part 2: the seed's GPU launch, which it could not run.
+        let mut launch =
+            Section::new("The unrolled kernel on the GPU: the seed's 16-element launch, run");
+        let show = |v: &[f32]| {
+            v.iter()
+                .map(|x| format!("{x}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let seed_threads = SEED_GPU_ELEMS.div_ceil(UNROLL);
+        launch.line(format!(
+            "kernel launch <<<1,{seed_threads}>>> (each thread handles {UNROLL} elements): {}",
+            show(&seed_outputs[1])
+        ));
+        launch.line(format!("host reference (a+b): {}", show(&seed_want)));
+        launch.line(format!(
+            "every kernel checked bit for bit at n = {}: passed; the three kernels' outputs identical at n = {CHECK_ELEMS}: \
+             {identical_on_gpu}",
+            CHECKED_SIZES.map(|n| n.to_string()).join(", ")
+        ));
+
+        // Part 3: the PTX.
+        let mut ptx = Section::new("The PTX: static instruction counts, Rust beside CUDA C");
+        let mut ptx_facts = Vec::new();
+        let mut shown = Vec::new();
+        // The twins' PTX where NVRTC is here (it is not needed for the run).
+        let c_ptx = twins_ptx(gpu);
+        for &k in Kernel::ALL {
+            let c = PtxCounts::of_kernel(k);
+            ptx.line(format!("Rust   {}", ptx_line(k, c)));
+            shown.push((k, c));
+            let twin = c_ptx
+                .as_deref()
+                .and_then(|p| entry_body(p, k.symbol()))
+                .map(PtxCounts::of);
+            if let Some(t) = twin {
+                ptx.line(format!("CUDA C {}", ptx_line(k, t)));
+                shown.push((k, t));
+            }
+            ptx_facts.push(
+                json!({"symbol": k.symbol(), "elems_per_thread": k.elems_per_thread(), "counts": c,
+                "cuda_c_counts": twin}),
+            );
+        }
+        if c_ptx.is_none() {
+            ptx.line("CUDA C twins' PTX not shown: NVRTC is missing here or failed");
+        }
+        ptx.reading = Some(ptx_reading(&shown));
+
+        // Part 4: timed.
+        let mut timed = Section::new(if quick {
+            format!(
+                "Timed (--quick: {elems} floats, {} MiB in all against a {} MiB L2; not the full run's DRAM figures)",
+                (elems * BYTES_PER_ELEM) >> 20,
+                gpu.info.l2_bytes >> 20
+            )
+        } else {
+            format!(
+                "Timed: 1 against 4 elements per thread, 3 buffers of {} MiB",
+                (elems * 4) >> 20
+            )
+        });
+        let mut sector_facts = Vec::new();
+        for &k in Kernel::ALL {
+            let sectors: Vec<usize> = (0..k.elems_per_thread())
+                .map(|i| k.sectors_per_warp_access(i))
+                .collect();
+            timed.line(format!(
+                "{:<26} 32-byte sectors per warp-wide access (from the index map): {:?} for 128 useful bytes each",
+                k.symbol(),
+                sectors
+            ));
+            sector_facts.push(json!({"symbol": k.symbol(), "sectors_per_warp_access": sectors}));
+        }
+        for &k in Kernel::ALL {
+            let t = lesson.time(k, plan)?;
+            timed.rows.push(
+                Row::new(k.symbol(), format!("{elems} floats, {}", k.label()), t)
+                    .bytes((elems * BYTES_PER_ELEM) as f64),
+            );
+        }
+        let ms = |k: Kernel| {
+            timed
+                .rows
+                .iter()
+                .find(|r| r.key == k.symbol())
+                .map_or(f64::NAN, |r| r.timing.median_ms())
+        };
+        timed.reading = Some(timed_reading(
+            ms(Kernel::OnePerThread),
+            ms(Kernel::Unrolled),
+            ms(Kernel::UnrolledCoalesced),
+        ));
+
+        SectionReport::passed(
+            context,
+            Findings {
+                sections: vec![mirrors, launch, ptx, timed],
+                facts: json!({
+                    "mirrors": mirror_facts,
+                    "seed_gpu_example": {"elems": SEED_GPU_ELEMS, "threads": seed_threads, "output": seed_outputs[1]},
+                    "outputs_identical_on_gpu": identical_on_gpu,
+                    "ptx": ptx_facts,
+                    "sectors": sector_facts,
+                }),
+            },
+        )
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Unroll<'g>> {
+        Unroll::new(gpu, sizes.timed)
+    }
+}

@@ -5,17 +5,20 @@
 
 pub mod reference;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use half::f16;
 use kernels_gpu::vectorize::*;
 use serde_json::json;
 
 use crate::check::Failure;
-use crate::compare::Kernels;
+use crate::compare::Twinned;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::lesson::{self, CompareOutcome, Findings, Outcome, Row, Section, Twinned};
+use crate::kernels::{KernelId, KernelSet, Param};
+use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
 use crate::ptx::{PTX, PtxMix, entry_body};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
 /// The element types, each with its 16-byte vector.
@@ -69,13 +72,6 @@ impl Dtype {
             Dtype::F16 => "f16",
         }
     }
-
-    /// Elements of the timed add: one less than the buffer holds beside the
-    /// check's guard, which leaves a tail in every type, so the timed launch
-    /// runs its tail too.
-    pub fn timed_elems(self) -> usize {
-        (TIMED_BUFFER_BYTES - GUARD_BYTES) / self.size() - 1
-    }
 }
 
 /// The lesson's kernels.
@@ -87,9 +83,9 @@ pub enum Kernel {
     Vec16(Dtype),
 }
 
-impl Kernel {
+impl KernelId for Kernel {
     /// Every kernel, in report order: per type, scalar then vector.
-    pub const ALL: [Kernel; 6] = [
+    const ALL: &'static [Kernel] = &[
         Kernel::Scalar(Dtype::F32),
         Kernel::Vec16(Dtype::F32),
         Kernel::Scalar(Dtype::F64),
@@ -99,7 +95,7 @@ impl Kernel {
     ];
 
     /// The exported symbol (the CUDA C twin's too).
-    pub fn symbol(self) -> &'static str {
+    fn symbol(self) -> &'static str {
         match self {
             Kernel::Scalar(Dtype::F32) => "add_scalar_f32",
             Kernel::Scalar(Dtype::F64) => "add_scalar_f64",
@@ -110,16 +106,18 @@ impl Kernel {
         }
     }
 
+    /// Every add takes (a, b, out, n).
+    fn params(self) -> &'static [Param] {
+        &[Param::Ptr, Param::Ptr, Param::Ptr, Param::U64]
+    }
+}
+
+impl Kernel {
     /// The element type.
     pub fn dtype(self) -> Dtype {
         match self {
             Kernel::Scalar(d) | Kernel::Vec16(d) => d,
         }
-    }
-
-    /// The kernel exported as `symbol`.
-    pub fn of_symbol(symbol: &str) -> Option<Kernel> {
-        Kernel::ALL.into_iter().find(|k| k.symbol() == symbol)
     }
 
     /// The launch over `n` elements: the vector add needs max(n / W, n % W)
@@ -138,6 +136,69 @@ impl Kernel {
             block_dim: (THREADS_PER_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         }
+    }
+}
+
+/// The lesson's sizes: three buffers (a, b, out) of `buffer_bytes` each,
+/// and the elements each timed add runs over.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Sizes {
+    /// Bytes of each of the three buffers.
+    pub buffer_bytes: usize,
+    /// Elements of each timed add, per element type in [`Dtype::ALL`] order.
+    pub timed_elems: [usize; 3],
+    /// The odd correctness size.
+    pub check_elems: usize,
+    /// The seed's traced sizes.
+    pub traced: [usize; 2],
+}
+
+impl Sizes {
+    /// A full run on `info`'s GPU: buffers grown from [`SEED_BUFFER_BYTES`]
+    /// to at least 4x the L2; each timed add one element short of filling
+    /// a buffer beside the check's guard, which leaves a tail in every type.
+    /// `quick`: buffers for the check size, and the timed adds at it.
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        let largest = Dtype::ALL.iter().map(|d| d.size()).max().unwrap_or(8);
+        let buffer_bytes = if quick {
+            (CHECK_ELEMS * largest + GUARD_BYTES).next_multiple_of(VECTOR_BYTES)
+        } else {
+            grown(SEED_BUFFER_BYTES, 1, info.l2_bytes)
+        };
+        let timed = |d: Dtype| {
+            if quick {
+                CHECK_ELEMS
+            } else {
+                (buffer_bytes - GUARD_BYTES) / d.size() - 1
+            }
+        };
+        Sizes {
+            buffer_bytes,
+            timed_elems: Dtype::ALL.map(timed),
+            check_elems: CHECK_ELEMS,
+            traced: TRACED_SIZES,
+        }
+    }
+
+    /// Elements the timed add of `d` runs over.
+    pub fn timed(&self, d: Dtype) -> usize {
+        self.timed_elems[Dtype::ALL.iter().position(|&x| x == d).unwrap_or(0)]
+    }
+}
+
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        Ok(Sizes::new(info, quick))
+    }
+    fn streams(&self) -> Vec<Stream> {
+        vec![Stream {
+            name: "a, b, out",
+            bytes: self.buffer_bytes,
+        }]
+    }
+
+    fn device_bytes(&self) -> usize {
+        3 * self.buffer_bytes
     }
 }
 
@@ -230,11 +291,12 @@ pub fn vectorized_add_host(out: &mut [f32], a: &[f32], b: &[f32], width: usize) 
     trace
 }
 
-/// The lesson's three byte buffers (a, b, out) of TIMED_BUFFER_BYTES on
-/// one GPU, holding whichever element type was last loaded.
+/// The lesson's three byte buffers (a, b, out) on one GPU, holding
+/// whichever element type was last loaded.
 pub struct Vectorize<'g> {
     gpu: &'g Gpu,
-    kernels: Kernels,
+    sizes: Sizes,
+    kernels: KernelSet<Kernel>,
     a: CudaSlice<u8>,
     b: CudaSlice<u8>,
     out: CudaSlice<u8>,
@@ -247,36 +309,25 @@ impl<'g> Vectorize<'g> {
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] before allocating; driver errors.
-    pub fn new(gpu: &'g Gpu) -> Result<Self> {
-        gpu.require_free_memory(
-            3 * TIMED_BUFFER_BYTES,
-            "the vectorize lesson's three buffers",
-        )?;
-        let symbols: Vec<&str> = Kernel::ALL.iter().map(|k| k.symbol()).collect();
+    pub fn new(gpu: &'g Gpu, sizes: &Sizes) -> Result<Self> {
+        gpu.require_free_memory(sizes.device_bytes(), "the vectorize lesson's three buffers")?;
         let alloc = || -> Result<CudaSlice<u8>> {
             // SAFETY: any bytes are valid u8; inputs are uploaded and the
             // output poisoned before anything is read.
-            unsafe { gpu.stream.alloc::<u8>(TIMED_BUFFER_BYTES) }.map_err(|source| Error::Driver {
+            unsafe { gpu.stream.alloc::<u8>(sizes.buffer_bytes) }.map_err(|source| Error::Driver {
                 call: "cuMemAllocAsync",
                 source,
             })
         };
         Ok(Vectorize {
             gpu,
-            kernels: Kernels::new(gpu, &symbols)?,
+            sizes: sizes.clone(),
+            kernels: KernelSet::new(gpu)?,
             a: alloc()?,
             b: alloc()?,
             out: alloc()?,
             loaded: None,
         })
-    }
-
-    /// Loads the CUDA C twins from NVRTC's `ptx`.
-    ///
-    /// # Errors
-    /// The driver refusing the PTX, or a kernel missing from it.
-    pub fn load_twins(&mut self, ptx: &str) -> Result<()> {
-        self.kernels.load_twins(self.gpu, ptx)
     }
 
     /// Makes a and b hold at least `n` elements of `dtype` (the reference
@@ -313,29 +364,18 @@ impl<'g> Vectorize<'g> {
     /// [`Error::Size`] when `n` elements (and the check's guard) do not fit
     /// the buffers; a launch error charged to the kernel.
     pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
-        fits(kernel.dtype(), n)?;
-        let i = Kernel::ALL
-            .iter()
-            .position(|&k| k == kernel)
-            .expect("a kernel of the lesson");
-        let f = self.kernels.active(i).clone();
-        let n64 = n as u64;
-        let mut builder = self.gpu.stream.launch_builder(&f);
-        builder
-            .arg(&self.a)
-            .arg(&self.b)
-            .arg(&mut self.out)
-            .arg(&n64);
+        self.fits(kernel.dtype(), n)?;
+        let launch = self
+            .kernels
+            .launch(self.gpu, kernel)
+            .input(&self.a)
+            .input(&self.b)
+            .output(&mut self.out)
+            .scalar(n as u64);
         // SAFETY: the three buffers hold n elements of the kernel's type
         // (`fits` above), are distinct, and the grid covers the kernel's
         // threads for n.
-        unsafe { builder.launch(kernel.launch_config(n)) }.map_err(|source| {
-            Error::KernelFault {
-                kernel: kernel.symbol().to_string(),
-                source,
-            }
-        })?;
-        Ok(())
+        unsafe { launch.launch(kernel.launch_config(n)) }
     }
 
     /// Runs `kernel` over `n` elements into a poisoned output (0xFF bytes,
@@ -349,7 +389,7 @@ impl<'g> Vectorize<'g> {
     /// errors.
     pub fn check(&mut self, kernel: Kernel, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
         let d = kernel.dtype();
-        fits(d, n)?;
+        self.fits(d, n)?;
         self.prepare(d, n)?;
         let bytes = n * d.size();
         // 0xFF bytes: a NaN in every type, so an element never written fails.
@@ -394,10 +434,23 @@ impl<'g> Vectorize<'g> {
     /// # Errors
     /// As [`Vectorize::launch`].
     pub fn time(&mut self, kernel: Kernel, n: usize, plan: Plan) -> Result<Timing> {
-        fits(kernel.dtype(), n)?;
+        self.fits(kernel.dtype(), n)?;
         self.prepare(kernel.dtype(), n)?;
         let gpu = self.gpu;
         timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel, n))
+    }
+
+    /// Fails with [`Error::Size`] unless `n` elements of `dtype` and the
+    /// guard fit one buffer.
+    fn fits(&self, dtype: Dtype, n: usize) -> Result<()> {
+        let bytes = self.sizes.buffer_bytes;
+        if n * dtype.size() + GUARD_BYTES > bytes {
+            return Err(Error::Size(format!(
+                "{n} {} elements do not fit the vectorize lesson's {bytes}-byte buffers",
+                dtype.name()
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -405,32 +458,21 @@ impl<'g> Vectorize<'g> {
 /// vector.
 pub const GUARD_BYTES: usize = VECTOR_BYTES;
 
-/// Fails with [`Error::Size`] unless `n` elements of `dtype` and the guard
-/// fit one buffer.
-fn fits(dtype: Dtype, n: usize) -> Result<()> {
-    if n * dtype.size() + GUARD_BYTES > TIMED_BUFFER_BYTES {
-        return Err(Error::Size(format!(
-            "{n} {} elements do not fit the vectorize lesson's {TIMED_BUFFER_BYTES}-byte buffers",
-            dtype.name()
-        )));
-    }
-    Ok(())
-}
-
 impl Twinned for Vectorize<'_> {
-    fn kernels(&mut self) -> &mut Kernels {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
         &mut self.kernels
     }
 
-    fn check(&mut self, symbol: &'static str) -> Result<(Vec<Failure>, Vec<u64>)> {
-        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
+    fn check(&mut self, k: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
         let (failure, got) = Vectorize::check(self, k, CHECK_ELEMS)?;
         Ok((failure.into_iter().collect(), got))
     }
 
-    fn time(&mut self, symbol: &'static str, plan: Plan) -> Result<Timing> {
-        let k = Kernel::of_symbol(symbol).expect("a kernel of the lesson");
-        Vectorize::time(self, k, k.dtype().timed_elems(), plan)
+    fn time(&mut self, k: Kernel, plan: Plan) -> Result<Timing> {
+        let n = self.sizes.timed(k.dtype());
+        Vectorize::time(self, k, n, plan)
     }
 }
 
@@ -463,130 +505,6 @@ pub fn sass_128_counts(sass: &str) -> (usize, usize) {
             .count()
     };
     (count("LDG"), count("STG"))
-}
-
-/// The lesson's sizes for the context.
-pub fn sizes_json(quick: bool) -> serde_json::Value {
-    let timed: Vec<serde_json::Value> = Dtype::ALL
-        .iter()
-        .map(|d| json!({"dtype": d.name(), "elems": if quick { CHECK_ELEMS } else { d.timed_elems() }}))
-        .collect();
-    json!({"traced": TRACED_SIZES, "check_elems": CHECK_ELEMS, "timed": timed, "buffer_bytes": TIMED_BUFFER_BYTES})
-}
-
-/// Every kernel checked at the traced sizes and the odd check size, and the
-/// width trap's PTX and SASS checked; then the trace and the timings
-/// (`quick`: at the check size).
-///
-/// # Errors
-/// [`Error::OutOfMemory`] before allocating; launch, fault and driver
-/// errors.
-pub fn run(gpu: &Gpu, plan: Plan, quick: bool) -> Result<Outcome> {
-    let mut lesson = Vectorize::new(gpu)?;
-    let mut failures = Vec::new();
-    for k in Kernel::ALL {
-        for n in TRACED_SIZES.into_iter().chain([CHECK_ELEMS]) {
-            failures.extend(lesson.check(k, n)?.0);
-        }
-    }
-
-    // The width trap, from the types, the PTX and the SASS; SASS that does
-    // not show one 128-bit load per input and one 128-bit store is a failed
-    // check of the lesson's claim.
-    let (trap, evidence) = width_trap(gpu, &mut failures);
-    if !failures.is_empty() {
-        return Ok(Outcome::Failed(failures));
-    }
-
-    // The seed's trace, counted by the host mirror.
-    let mut trace_section = Section::new("Main loop plus remainder, float4 (host mirror, counted)");
-    let mut traces = Vec::new();
-    for (size, scale_b) in [(TRACED_SIZES[0], 10.0f32), (TRACED_SIZES[1], 2.0)] {
-        let a: Vec<f32> = (0..size).map(|i| i as f32).collect();
-        let b: Vec<f32> = (0..size).map(|i| i as f32 * scale_b).collect();
-        let mut out = vec![0.0f32; size];
-        let t = vectorized_add_host(&mut out, &a, &b, Dtype::F32.width());
-        for line in t.lines() {
-            trace_section.line(line);
-        }
-        if size == TRACED_SIZES[0] {
-            let shown: Vec<String> = out.iter().map(|v| format!("{v}")).collect();
-            trace_section.line(format!("  output: {}", shown.join(" ")));
-        }
-        traces.push(t);
-    }
-    let (small, large) = (&traces[0], &traces[1]);
-    trace_section.reading = Some(format!(
-        "Both sizes leave a remainder, but {} leftover of {} is a smaller share than {} of {}: {:.1}% of the scalar \
-         baseline against {:.1}%. The GPU kernels make the same split (n / W vectors, then n % W tail elements) and \
-         were checked bit for bit at {}, {} and {} elements.",
-        large.scalar_instructions,
-        large.size,
-        small.scalar_instructions,
-        small.size,
-        large.pct_of_baseline(),
-        small.pct_of_baseline(),
-        TRACED_SIZES[0],
-        TRACED_SIZES[1],
-        CHECK_ELEMS
-    ));
-
-    // Timed.
-    let buffer_mib = TIMED_BUFFER_BYTES >> 20;
-    let mut timed = Section::new(if quick {
-        format!("Timed (--quick: {CHECK_ELEMS} elements, cache-resident; not a DRAM figure)")
-    } else {
-        format!("Timed: scalar against 16-byte adds, 3 buffers of {buffer_mib} MiB")
-    });
-    for k in Kernel::ALL {
-        let d = k.dtype();
-        let n = if quick { CHECK_ELEMS } else { d.timed_elems() };
-        let t = lesson.time(k, n, plan)?;
-        let what = match k {
-            Kernel::Scalar(_) => format!("{n} x {}, one per thread", d.name()),
-            Kernel::Vec16(_) => format!("{n} x {}, one {} per thread", d.name(), d.vector_name()),
-        };
-        timed
-            .rows
-            .push(Row::new(k.symbol(), what, t).bytes((3 * n * d.size()) as f64));
-    }
-    let ms = |k: Kernel| {
-        timed
-            .rows
-            .iter()
-            .find(|r| r.key == k.symbol())
-            .map_or(f64::NAN, |r| r.timing.median_ms())
-    };
-    let ratios: Vec<(Dtype, f64)> = Dtype::ALL
-        .iter()
-        .map(|&d| (d, ms(Kernel::Scalar(d)) / ms(Kernel::Vec16(d))))
-        .collect();
-    let shown: Vec<String> = ratios
-        .iter()
-        .map(|(d, r)| format!("{} {r:.2}x", d.name()))
-        .collect();
-    let mut reading = format!(
-        "Bytes counted: a and b read once, out written once (3 x n x element size). Scalar time / vector time: {}.",
-        shown.join(", ")
-    );
-    let by_width = |d: Dtype| {
-        ratios
-            .iter()
-            .find(|(x, _)| *x == d)
-            .map_or(f64::NAN, |r| r.1)
-    };
-    if by_width(Dtype::F16) > by_width(Dtype::F32) && by_width(Dtype::F32) > by_width(Dtype::F64) {
-        reading.push_str(
-            " The narrower the element, the more the one-element-per-thread add loses: it moves the same bytes in \
-             more, narrower accesses.",
-        );
-    }
-    timed.reading = Some(reading);
-
-    Ok(Outcome::Passed(Findings {
-        sections: vec![trace_section, trap, timed],
-        facts: json!({"traces": traces, "width_trap": evidence}),
-    }))
 }
 
 /// The width trap's section and evidence: each vector type's width from its
@@ -658,24 +576,156 @@ fn width_trap(gpu: &Gpu, failures: &mut Vec<Failure>) -> (Section, Vec<serde_jso
 /// The CUDA C twins.
 pub const CUDA_C_SOURCE: &str = include_str!("vectorize.cu");
 
-/// What NVRTC compiles: the block size as a `#define`, then the twins.
-pub fn cuda_c_program() -> String {
-    format!("#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n{CUDA_C_SOURCE}")
-}
+/// The vectorize lesson as `lab` runs it.
+pub struct VectorizeLesson;
 
-/// Every kernel beside its twin (see [`lesson::compare_twins`]).
-pub fn compare(gpu: &Gpu, c_ptx: &str, trials: u32, plan: Plan) -> Result<CompareOutcome> {
-    let mut lesson = Vectorize::new(gpu)?;
-    lesson.load_twins(c_ptx)?;
-    lesson::compare_twins(&mut lesson, c_ptx, trials, plan)
-}
+impl lesson::Lesson for VectorizeLesson {
+    const NAME: &'static str = "vectorize";
+    const ABOUT: &'static str = "Chapter 19.1: 16-byte vector adds with a scalar tail; the width trap (float4, double2, eight halves) in the types, the PTX and the SASS.";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Vectorize<'g>;
 
-/// The lesson as `lab` runs it.
-pub const LESSON: lesson::Lesson = lesson::Lesson {
-    name: "vectorize",
-    sizes: sizes_json,
-    block_sizes: || json!({"all": THREADS_PER_BLOCK}),
-    run,
-    cuda_c: cuda_c_program,
-    compare,
-};
+    fn block_sizes() -> serde_json::Value {
+        json!({"all": THREADS_PER_BLOCK})
+    }
+
+    /// What NVRTC compiles: the block size as a `#define`, then the twins.
+    fn cuda_c() -> String {
+        format!("#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n{CUDA_C_SOURCE}")
+    }
+
+    /// Every kernel checked at the traced sizes and the odd check size, and the
+    /// width trap's PTX and SASS checked; then the trace and the timings
+    /// (`quick`: at the check size).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] before allocating; launch, fault and driver
+    /// errors.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let plan = options.plan;
+        let quick = sizes.timed_elems == [CHECK_ELEMS; 3];
+        let mut lesson = Vectorize::new(gpu, sizes)?;
+        let mut failures = Vec::new();
+        for &k in Kernel::ALL {
+            for n in TRACED_SIZES.into_iter().chain([CHECK_ELEMS]) {
+                failures.extend(lesson.check(k, n)?.0);
+            }
+        }
+
+        // The width trap, from the types, the PTX and the SASS; SASS that does
+        // not show one 128-bit load per input and one 128-bit store is a failed
+        // check of the lesson's claim.
+        let (trap, evidence) = width_trap(gpu, &mut failures);
+        if !failures.is_empty() {
+            return Ok(Outcome::Failed(failures));
+        }
+
+        // The seed's trace, counted by the host mirror.
+        let mut trace_section =
+            Section::new("Main loop plus remainder, float4 (host mirror, counted)");
+        let mut traces = Vec::new();
+        for (size, scale_b) in [(TRACED_SIZES[0], 10.0f32), (TRACED_SIZES[1], 2.0)] {
+            let a: Vec<f32> = (0..size).map(|i| i as f32).collect();
+            let b: Vec<f32> = (0..size).map(|i| i as f32 * scale_b).collect();
+            let mut out = vec![0.0f32; size];
+            let t = vectorized_add_host(&mut out, &a, &b, Dtype::F32.width());
+            for line in t.lines() {
+                trace_section.line(line);
+            }
+            if size == TRACED_SIZES[0] {
+                let shown: Vec<String> = out.iter().map(|v| format!("{v}")).collect();
+                trace_section.line(format!("  output: {}", shown.join(" ")));
+            }
+            traces.push(t);
+        }
+        let (small, large) = (&traces[0], &traces[1]);
+        trace_section.reading = Some(format!(
+            "Both sizes leave a remainder, but {} leftover of {} is a smaller share than {} of {}: {:.1}% of the scalar \
+             baseline against {:.1}%. The GPU kernels make the same split (n / W vectors, then n % W tail elements) and \
+             were checked bit for bit at {}, {} and {} elements.",
+            large.scalar_instructions,
+            large.size,
+            small.scalar_instructions,
+            small.size,
+            large.pct_of_baseline(),
+            small.pct_of_baseline(),
+            TRACED_SIZES[0],
+            TRACED_SIZES[1],
+            CHECK_ELEMS
+        ));
+
+        // Timed.
+        let buffer_mib = sizes.buffer_bytes >> 20;
+        let mut timed = Section::new(if quick {
+            format!("Timed (--quick: {CHECK_ELEMS} elements, cache-resident; not a DRAM figure)")
+        } else {
+            format!("Timed: scalar against 16-byte adds, 3 buffers of {buffer_mib} MiB")
+        });
+        for &k in Kernel::ALL {
+            let d = k.dtype();
+            let n = sizes.timed(d);
+            let t = lesson.time(k, n, plan)?;
+            let what = match k {
+                Kernel::Scalar(_) => format!("{n} x {}, one per thread", d.name()),
+                Kernel::Vec16(_) => {
+                    format!("{n} x {}, one {} per thread", d.name(), d.vector_name())
+                }
+            };
+            timed
+                .rows
+                .push(Row::new(k.symbol(), what, t).bytes((3 * n * d.size()) as f64));
+        }
+        let ms = |k: Kernel| {
+            timed
+                .rows
+                .iter()
+                .find(|r| r.key == k.symbol())
+                .map_or(f64::NAN, |r| r.timing.median_ms())
+        };
+        let ratios: Vec<(Dtype, f64)> = Dtype::ALL
+            .iter()
+            .map(|&d| (d, ms(Kernel::Scalar(d)) / ms(Kernel::Vec16(d))))
+            .collect();
+        let shown: Vec<String> = ratios
+            .iter()
+            .map(|(d, r)| format!("{} {r:.2}x", d.name()))
+            .collect();
+        let mut reading = format!(
+            "Bytes counted: a and b read once, out written once (3 x n x element size). Scalar time / vector time: {}.",
+            shown.join(", ")
+        );
+        let by_width = |d: Dtype| {
+            ratios
+                .iter()
+                .find(|(x, _)| *x == d)
+                .map_or(f64::NAN, |r| r.1)
+        };
+        if by_width(Dtype::F16) > by_width(Dtype::F32)
+            && by_width(Dtype::F32) > by_width(Dtype::F64)
+        {
+            reading.push_str(
+                " The narrower the element, the more the one-element-per-thread add loses: it moves the same bytes in \
+                 more, narrower accesses.",
+            );
+        }
+        timed.reading = Some(reading);
+
+        SectionReport::passed(
+            context,
+            Findings {
+                sections: vec![trace_section, trap, timed],
+                facts: json!({"traces": traces, "width_trap": evidence}),
+            },
+        )
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Vectorize<'g>> {
+        Vectorize::new(gpu, sizes)
+    }
+}

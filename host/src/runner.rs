@@ -1,0 +1,342 @@
+//! The one path every lesson runs through: [`drive`] takes the command line
+//! and a [`Lesson`], and does for each lesson alike what `lab` promises:
+//! refuse the flags the lesson does not take, check files before any GPU
+//! work, show `--asm`, size the lesson from the GPU at hand (one sizes value
+//! for the run and its record), load a baseline, compare with the CUDA C
+//! twins, run, print a table or JSON lines, compare with the baseline, plot
+//! and record.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::cli::Args;
+use crate::compare::{Comparison, TwinRows, compare_twins};
+use crate::error::{Error, Result, exit};
+use crate::gpu::Gpu;
+use crate::lesson::{Capabilities, Lesson, Outcome, RunOptions};
+use crate::report::{Clocks, Context, now, read_clocks};
+use crate::sizes::LessonSizes;
+use crate::timing::Plan;
+
+/// Interleaved trials per kernel pair in a comparison.
+pub const COMPARE_TRIALS: u32 = 7;
+
+/// The timing of one side in one trial: shorter than a lesson's, as each
+/// kernel is timed 2 x COMPARE_TRIALS times.
+pub const COMPARE_PLAN: Plan = Plan {
+    warmups: 3,
+    batches: 3,
+    launches_per_batch: 10,
+    flush_l2: false,
+};
+
+/// Whether a lesson's capabilities allow one optional flag.
+type Allows = fn(&Capabilities) -> bool;
+
+/// The optional flags: each one's name, whether the command line sets it,
+/// and the capability that allows it.
+fn optional_flags(args: &Args) -> [(&'static str, bool, Allows); 4] {
+    [
+        ("--profile", args.profile, |c| c.profile),
+        ("--plot", args.plot.is_some(), |c| c.plot),
+        ("--ncu", args.ncu || args.ncu_csv.is_some(), |c| c.ncu),
+        ("--graphs-dir", args.graphs_dir.is_some(), |c| c.graphs_dir),
+    ]
+}
+
+/// The first optional flag set on the command line that `lesson`'s
+/// capabilities lack, refused in one line that names the lessons that take
+/// it; `None` when every flag set is the lesson's.
+pub fn refused_flag(args: &Args, lesson: &str, capabilities: &Capabilities) -> Option<Error> {
+    let (flag, _, allowed) = optional_flags(args)
+        .into_iter()
+        .find(|(_, set, allowed)| *set && !allowed(capabilities))?;
+    let takers: Vec<&str> = crate::lessons::ALL
+        .iter()
+        .filter(|l| allowed(&l.capabilities))
+        .map(|l| l.name)
+        .collect();
+    Some(Error::Usage(format!(
+        "{flag} is not available for the {lesson} lesson; it is for: {}",
+        takers.join(", ")
+    )))
+}
+
+/// The timing plan the flags ask for: the lesson's, or `--quick`'s, with
+/// `--flush-l2`.
+pub fn lesson_plan(args: &Args) -> Plan {
+    Plan {
+        flush_l2: args.flush_l2,
+        ..if args.quick {
+            Plan::QUICK
+        } else {
+            Plan::DEFAULT
+        }
+    }
+}
+
+/// Runs lesson `L` as `args` asks. Returns the exit status of a run that
+/// got as far as its checks (3 when one failed).
+///
+/// # Errors
+/// Every failure that stops a run, each of its own [`Error`] kind (so of
+/// its own exit status).
+pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
+    if let Some(refusal) = refused_flag(args, L::NAME, &L::CAPABILITIES) {
+        return Err(refusal);
+    }
+    let file = format!("{}.cu", L::NAME);
+    if let Some(kernel) = &args.asm {
+        print!(
+            "{}",
+            crate::asm::side_by_side(kernel, &L::cuda_c(), &file, &args.arch)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Files first: a bad path is an error before minutes of GPU work.
+    if let Some(dir) = &args.graphs_dir {
+        create_dir(dir)?;
+    }
+    if args.record {
+        create_dir(&args.results)?;
+    }
+    let saved_csv = match &args.ncu_csv {
+        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| Error::file(path, e))?),
+        None => None,
+    };
+
+    let started = now();
+    let gpu = Gpu::open(args.device)?;
+    let sizes = L::Sizes::for_gpu(&gpu.info, args.quick)?;
+    let plan = lesson_plan(args);
+    let recorded = crate::record::results_file(&args.results, &gpu.info.name, L::NAME);
+    let context = Context::new(L::NAME, &gpu.info, &sizes, L::block_sizes(), plan, started);
+    let baseline = match &args.baseline {
+        Some(spec) => Some(load_baseline(spec, &recorded, &context)?),
+        None => None,
+    };
+    if args.record {
+        writable(&recorded)?;
+    }
+
+    if args.compare {
+        let c_ptx = crate::nvrtc::compile(&L::cuda_c(), &file, gpu.info.compute_capability)?;
+        let plan = Plan {
+            flush_l2: args.flush_l2,
+            ..COMPARE_PLAN
+        };
+        let mut twins = L::twins(&gpu, &sizes)?;
+        twins.kernel_set().load_twins(&gpu, &c_ptx)?;
+        let kernels = match compare_twins(&mut twins, &c_ptx, COMPARE_TRIALS, plan)? {
+            Err(failures) => return Ok(print_failures(&failures, "comparison")),
+            Ok(kernels) => kernels,
+        };
+        let (major, minor) = crate::nvrtc::version()?;
+        let comparison = Comparison {
+            context: Context {
+                timing: plan,
+                ..context
+            },
+            notes: L::compare_notes(&sizes),
+            nvrtc: format!("{major}.{minor}"),
+            trials: COMPARE_TRIALS,
+            kernels,
+        };
+        emit(args.json, &comparison.json_lines(), || comparison.table());
+        if let Some(path) = &args.plot
+            && let Some(chart) = L::compare_chart(&sizes, &comparison)
+        {
+            write_chart(&chart, path, args.json)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    if args.profile {
+        println!("{}", L::profile(&gpu, &sizes)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    // ncu runs this program as a child; its CSV is saved beside the records.
+    let csv = match (saved_csv, args.ncu) {
+        (Some(text), _) => Some(text),
+        (None, true) => Some(profile_with_ncu(args, &recorded)?),
+        (None, false) => None,
+    };
+    let counters = match csv {
+        Some(text) => Some(crate::ncu::parse_csv(&text).map_err(Error::Tool)?),
+        None => None,
+    };
+
+    let progress = progress_bar(args.json);
+    let options = RunOptions {
+        plan,
+        quick: args.quick,
+        graphs_dir: args.graphs_dir.as_deref(),
+        progress: &progress,
+    };
+    let clocks_start = read_clocks(args.device);
+    let outcome = L::run(&gpu, &sizes, context, &options)?;
+    progress.finish_and_clear();
+    let mut report = match outcome {
+        Outcome::Passed(report) => report,
+        Outcome::Failed(failures) => return Ok(print_failures(&failures, "figure")),
+        Outcome::Faulted { failures, error } => {
+            for f in &failures {
+                eprintln!("FAILED {f}");
+            }
+            return Err(error);
+        }
+    };
+    report.context_mut().clocks_mhz = Clocks {
+        start: clocks_start,
+        end: read_clocks(args.device),
+    };
+    if let Some(counters) = counters {
+        report.merge_counters(counters);
+    }
+    let lines = report.json_lines();
+    emit(args.json, &lines, || report.table());
+    if let Some(base) = &baseline {
+        print_baseline(args.json, base, &lines);
+    }
+    if let Some(path) = &args.plot
+        && let Some(chart) = report.chart()
+    {
+        write_chart(&chart, path, args.json)?;
+    }
+    if let Some(dir) = &args.graphs_dir
+        && !args.json
+    {
+        println!("Graphs written as DOT files to {}", dir.display());
+    }
+    if args.record {
+        crate::record::append(&recorded, &lines).map_err(|e| Error::file(&recorded, e))?;
+        if !args.json {
+            println!("Recorded in {}", recorded.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Creates `dir` (and its parents), as a [`Error::File`] on failure.
+fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::file(dir, format!("cannot create the folder: {e}")))
+}
+
+/// Fails unless `file` can be appended to: its folder is created, and the
+/// file opened for appending (a file made only to try is removed again).
+fn writable(file: &Path) -> Result<()> {
+    if let Some(dir) = file.parent() {
+        create_dir(dir)?;
+    }
+    let existed = file.exists();
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .map_err(|e| Error::file(file, e))?;
+    if !existed {
+        std::fs::remove_file(file).map_err(|e| Error::file(file, e))?;
+    }
+    Ok(())
+}
+
+/// The baseline `spec` names, checked to have been measured the way this
+/// run (`context`) will be.
+fn load_baseline(spec: &str, recorded: &Path, context: &Context) -> Result<crate::record::Run> {
+    let base = crate::record::baseline(spec, recorded).map_err(Error::Baseline)?;
+    crate::record::comparable(
+        &base,
+        &[serde_json::json!({"samples_ms": [], "context": context})],
+    )
+    .map_err(Error::Baseline)?;
+    Ok(base)
+}
+
+/// Runs `lab <lesson> --profile` under Nsight Compute and saves its CSV
+/// beside the recorded runs.
+fn profile_with_ncu(args: &Args, recorded: &Path) -> Result<String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Tool(format!("cannot find this program to profile it: {e}")))?;
+    let child = vec![
+        args.lesson.clone(),
+        "--profile".into(),
+        "--device".into(),
+        args.device.to_string(),
+    ];
+    let csv = crate::ncu::profile(&exe, &child).map_err(Error::Tool)?;
+    let saved: PathBuf = recorded.with_file_name(format!("{}-ncu.csv", args.lesson));
+    if let Some(dir) = saved.parent() {
+        create_dir(dir)?;
+    }
+    std::fs::write(&saved, &csv).map_err(|e| Error::file(&saved, e))?;
+    eprintln!("ncu's CSV saved to {}", saved.display());
+    Ok(csv)
+}
+
+fn write_chart(chart: &crate::plot::Chart, path: &Path, json: bool) -> Result<()> {
+    crate::plot::roofline_svg(chart, path).map_err(|e| Error::file(path, e))?;
+    if !json {
+        println!("Roofline chart written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr (drawn only on a terminal), hidden in JSON mode.
+fn progress_bar(json: bool) -> indicatif::ProgressBar {
+    if json {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Prints how each row of this run (`lines`) moved against `base`: a table,
+/// or one JSON object per row.
+fn print_baseline(json: bool, base: &crate::record::Run, lines: &[serde_json::Value]) {
+    let (now, order) = crate::record::samples_of(lines);
+    if !json {
+        print!("\n{}", crate::record::table(base, &now, &order));
+        return;
+    }
+    let context = lines
+        .first()
+        .map(|l| l["context"].clone())
+        .unwrap_or_default();
+    for symbol in &order {
+        if let (Some(b), Some(n)) = (base.samples.get(symbol), now.get(symbol)) {
+            let change = crate::record::compare(b, n);
+            println!(
+                "{}",
+                serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": base.date, "change": change, "context": context})
+            );
+        }
+    }
+}
+
+/// Prints a report as JSON lines or as its table.
+fn emit(json: bool, lines: &[serde_json::Value], table: impl FnOnce() -> String) {
+    if json {
+        for line in lines {
+            println!("{line}");
+        }
+    } else {
+        print!("{}", table());
+    }
+}
+
+/// Every failed check on stderr, then the exit status of a failed check.
+fn print_failures(failures: &[crate::check::Failure], what: &str) -> ExitCode {
+    for f in failures {
+        eprintln!("FAILED {f}");
+    }
+    eprintln!(
+        "{} check(s) failed; no {what} is printed from a run whose kernels are wrong",
+        failures.len()
+    );
+    ExitCode::from(exit::CHECK_FAILED)
+}
