@@ -107,3 +107,67 @@ fn the_stages_use_fma_the_fast_units_and_the_read_only_path() {
     assert!(!gelu.contains(".local"));
     assert!(body(Kernel::Fused).contains("ld.global.nc"));
 }
+
+/// A fusion report from invented times (not measurements: the part-3
+/// sentence's arithmetic and wording are what is tested).
+fn synthetic_report(smallest_staged_ms: f64) -> String {
+    use host::lesson::Report as _;
+    let t = |ms: f64| host::timing::Timing {
+        samples_ms: vec![ms],
+    };
+    let info = lab_tests::profile("H200").info();
+    let sizes = host::fusion::Sizes::new(&info, false);
+    let batch = sizes.launches_per_batch as f64;
+    let measured = host::fusion::Measured {
+        sizes: sizes.clone(),
+        clamped_pct: 22.8,
+        // 3.2 us an empty one-block launch, 160 us over the full grid.
+        empty_small: t(3.2e-3 * batch),
+        empty_full: t(160e-3 * batch),
+        copy: t(0.2),
+        stages: [t(0.2), t(0.21), t(0.24), t(0.2)],
+        staged: t(0.86),
+        fused: t(0.245),
+        differing: (0, 0.0),
+        sweep: vec![
+            (1024, t(smallest_staged_ms), t(0.0034)),
+            (sizes.elems, t(0.86), t(0.245)),
+        ],
+        wide: Vec::new(),
+    };
+    let context = host::report::Context::new(
+        "fusion",
+        &info,
+        &sizes,
+        serde_json::json!({"all": 256}),
+        host::timing::Plan::DEFAULT,
+        "2026-11-30T00:00:00Z".into(),
+    );
+    host::fusion::report::Report::new(&info, context, measured).table()
+}
+
+#[test]
+fn the_sweep_reading_names_the_launch_it_approaches_from_the_data() {
+    // 4 launches of 3.22 us: within 25% of the one-block empty launch.
+    let near = synthetic_report(4.0 * 3.22e-3);
+    assert!(
+        near.contains("At n = 1024 (4 blocks a launch) it is 3.220 us, within 25% of part 1's empty launch of one block (3.200 us)"),
+        "{near}"
+    );
+    assert!(
+        !near.contains("158") && !near.contains("chain's whole grid"),
+        "{near}"
+    );
+    // 4 launches of 20 us: neither, so both figures are given and nothing is
+    // called launch-bound.
+    let far = synthetic_report(4.0 * 20e-3);
+    assert!(
+        far.contains("it is 20.000 us, against part 1's 3.200 us"),
+        "{far}"
+    );
+    assert!(
+        far.contains("160.000 us over the chain's whole grid"),
+        "{far}"
+    );
+    assert!(!far.contains("launching is all"), "{far}");
+}

@@ -29,6 +29,31 @@ pub fn regs_at_full_occupancy(info: &DeviceInfo) -> u32 {
     info.regs_per_sm / info.max_threads_per_sm.max(1)
 }
 
+/// What part 3's last column shows, from the data: the staged chain's time
+/// per launch at the smallest n, set against part 1's two empty launches.
+/// It is called launch-bound only within 25% of the empty one-block launch.
+fn sweep_reading(m: &Measured) -> String {
+    let head = "The last column is the staged chain's time over its four launches.";
+    let Some((n, staged, _)) = m.sweep.first() else {
+        return head.to_string();
+    };
+    let per_launch = staged.median_ms() * 1e3 / 4.0;
+    let one_block = us_per_launch(&m.empty_small, m.sizes.launches_per_batch);
+    let full_grid = us_per_launch(&m.empty_full, m.sizes.launches_per_batch);
+    let blocks = super::blocks_for(*n, 1);
+    if (per_launch - one_block).abs() <= 0.25 * one_block {
+        format!(
+            "{head} At n = {n} ({blocks} blocks a launch) it is {per_launch:.3} us, within 25% of part 1's empty \
+             launch of one block ({one_block:.3} us): launching is all the chain still does there."
+        )
+    } else {
+        format!(
+            "{head} At n = {n} ({blocks} blocks a launch) it is {per_launch:.3} us, against part 1's {one_block:.3} us \
+             for an empty launch of one block and {full_grid:.3} us over the chain's whole grid."
+        )
+    }
+}
+
 /// The whole report.
 pub struct Report {
     /// The run's context.
@@ -192,12 +217,7 @@ impl crate::lesson::Report for Report {
                 format!("{:.3}", st.median_ms() * 1e3 / 4.0),
             ]);
         }
-        let _ = writeln!(
-            s,
-            "{t}\nThe last column is the staged chain's time over its four launches: as n falls it approaches part 1's \
-             per-launch figure ({:.3} us on the chain's grid), because launching is all the chain still does.\n",
-            us_per_launch(&m.empty_full, m.sizes.launches_per_batch)
-        );
+        let _ = writeln!(s, "{t}\n{}\n", sweep_reading(m));
 
         let _ = writeln!(
             s,
