@@ -13,7 +13,9 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 /// take); 3 a check failed; 4 no driver; 5 no such device; 6 PTX the GPU or
 /// driver cannot run; 7 not enough device memory; 8 a kernel faulted; 9 a
 /// file could not be read or written (or a baseline does not match); 10 a
-/// needed tool (NVRTC, ncu) is missing or failed; 1 any other driver error.
+/// needed tool (NVRTC, ncu) is missing or failed; 11 a bug in the lab (a
+/// launch whose arguments are not its kernel's, a kernel the PTX lacks);
+/// 1 any other driver error.
 #[derive(Debug, Parser)]
 #[command(name = "lab", version)]
 pub struct Args {

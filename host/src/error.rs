@@ -118,7 +118,7 @@ pub enum Error {
     /// A launch whose arguments are not the kernel's declared parameters
     /// (a bug in the launch, caught before the driver reads them).
     #[error(
-        "launch of `{kernel}`: the arguments pushed ({pushed}) are not the parameters it declares ({declared})"
+        "launch of `{kernel}`: the arguments pushed ({pushed}) are not the parameters it declares ({declared}); this is a bug in the lab"
     )]
     Signature {
         /// The kernel's exported symbol.
@@ -128,6 +128,12 @@ pub enum Error {
         /// The kinds pushed.
         pushed: String,
     },
+
+    /// A bug in the lab itself, not in the GPU, the input or a kernel's
+    /// arithmetic: a kernel the PTX does not export, a report with two rows
+    /// of one key.
+    #[error("{0}; this is a bug in the lab")]
+    Bug(String),
 
     /// A command line the lesson cannot take: a flag it does not offer, an
     /// architecture that is not one, a lesson that is not one.
@@ -177,8 +183,7 @@ fn describe(e: &DriverError) -> String {
 /// can tell them apart. 0 is success; 2 is a usage error (an unknown lesson
 /// or flag); 3 is a kernel whose result disagrees with its reference.
 pub mod exit {
-    /// A driver call failed outside any kernel (a [`Error::Driver`](super::Error::Driver)),
-    /// or any other failure (a launch whose arguments do not match its kernel).
+    /// A driver call failed outside any kernel (a [`Error::Driver`](super::Error::Driver)).
     pub const DRIVER: u8 = 1;
     /// An unknown lesson or flag.
     pub const USAGE: u8 = 2;
@@ -200,6 +205,9 @@ pub mod exit {
     /// A tool a command needs (NVRTC, ncu, compute-sanitizer) is missing or
     /// failed.
     pub const TOOL: u8 = 10;
+    /// A bug in the lab itself (a launch whose arguments do not match its
+    /// kernel, a kernel the PTX lacks, two report rows of one key).
+    pub const BUG: u8 = 11;
 }
 
 impl Error {
@@ -223,7 +231,7 @@ impl Error {
             Error::NvrtcMissing | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
             Error::UnknownKernel { .. } | Error::Usage(_) => exit::USAGE,
             Error::File { .. } | Error::Baseline(_) => exit::FILE,
-            Error::Signature { .. } => exit::DRIVER,
+            Error::Signature { .. } | Error::Bug(_) => exit::BUG,
         }
     }
 }

@@ -199,13 +199,22 @@ impl Gpu {
     }
 
     /// The kernel exported as `symbol` from the embedded PTX.
+    ///
+    /// # Errors
+    /// [`Error::Bug`] where the PTX exports no such kernel (the host names
+    /// a kernel `kernels-gpu` does not export); the driver's error where
+    /// loading it fails otherwise (under lazy loading this call loads it).
     pub fn function(&self, symbol: &str) -> Result<CudaFunction> {
-        self.module
-            .load_function(symbol)
-            .map_err(|source| Error::KernelFault {
-                kernel: symbol.to_string(),
-                source,
-            })
+        self.module.load_function(symbol).map_err(|source| {
+            if source.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND {
+                Error::Bug(format!("the kernels' PTX exports no kernel `{symbol}`"))
+            } else {
+                Error::Driver {
+                    call: "cuModuleGetFunction",
+                    source,
+                }
+            }
+        })
     }
 
     /// Fails with [`Error::OutOfMemory`] unless `needed` bytes are free now.

@@ -27,7 +27,7 @@ use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig};
+use cudarc::driver::{CudaFunction, DevicePtr, DevicePtrMut, LaunchConfig, SyncOnDrop};
 
 use crate::compare::Side;
 use crate::error::{Error, Result};
@@ -229,11 +229,6 @@ impl<K: KernelId> KernelSet<K> {
         Ok(())
     }
 
-    /// Whether the twins are loaded.
-    pub fn has_twins(&self) -> bool {
-        self.twins.is_some()
-    }
-
     /// Makes later launches use `side`.
     ///
     /// # Panics
@@ -272,8 +267,9 @@ impl<K: KernelId> KernelSet<K> {
 }
 
 /// One launch being built: the arguments pushed so far, by value, each
-/// with its kind. Nothing is allocated: at most [`MAX_PARAMS`] arguments
-/// live in fixed arrays.
+/// with its kind, and each buffer's stream-ordering guard (held until the
+/// launch is queued, as cudarc's `DevicePtr` asks). Nothing is allocated:
+/// at most [`MAX_PARAMS`] arguments live in fixed arrays.
 pub struct Launch<'a> {
     gpu: &'a Gpu,
     function: &'a CudaFunction,
@@ -282,13 +278,15 @@ pub struct Launch<'a> {
     values: [[u8; 8]; MAX_PARAMS],
     by_ref: [*const c_void; MAX_PARAMS],
     kinds: [Param; MAX_PARAMS],
+    guards: [Option<SyncOnDrop<'a>>; MAX_PARAMS],
     len: usize,
     _borrows: PhantomData<&'a ()>,
 }
 
 impl<'a> Launch<'a> {
-    /// A launch of `function` (exported as `symbol`, declaring `declared`).
-    pub fn new(
+    /// A launch of `function` (exported as `symbol`, declaring `declared`);
+    /// made by [`KernelSet::launch`], which takes both from the kernel's id.
+    pub(crate) fn new(
         gpu: &'a Gpu,
         function: &'a CudaFunction,
         symbol: &'static str,
@@ -302,39 +300,47 @@ impl<'a> Launch<'a> {
             values: [[0; 8]; MAX_PARAMS],
             by_ref: [std::ptr::null(); MAX_PARAMS],
             kinds: [Param::U32; MAX_PARAMS],
+            guards: [const { None }; MAX_PARAMS],
             len: 0,
             _borrows: PhantomData,
         }
     }
 
-    fn push(mut self, kind: Param, value: [u8; 8], by_ref: *const c_void) -> Self {
+    fn push(
+        mut self,
+        kind: Param,
+        value: [u8; 8],
+        by_ref: *const c_void,
+        guard: Option<SyncOnDrop<'a>>,
+    ) -> Self {
         if self.len < MAX_PARAMS {
             self.kinds[self.len] = kind;
             self.values[self.len] = value;
             self.by_ref[self.len] = by_ref;
+            self.guards[self.len] = guard;
         }
         // Counted even past the arrays, so the check at launch names it.
         self.len += 1;
         self
     }
 
-    /// A buffer the kernel reads (a device pointer).
+    /// A buffer the kernel reads (a device pointer, with read intent).
     pub fn input<T>(self, buffer: &'a impl DevicePtr<T>) -> Self {
         let gpu = self.gpu;
-        let (ptr, _sync) = buffer.device_ptr(&gpu.stream);
-        self.push(Param::Ptr, ptr.to_ne_bytes(), std::ptr::null())
+        let (ptr, guard) = buffer.device_ptr(&gpu.stream);
+        self.push(Param::Ptr, ptr.to_ne_bytes(), std::ptr::null(), Some(guard))
     }
 
-    /// A buffer the kernel writes (a device pointer; `&mut` says so).
-    pub fn output<T>(self, buffer: &'a mut impl DevicePtr<T>) -> Self {
+    /// A buffer the kernel writes (a device pointer, with write intent).
+    pub fn output<T>(self, buffer: &'a mut impl DevicePtrMut<T>) -> Self {
         let gpu = self.gpu;
-        let (ptr, _sync) = buffer.device_ptr(&gpu.stream);
-        self.push(Param::Ptr, ptr.to_ne_bytes(), std::ptr::null())
+        let (ptr, guard) = buffer.device_ptr_mut(&gpu.stream);
+        self.push(Param::Ptr, ptr.to_ne_bytes(), std::ptr::null(), Some(guard))
     }
 
     /// A scalar by value.
     pub fn scalar<S: Scalar>(self, value: S) -> Self {
-        self.push(S::KIND, value.bytes(), std::ptr::null())
+        self.push(S::KIND, value.bytes(), std::ptr::null(), None)
     }
 
     /// A `#[repr(C)]` struct by value (its bytes are read at launch).
@@ -343,6 +349,7 @@ impl<'a> Launch<'a> {
             Param::Struct(size_of::<T>()),
             [0; 8],
             (value as *const T).cast(),
+            None,
         )
     }
 
@@ -424,7 +431,10 @@ impl<'a> Launch<'a> {
         // SAFETY: `args` holds one pointer per declared parameter (checked
         // above), each to a value of the declared kind that lives until the
         // call returns (the driver copies them at launch); the caller
-        // vouches for the memory they address.
+        // vouches for the memory they address. Every buffer's guard is still
+        // held in `self.guards` and drops after the launch is queued, so
+        // cudarc's stream ordering holds also with its event tracking on
+        // (the lab's one stream runs with it off, see `Gpu::open`).
         unsafe {
             if cooperative {
                 cudarc::driver::result::launch_cooperative_kernel(

@@ -330,13 +330,13 @@ impl SectionReport {
     /// A report of `findings` under `context`.
     ///
     /// # Errors
-    /// [`Error::Size`] naming a row key used twice (a lesson bug: records
-    /// and `--baseline` match rows by key).
+    /// [`Error::Bug`] naming a row key used twice (records and
+    /// `--baseline` match rows by key).
     pub fn new(context: Context, findings: Findings) -> Result<SectionReport> {
         let report = SectionReport { context, findings };
         if let Some(key) = report.duplicate_key() {
-            return Err(Error::Size(format!(
-                "the {} lesson reported two rows named `{key}` (a bug: row keys must be unique)",
+            return Err(Error::Bug(format!(
+                "the {} lesson reported two rows named `{key}` (row keys must be unique: records and --baseline match rows by them)",
                 report.context.lesson
             )));
         }

@@ -39,7 +39,10 @@ fn optional_flags(args: &Args) -> [(&'static str, bool, Allows); 4] {
     [
         ("--profile", args.profile, |c| c.profile),
         ("--plot", args.plot.is_some(), |c| c.plot),
-        ("--ncu", args.ncu || args.ncu_csv.is_some(), |c| c.ncu),
+        // ncu profiles the lesson's `--profile` run: a lesson needs both.
+        ("--ncu", args.ncu || args.ncu_csv.is_some(), |c| {
+            c.ncu && c.profile
+        }),
         ("--graphs-dir", args.graphs_dir.is_some(), |c| c.graphs_dir),
     ]
 }
@@ -104,6 +107,13 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| Error::file(path, e))?),
         None => None,
     };
+    // A baseline named by its path is read now; `last` needs the GPU's name.
+    let baseline_file = match args.baseline.as_deref() {
+        Some(spec) if spec != "last" => {
+            Some(crate::record::baseline(spec, Path::new(spec)).map_err(Error::Baseline)?)
+        }
+        _ => None,
+    };
 
     let started = now();
     let gpu = Gpu::open(args.device)?;
@@ -111,9 +121,13 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
     let plan = lesson_plan(args);
     let recorded = crate::record::results_file(&args.results, &gpu.info.name, L::NAME);
     let context = Context::new(L::NAME, &gpu.info, &sizes, L::block_sizes(), plan, started);
-    let baseline = match &args.baseline {
-        Some(spec) => Some(load_baseline(spec, &recorded, &context)?),
-        None => None,
+    let baseline = match (baseline_file, &args.baseline) {
+        (Some(base), _) => Some(comparable(base, &context)?),
+        (None, Some(spec)) => {
+            let base = crate::record::baseline(spec, &recorded).map_err(Error::Baseline)?;
+            Some(comparable(base, &context)?)
+        }
+        (None, None) => None,
     };
     if args.record {
         writable(&recorded)?;
@@ -242,10 +256,9 @@ fn writable(file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The baseline `spec` names, checked to have been measured the way this
-/// run (`context`) will be.
-fn load_baseline(spec: &str, recorded: &Path, context: &Context) -> Result<crate::record::Run> {
-    let base = crate::record::baseline(spec, recorded).map_err(Error::Baseline)?;
+/// `base`, once checked to have been measured the way this run
+/// (`context`) will be.
+fn comparable(base: crate::record::Run, context: &Context) -> Result<crate::record::Run> {
     crate::record::comparable(
         &base,
         &[serde_json::json!({"samples_ms": [], "context": context})],

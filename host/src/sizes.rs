@@ -73,11 +73,6 @@ pub fn grown_side(seed: usize, elem_bytes: usize, l2_bytes: usize) -> usize {
     side
 }
 
-/// `bytes` as a multiple of the L2.
-pub fn l2_multiple(bytes: usize, info: &DeviceInfo) -> f64 {
-    bytes as f64 / info.l2_bytes.max(1) as f64
-}
-
 /// Bytes in MiB, for messages.
 pub fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)

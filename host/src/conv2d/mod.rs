@@ -404,8 +404,8 @@ pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
 }
 
 /// The lesson's sizes: the sides of the square images timed on the GPU
-/// (the seed's two, then a pair that streams from DRAM), and the sides
-/// checked.
+/// (the seed's two, then the largest side, whose image streams from DRAM,
+/// and half of it), and the sides checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Sizes {
     /// Every side timed on the GPU, in report order.

@@ -640,7 +640,7 @@ impl lesson::Lesson for FuseLesson {
     ) -> Result<Outcome<Box<dyn lesson::Report>>> {
         let plan = options.plan;
         let elems = sizes.timed;
-        let quick = elems == CHECK_ELEMS;
+        let quick = options.quick;
         let mut lesson = Fuse::new(gpu, elems)?;
         let mut failures = Vec::new();
         // Outputs at the check size, kept for the comparisons below.

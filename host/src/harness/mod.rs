@@ -448,7 +448,7 @@ impl lesson::Lesson for HarnessLesson {
         options: &RunOptions<'_>,
     ) -> Result<Outcome<Box<dyn lesson::Report>>> {
         let plan = options.plan;
-        let quick = sizes.timed_elems[1] == CHECK_ELEMS;
+        let quick = options.quick;
         let mut lesson = Harness::new(gpu, sizes.capacity())?;
         let sizes = sizes.timed_elems;
         let (mode, mode_env) = loading_mode();

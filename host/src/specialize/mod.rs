@@ -688,7 +688,7 @@ impl lesson::Lesson for SpecializeLesson {
         options: &RunOptions<'_>,
     ) -> Result<Outcome<Box<dyn lesson::Report>>> {
         let plan = options.plan;
-        let quick = sizes.timed_dots.iter().all(|&d| d == CHECK_DOTS);
+        let quick = options.quick;
         let mut lesson = Specialize::new(gpu, sizes)?;
         let mut failures = Vec::new();
         for &n in SPECIALIZED_N {
