@@ -98,8 +98,19 @@ fn lessons_and_all() -> Vec<&'static str> {
     xtask::LESSONS.iter().copied().chain(["all"]).collect()
 }
 
+/// The command line, with the lessons listed under each task that takes one.
+fn parse() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let lessons = format!("Lessons: {}", xtask::LESSONS.join(", "));
+    let mut command = Cli::command();
+    for task in ["run", "compare", "profile"] {
+        command = command.mut_subcommand(task, |c| c.after_help(lessons.clone()));
+    }
+    Cli::from_arg_matches(&command.try_get_matches()?)
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
