@@ -4,12 +4,12 @@
 //! with N, a loop in the runtime kernel), the host instantiations in the
 //! test binary's own symbol table, and the CUDA C twins under NVRTC.
 
+use host::asm::sass_instructions;
 use host::kernels::KernelId;
 use host::ptx::{PTX, entries, entry_body};
 use host::specialize::{
     Kernel, backward_branches, binary, body_evidence, bytes, flop, host_reading, loop_fma,
-    ptx_instructions, ptx_reading, reference, sass_instructions, specialization_holds,
-    timed_reading,
+    ptx_instructions, ptx_reading, reference, specialization_holds, timed_reading,
 };
 use kernels_gpu::specialize::*;
 

@@ -140,3 +140,25 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
         Some(home.join("bin").join(name)).filter(|p| p.is_file())
     })
 }
+
+/// Instructions in one function's SASS as [`sass`] gives it (one
+/// instruction a line), less the `NOP` padding and the self-branch (`BRA`
+/// to its own address) that ends every function.
+pub fn sass_instructions(sass: &str) -> usize {
+    sass.lines()
+        .filter(|l| {
+            let Some((address, rest)) =
+                l.trim().strip_prefix("/*").and_then(|l| l.split_once("*/"))
+            else {
+                return false;
+            };
+            let op = rest.split(';').next().unwrap_or("").trim();
+            let parse =
+                |hex: &str| u64::from_str_radix(hex.trim().trim_start_matches("0x"), 16).ok();
+            let self_branch = op
+                .strip_prefix("BRA ")
+                .is_some_and(|target| parse(target).is_some() && parse(target) == parse(address));
+            !op.is_empty() && !op.starts_with("NOP") && !self_branch
+        })
+        .count()
+}

@@ -61,13 +61,33 @@ impl FunctionStats {
     }
 }
 
-/// Interleaved timings of one kernel pair: one median per side per trial.
+/// Interleaved timings of one kernel pair: one median per side per trial,
+/// and which side each trial timed first.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PairTiming {
     /// Rust's per-launch median of each trial, ms.
     pub rust_ms: Vec<f64>,
     /// CUDA C's per-launch median of each trial, ms.
     pub c_ms: Vec<f64>,
+    /// The side each trial timed first ([`interleave`] alternates them).
+    pub first: Vec<Side>,
+}
+
+/// The smallest Rust/C difference a comparison calls: 0.5%. A row is
+/// slower only when every trial's ratio is over 1.005, faster only when
+/// every one is under 0.995; anything else is parity. Below it, a gap is
+/// within what the order of the two timings and the clocks move.
+pub const MIN_EFFECT: f64 = 0.005;
+
+/// What a pair's trials say about Rust against CUDA C.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// Every trial's Rust/C ratio is over 1 + [`MIN_EFFECT`].
+    Slower,
+    /// Every trial's Rust/C ratio is under 1 - [`MIN_EFFECT`].
+    Faster,
+    /// The trials' ratios reach into 1 ± [`MIN_EFFECT`].
+    Parity,
 }
 
 impl PairTiming {
@@ -100,14 +120,39 @@ impl PairTiming {
     pub fn c_median_ms(&self) -> f64 {
         Data::new(self.c_ms.clone()).median()
     }
+
+    /// Slower, faster or parity, from the range of the trials' ratios and
+    /// [`MIN_EFFECT`].
+    pub fn verdict(&self) -> Verdict {
+        let (lo, hi) = self.ratio_range();
+        if lo > 1.0 + MIN_EFFECT {
+            Verdict::Slower
+        } else if hi < 1.0 - MIN_EFFECT {
+            Verdict::Faster
+        } else {
+            Verdict::Parity
+        }
+    }
 }
 
-/// Times `trials` rounds of (Rust, then C) with `time`, which times one side.
+/// Times `trials` trials of both sides with `time`, which times one side,
+/// alternating which side goes first (Rust, C; then C, Rust; ...), so a
+/// warming clock or a cache the first run leaves favours neither side.
 pub fn interleave(trials: u32, mut time: impl FnMut(Side) -> Result<Timing>) -> Result<PairTiming> {
     let mut pair = PairTiming::default();
-    for _ in 0..trials {
-        pair.rust_ms.push(time(Side::Rust)?.median_ms());
-        pair.c_ms.push(time(Side::CudaC)?.median_ms());
+    for trial in 0..trials {
+        let order = if trial % 2 == 0 {
+            [Side::Rust, Side::CudaC]
+        } else {
+            [Side::CudaC, Side::Rust]
+        };
+        let mut ms = [0.0; 2];
+        for side in order {
+            ms[usize::from(side == Side::CudaC)] = time(side)?.median_ms();
+        }
+        pair.rust_ms.push(ms[0]);
+        pair.c_ms.push(ms[1]);
+        pair.first.push(order[0]);
     }
     Ok(pair)
 }
@@ -124,7 +169,7 @@ fn pair(
     c_ptx: &str,
     timing: PairTiming,
     agreement: Agreement,
-    note: Option<&'static str>,
+    sass_arch: &str,
 ) -> Result<ComparedKernel> {
     let mix = |ptx: &str| {
         crate::ptx::entry_body(ptx, symbol)
@@ -140,8 +185,36 @@ fn pair(
         rust_mix: mix(crate::ptx::PTX),
         c_mix: mix(c_ptx),
         agreement,
-        note,
+        sass: sass_counts(symbol, c_ptx, sass_arch),
     })
+}
+
+/// Instructions in `symbol`'s SASS on each side, assembled for `arch`
+/// (the GPU's own) with ptxas and read back with cuobjdump, where both are
+/// found and both succeed; `None` otherwise.
+fn sass_counts(symbol: &str, c_ptx: &str, arch: &str) -> Option<SassCounts> {
+    let count = |ptx: &str| {
+        crate::asm::sass(ptx, arch, symbol)
+            .ok()
+            .flatten()
+            .map(|text| crate::asm::sass_instructions(&text))
+    };
+    Some(SassCounts {
+        arch: arch.to_string(),
+        rust: count(crate::ptx::PTX)?,
+        c: count(c_ptx)?,
+    })
+}
+
+/// Instructions in one kernel's SASS on each side, for one architecture.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SassCounts {
+    /// The architecture assembled for (`sm_90`).
+    pub arch: String,
+    /// The Rust kernel's instructions.
+    pub rust: usize,
+    /// The CUDA C twin's instructions.
+    pub c: usize,
 }
 
 /// How the two outputs compare.
@@ -213,8 +286,8 @@ pub struct ComparedKernel {
     pub c_mix: PtxMix,
     /// Rust's output against C's.
     pub agreement: Agreement,
-    /// Why a ratio above 1.00 stays, from the evidence; `None` elsewhere.
-    pub note: Option<&'static str>,
+    /// Each side's SASS instructions, where ptxas and cuobjdump are found.
+    pub sass: Option<SassCounts>,
 }
 
 /// A lesson's comparison: the context and every kernel pair.
@@ -236,14 +309,17 @@ impl Comparison {
     /// The human-readable report.
     pub fn table(&self) -> String {
         let c = &self.context;
+        let arch = format!("sm_{}", c.compute_capability.replace('.', ""));
         let mut s = format!(
-            "{}CUDA C twins compiled by NVRTC {} for sm_{} with nvcc's defaults (FMA contraction on).\n{}\
-             Each row: {} trials, each timing Rust then CUDA C ({} warm-ups, median of {} batches of {} launches each); \
-             ratio = Rust / C per trial, median and range.\n\
+            "{}Rust kernels: PTX {} from rustc, compiled for this GPU ({arch}) by the driver when the module loads. \
+             CUDA C twins: compiled by NVRTC {} for {arch} with nvcc's defaults (FMA contraction on).\n{}\
+             Each row: {} trials of both sides, the order alternating (Rust first, then CUDA C first, ...), each side \
+             {} warm-ups and the median of {} batches of {} launches; ratio = Rust / C per trial, median and range. \
+             A row is called slower or faster only when every trial's ratio is past 1 ± {}; otherwise parity.\n\
              Every row on both sides matches the CPU reference.\n\n",
             c.header(),
+            c.ptx,
             self.nvrtc,
-            c.compute_capability.replace('.', ""),
             self.notes
                 .iter()
                 .map(|n| format!("{n}\n"))
@@ -252,6 +328,7 @@ impl Comparison {
             c.timing.warmups,
             c.timing.batches,
             c.timing.launches_per_batch,
+            MIN_EFFECT,
         );
         // A row that runs a sequence (softmax's variants) names the kernel
         // whose registers and PTX it shows; elsewhere the row is the kernel.
@@ -265,9 +342,11 @@ impl Comparison {
             "C ms",
             "Rust/C",
             "range",
+            "verdict",
             "regs R/C",
             "smem R/C",
             "local R/C",
+            "SASS R/C",
             "outputs",
         ]);
         let mut t = table(&header);
@@ -282,15 +361,26 @@ impl Comparison {
                 format!("{:.4}", k.timing.c_median_ms()),
                 format!("{:.3}", k.timing.ratio()),
                 format!("{lo:.3}-{hi:.3}"),
+                format!("{:?}", k.timing.verdict()).to_lowercase(),
                 format!("{}/{}", k.rust.registers, k.c.registers),
                 format!("{}/{}", k.rust.shared_bytes, k.c.shared_bytes),
                 format!("{}/{}", k.rust.local_bytes, k.c.local_bytes),
+                k.sass
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |n| format!("{}/{}", n.rust, n.c)),
                 k.agreement.text(),
             ]);
             t.add_row(row);
         }
+        let sass_note = match self.kernels.iter().find_map(|k| k.sass.as_ref()) {
+            Some(n) => format!(
+                "SASS R/C: instructions in each side's SASS, assembled for {} by ptxas and read by cuobjdump.\n",
+                n.arch
+            ),
+            None => "SASS R/C: not counted (ptxas and cuobjdump not found).\n".to_string(),
+        };
         s.push_str(&format!(
-            "{t}\n\nPTX instruction mix (static counts: a loop body counts once)\n"
+            "{t}\n{sass_note}\nPTX instruction mix (static counts: a loop body counts once)\n"
         ));
         let mut t = table(&[
             "kernel",
@@ -316,24 +406,47 @@ impl Comparison {
             }
         }
         s.push_str(&format!("{t}\n"));
-        // A kernel is slower only when every trial says so; a range that
-        // spans 1.00 is parity within this run's noise.
-        let slower: Vec<&ComparedKernel> = self
+        s.push_str(&self.verdicts());
+        s
+    }
+
+    /// The verdicts in words: how many rows are at parity, slower and
+    /// faster, then for each row that is not at parity its ratio and what
+    /// the run measured of both compiled kernels (registers, local bytes,
+    /// SASS instructions). Only figures from this run: no explanation is
+    /// carried over from another run or GPU.
+    pub fn verdicts(&self) -> String {
+        let count = |v: Verdict| {
+            self.kernels
+                .iter()
+                .filter(|k| k.timing.verdict() == v)
+                .count()
+        };
+        let mut s = format!(
+            "{} of {} rows at parity (within {MIN_EFFECT} of 1 in some trial), {} slower and {} faster in every trial.\n",
+            count(Verdict::Parity),
+            self.kernels.len(),
+            count(Verdict::Slower),
+            count(Verdict::Faster),
+        );
+        for k in self
             .kernels
             .iter()
-            .filter(|k| k.timing.ratio_range().0 > 1.0)
-            .collect();
-        let parity = self.kernels.len() - slower.len();
-        s.push_str(&format!(
-            "{parity} of {} rows: Rust at or under CUDA C, or within the trial range (it spans 1.00).\n",
-            self.kernels.len()
-        ));
-        for k in slower {
+            .filter(|k| k.timing.verdict() != Verdict::Parity)
+        {
+            let (lo, hi) = k.timing.ratio_range();
+            let sass = k.sass.as_ref().map_or_else(String::new, |n| {
+                format!(", SASS instructions {}/{} ({})", n.rust, n.c, n.arch)
+            });
             s.push_str(&format!(
-                "{}: Rust/C {:.3} in every trial. {}\n",
+                "{}: Rust/C {:.3} ({lo:.3}-{hi:.3}), {}. Registers {}/{}, local bytes {}/{}{sass}.\n",
                 k.label,
                 k.timing.ratio(),
-                k.note.unwrap_or("No explanation recorded yet.")
+                format!("{:?}", k.timing.verdict()).to_lowercase(),
+                k.rust.registers,
+                k.c.registers,
+                k.rust.local_bytes,
+                k.c.local_bytes,
             ));
         }
         s
@@ -351,7 +464,8 @@ impl Comparison {
                     "ratio": k.timing.ratio(), "ratio_min": lo, "ratio_max": hi,
                     "trials": k.timing,
                     "rust": k.rust, "c": k.c, "rust_mix": k.rust_mix, "c_mix": k.c_mix,
-                    "agreement": k.agreement, "note": k.note,
+                    "agreement": k.agreement, "verdict": k.timing.verdict(), "min_effect": MIN_EFFECT,
+                    "sass": k.sass,
                     "nvrtc": self.nvrtc,
                     "context": self.context,
                 })
@@ -384,11 +498,6 @@ pub trait Twinned {
     /// # Errors
     /// Launch, fault and driver errors.
     fn time(&mut self, kernel: Self::Kernel, plan: Plan) -> Result<Timing>;
-    /// Why the kernel's Rust/C ratio stays above 1.00, from recorded
-    /// evidence.
-    fn gap_note(&self, _kernel: Self::Kernel) -> Option<&'static str> {
-        None
-    }
 }
 
 /// What [`compare_twins`] needs: rows, each run and timed on either side.
@@ -417,10 +526,6 @@ pub trait TwinRows {
     /// # Errors
     /// Launch, fault and driver errors.
     fn time_unit(&mut self, unit: Self::Unit, plan: Plan) -> Result<Timing>;
-    /// As [`Twinned::gap_note`], for a row.
-    fn note(&self, _unit: Self::Unit) -> Option<&'static str> {
-        None
-    }
 }
 
 impl<T: Twinned> TwinRows for T {
@@ -450,17 +555,14 @@ impl<T: Twinned> TwinRows for T {
     fn time_unit(&mut self, kernel: T::Kernel, plan: Plan) -> Result<Timing> {
         self.time(kernel, plan)
     }
-
-    fn note(&self, kernel: T::Kernel) -> Option<&'static str> {
-        self.gap_note(kernel)
-    }
 }
 
 /// Every row of `lesson` beside its twin (the twins already loaded from
 /// `c_ptx` into its [`KernelSet`]): each side checked against the reference
 /// and the two outputs compared bit for bit; then, if every check passed,
-/// timed interleaved (Rust, C, Rust, C, ...) `trials` times. The lesson is
-/// left on the Rust side, also after an error.
+/// timed `trials` times in alternating order (see [`interleave`]), and each
+/// kernel's SASS counted for `sass_arch` where the tools are found. The
+/// lesson is left on the Rust side, also after an error.
 ///
 /// # Errors
 /// Any launch, fault or driver error from the lesson's `check` or `time`.
@@ -472,8 +574,9 @@ pub fn compare_twins<T: TwinRows>(
     c_ptx: &str,
     trials: u32,
     plan: Plan,
+    sass_arch: &str,
 ) -> Result<crate::lesson::CompareOutcome> {
-    let outcome = compare_both_sides(lesson, c_ptx, trials, plan);
+    let outcome = compare_both_sides(lesson, c_ptx, trials, plan, sass_arch);
     lesson.kernel_set().use_side(Side::Rust);
     outcome
 }
@@ -483,6 +586,7 @@ fn compare_both_sides<T: TwinRows>(
     c_ptx: &str,
     trials: u32,
     plan: Plan,
+    sass_arch: &str,
 ) -> Result<crate::lesson::CompareOutcome> {
     let units = lesson.units();
     let mut failures = Vec::new();
@@ -509,7 +613,7 @@ fn compare_both_sides<T: TwinRows>(
             lesson.kernel_set().use_side(side);
             lesson.time_unit(unit, plan)
         })?;
-        let (label, kernel, note) = (lesson.label(unit), lesson.kernel(unit), lesson.note(unit));
+        let (label, kernel) = (lesson.label(unit), lesson.kernel(unit));
         let kernels = lesson.kernel_set();
         let side = |s| kernels.get(kernel, s).expect("both sides are loaded");
         pairs.push(pair(
@@ -520,7 +624,7 @@ fn compare_both_sides<T: TwinRows>(
             c_ptx,
             timing,
             agreement,
-            note,
+            sass_arch,
         )?);
     }
     Ok(Ok(pairs))
@@ -547,10 +651,44 @@ mod tests {
         let t = PairTiming {
             rust_ms: vec![1.0, 2.0, 3.0],
             c_ms: vec![2.0, 2.0, 2.0],
+            first: vec![Side::Rust, Side::CudaC, Side::Rust],
         };
         assert_eq!(t.ratios(), [0.5, 1.0, 1.5]);
         assert_eq!(t.ratio(), 1.0);
         assert_eq!(t.ratio_range(), (0.5, 1.5));
         assert_eq!(t.rust_median_ms(), 2.0);
+    }
+
+    #[test]
+    fn a_verdict_needs_every_trial_past_the_minimum_effect() {
+        let of = |ratios: &[f64]| PairTiming {
+            rust_ms: ratios.to_vec(),
+            c_ms: vec![1.0; ratios.len()],
+            first: Vec::new(),
+        };
+        // 0.1% to 0.3% slower in every trial: under the 0.5% effect, parity.
+        assert_eq!(of(&[1.001, 1.002, 1.003]).verdict(), Verdict::Parity);
+        assert_eq!(of(&[1.006, 1.02, 1.10]).verdict(), Verdict::Slower);
+        // One trial inside the band is enough for parity.
+        assert_eq!(of(&[1.006, 1.004, 1.10]).verdict(), Verdict::Parity);
+        assert_eq!(of(&[0.90, 0.99, 0.994]).verdict(), Verdict::Faster);
+        assert_eq!(of(&[0.90, 1.01]).verdict(), Verdict::Parity);
+    }
+
+    #[test]
+    fn trials_alternate_which_side_goes_first() {
+        let mut calls = Vec::new();
+        let pair = interleave(4, |side| {
+            calls.push(side);
+            Ok(Timing {
+                samples_ms: vec![if side == Side::Rust { 1.0 } else { 2.0 }],
+            })
+        })
+        .unwrap();
+        use Side::{CudaC, Rust};
+        assert_eq!(calls, [Rust, CudaC, CudaC, Rust, Rust, CudaC, CudaC, Rust]);
+        assert_eq!(pair.first, [Rust, CudaC, Rust, CudaC]);
+        assert_eq!(pair.rust_ms, [1.0; 4]);
+        assert_eq!(pair.c_ms, [2.0; 4]);
     }
 }

@@ -141,7 +141,9 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         };
         let mut twins = L::twins(&gpu, &sizes)?;
         twins.kernel_set().load_twins(&gpu, &c_ptx)?;
-        let kernels = match compare_twins(&mut twins, &c_ptx, COMPARE_TRIALS, plan)? {
+        let (major, minor) = gpu.info.compute_capability;
+        let arch = format!("sm_{major}{minor}");
+        let kernels = match compare_twins(&mut twins, &c_ptx, COMPARE_TRIALS, plan, &arch)? {
             Err(failures) => return Ok(print_failures(&failures, "comparison")),
             Ok(kernels) => kernels,
         };

@@ -384,23 +384,6 @@ impl Twinned for Conv2d<'_> {
         let n = self.largest;
         Conv2d::time(self, k, n, plan)
     }
-
-    fn gap_note(&self, k: Kernel) -> Option<&'static str> {
-        gap_note(k)
-    }
-}
-
-/// Why a conv2d kernel's Rust/C ratio stays above 1.00, from the evidence
-/// of the recorded comparison (docs/conv2d.md); `None` elsewhere.
-pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
-    match kernel {
-        Kernel::Valid => Some(
-            "Not explained: in the recorded comparison (docs/conv2d.md) both sides have the same PTX mix (9 \
-             ld.global.nc, 9 FMAs, 1 store) and 30 registers; the SASS differs in address arithmetic by about one \
-             instruction. A gap of about 2%, left open.",
-        ),
-        Kernel::Same => None,
-    }
 }
 
 /// The lesson's sizes: the sides of the square images timed on the GPU

@@ -630,10 +630,6 @@ impl Twinned for Fusion<'_> {
         let n = self.elems;
         Fusion::time(self, Chain::Kernel(k), n, plan)
     }
-
-    fn gap_note(&self, k: Kernel) -> Option<&'static str> {
-        gap_note(k)
-    }
 }
 
 /// The fusion lesson as `lab` runs it.
@@ -686,27 +682,5 @@ impl lesson::Lesson for FusionLesson {
 
     fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Fusion<'g>> {
         Fusion::new(gpu, sizes.elems)
-    }
-}
-
-/// Why a fusion kernel's Rust/C ratio stays above 1.00, from the evidence
-/// of a recorded comparison (docs/fusion.md); `None` elsewhere.
-pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
-    match kernel {
-        Kernel::Wide(8) | Kernel::Wide(16) => Some(
-            "Not closed: LLVM leaves the three W-element loops rolled from W = 8 (the PTX keeps a local array: \
-             ld.local/st.local in the mix, one tanh in the body) where NVVM's #pragma unroll writes them out; \
-             the driver's ptxas then unrolls and promotes the array (0 local bytes) but allocates more registers \
-             (37 vs 32 at W = 8: 6 blocks per SM instead of 8; 56 vs 45 at W = 16).",
-        ),
-        Kernel::Wide(2) => Some(
-            "Same loads, stores, FMAs and 23 registers on both sides; one more PTX branch in Rust's body; a 1% \
-             gap not explained further.",
-        ),
-        Kernel::Wide(4) => Some(
-            "Same loads, stores and FMAs (8, 4, 32 in the PTX), 30 registers to C's 32, one more PTX branch; \
-             under 1%, not explained further.",
-        ),
-        _ => None,
     }
 }

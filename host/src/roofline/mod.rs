@@ -746,33 +746,6 @@ pub fn run(
     }))
 }
 
-/// Why a kernel's Rust/C ratio stays above 1.00, from the evidence of a
-/// recorded comparison (see docs/rust-vs-cuda-c.md); `None` where Rust is at
-/// or under C.
-pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
-    match kernel {
-        Kernel::TransposeTiled | Kernel::Reduce => Some(
-            "The shared tile's address is formed through a generic pointer (cvta.shared, then LLVM's cvta.to.shared): \
-             ptxas emits a SR_SWINHI read and uniform moves nvcc's direct shared symbol does not (49 vs 41 and 85 vs \
-             79 SASS instructions for sm_90; ptxas 12.9 and 13.0 agree); the tile accesses are the same LDS/STS.",
-        ),
-        Kernel::MatmulNaive => Some(
-            "Not closed: the same loads and FMAs per output, unrolled differently (Rust's two-pointer loop 8-way: 9 \
-             FFMA and 18 LDG in its SASS; C's 4-way: 5 and 10; ptxas 12.9, sm_90); the indexed Rust loop, unrolled 4-way like C's, was slower \
-             still (0.0660 and 0.0664 ms against 0.0647).",
-        ),
-        Kernel::StencilGlobal => Some(
-            "Same loads, FMAs and SASS length within 2 instructions (49 vs 47, ptxas 12.9); the driver's JIT gives \
-             Rust 15 registers to C's 14. Not closed: signed 64-bit indexing like the twin's changed nothing.",
-        ),
-        Kernel::FmaPeak => Some(
-            "Both run the same 256-FMA loop body; Rust's remainder loop is unrolled differently (395 vs 365 SASS \
-             instructions), a fixed cost per thread of 0.2%.",
-        ),
-        _ => None,
-    }
-}
-
 impl Twinned for Roofline<'_> {
     type Kernel = Kernel;
 
@@ -792,10 +765,6 @@ impl Twinned for Roofline<'_> {
 
     fn time(&mut self, kernel: Kernel, plan: Plan) -> Result<Timing> {
         Roofline::time(self, kernel, plan)
-    }
-
-    fn gap_note(&self, kernel: Kernel) -> Option<&'static str> {
-        gap_note(kernel)
     }
 }
 

@@ -299,28 +299,6 @@ pub fn ptx_instructions(body: &str) -> usize {
         .count()
 }
 
-/// Instructions in one function's SASS as `asm::sass` gives it (one
-/// instruction a line), less the `NOP` padding and the self-branch (`BRA`
-/// to its own address) that ends every function.
-pub fn sass_instructions(sass: &str) -> usize {
-    sass.lines()
-        .filter(|l| {
-            let Some((address, rest)) =
-                l.trim().strip_prefix("/*").and_then(|l| l.split_once("*/"))
-            else {
-                return false;
-            };
-            let op = rest.split(';').next().unwrap_or("").trim();
-            let parse =
-                |hex: &str| u64::from_str_radix(hex.trim().trim_start_matches("0x"), 16).ok();
-            let self_branch = op
-                .strip_prefix("BRA ")
-                .is_some_and(|target| parse(target).is_some() && parse(target) == parse(address));
-            !op.is_empty() && !op.starts_with("NOP") && !self_branch
-        })
-        .count()
-}
-
 /// The loops of a PTX body: one entry per branch whose target label comes
 /// before it (a back edge), giving the `fma.rn.f32` instructions between
 /// that label and the branch (one trip's multiply-adds), in the order the
@@ -768,7 +746,8 @@ impl lesson::Lesson for SpecializeLesson {
         );
         let mut sass_counts = Vec::new();
         for b in &bodies {
-            let sass = crate::asm::sass(PTX, &arch, b.symbol)?.map(|text| sass_instructions(&text));
+            let sass = crate::asm::sass(PTX, &arch, b.symbol)?
+                .map(|text| crate::asm::sass_instructions(&text));
             sass_counts.push(json!({"symbol": b.symbol, "arch": arch, "sass_instructions": sass}));
             ptx.line(format!(
                 "{:<20} {:>3} PTX instructions, {:>2} fma, {:>2} loads, {} loop(s); SASS ({arch}): {}",

@@ -325,26 +325,8 @@ impl Twinned for Unroll<'_> {
         Ok((failure.into_iter().collect(), got))
     }
 
-    fn gap_note(&self, k: Kernel) -> Option<&'static str> {
-        gap_note(k)
-    }
-
     fn time(&mut self, k: Kernel, plan: Plan) -> Result<Timing> {
         Unroll::time(self, k, plan)
-    }
-}
-
-/// Why `kernel`'s Rust/C ratio can stay above 1.00 under `--compare`, from
-/// the evidence recorded on the H200 (2026-11-29); `None` where no gap was
-/// recorded.
-pub fn gap_note(kernel: Kernel) -> Option<&'static str> {
-    match kernel {
-        Kernel::Unrolled => Some(
-            "Not closed: the same loads, stores and adds on both sides and the same 16 registers in the recorded H200 \
-             run; Rust's PTX has one branch more, an unconditional bra.uni after the first lane's guard, but so do the \
-             other two kernels, which show no gap. A gap of about 1% not explained further.",
-        ),
-        Kernel::OnePerThread | Kernel::UnrolledCoalesced => None,
     }
 }
 
