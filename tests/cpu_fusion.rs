@@ -26,16 +26,6 @@ fn the_reference_on_hand_checked_values() {
 }
 
 #[test]
-fn the_fills_follow_the_seed() {
-    assert_eq!(reference::fill_x(0), -4.0);
-    assert_eq!(reference::fill_x(1024), 0.0);
-    assert_eq!(reference::fill_x(2047), (2047.0 / 1024.0 - 1.0) * 4.0);
-    assert_eq!(reference::fill_x(2048), -4.0);
-    assert_eq!(reference::fill_r(0), -0.5);
-    assert_eq!(reference::fill_r(97), -0.5);
-}
-
-#[test]
 fn the_tolerance_check_names_the_first_bad_index() {
     use host::check::{Value, first_mismatch};
     let want = [1.0f64, 2.0, 0.0];

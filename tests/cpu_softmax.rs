@@ -57,7 +57,7 @@ fn zero_to_three() {
 #[test]
 fn the_matrix_is_its_rows() {
     let n = 7;
-    let x: Vec<f32> = (0..3 * n).map(|i| reference::fill_x(i, n)).collect();
+    let x: Vec<f32> = (0..3 * n).map(reference::fill_x).collect();
     let y = reference::matrix(&x, n);
     for r in 0..3 {
         assert_eq!(
@@ -70,7 +70,7 @@ fn the_matrix_is_its_rows() {
 #[test]
 fn the_fill_is_exact_in_range_and_differs_by_row() {
     let n = 1000;
-    let x: Vec<f32> = (0..4 * n).map(|i| reference::fill_x(i, n)).collect();
+    let x: Vec<f32> = (0..4 * n).map(reference::fill_x).collect();
     assert!(
         x.iter()
             .all(|&v| (-4.0..4.0).contains(&v) && (v * 256.0).fract() == 0.0)

@@ -73,9 +73,6 @@ fn the_reference_on_hand_checked_values() {
     let (a, b) = reference::seed_gpu_inputs(SEED_GPU_ELEMS);
     let want: Vec<f32> = (0..16).map(|i| (3 * i) as f32).collect();
     assert_eq!(reference::sum(&a, &b), want);
-    assert_eq!(reference::fill_a(0), -5.0);
-    assert_eq!(reference::fill_a(1), 37.0 / 61.0 - 5.0);
-    assert_eq!(reference::fill_b(3), 11.0);
     // The sums really round: a bit-exact check is sensitive to the order
     // and kind of the operation, not only to gross errors.
     let n = 10_000;

@@ -20,6 +20,7 @@ pub mod cli;
 pub mod compare;
 pub mod conv2d;
 pub mod error;
+pub mod fill;
 pub mod fuse;
 pub mod fusion;
 pub mod gpu;

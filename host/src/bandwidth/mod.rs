@@ -47,11 +47,11 @@ pub const COPY_KERNEL: &str = Kernel::CopyVec16.symbol();
 /// allocation where compute-sanitizer cannot see it.
 pub const GUARD_BYTES: usize = 64;
 
-/// The byte of every source buffer at index `i`: a hash of the index kept
-/// below 251, so it is never the 0xFF the destinations are poisoned with
-/// and a byte a copy skipped always shows.
+/// The byte of every source buffer at index `i`: a hash of the index (see
+/// [`crate::fill`]) kept below 251, so it is never the 0xFF the
+/// destinations are poisoned with and a byte a copy skipped always shows.
 pub fn pattern(i: usize) -> u8 {
-    ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as u8 % 251
+    crate::fill::below(i, 0x1, 251) as u8
 }
 
 /// The first `n` bytes of [`pattern`].

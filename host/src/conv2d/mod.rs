@@ -645,7 +645,7 @@ impl lesson::Lesson for Conv2dLesson {
             SEED_SIDES[1]
         ));
         checks.line(format!(
-            "Stencil (row-major): {:?}; image: fill(i) = ((7919 i) mod 2003) / 1001 - 1.",
+            "Stencil (row-major): {:?}; image: fill(i) = (hash(i) mod 2003) / 1001 - 1 (host/src/fill.rs).",
             taps.w
         ));
 

@@ -32,9 +32,10 @@ pub const SEED_TAPS: Taps3x3 = Taps3x3 {
 };
 
 /// The input at flat index `i` of any image: values in [-1, 1) on a grid
-/// of 1/1001 (not dyadic, so most products round), aperiodic along a row.
+/// of 1/1001 (not dyadic, so most products round), in a hashed order, so
+/// no row or column repeats another.
 pub fn fill(i: usize) -> f32 {
-    ((i * 7919) % 2003) as f32 / 1001.0 - 1.0
+    crate::fill::below(i, 0x1, 2003) as f32 / 1001.0 - 1.0
 }
 
 /// An n x n image of [`fill`].

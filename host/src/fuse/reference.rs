@@ -100,21 +100,24 @@ pub const EXAMPLE_B: [f32; 6] = [2.0, -1.0, 2.0, -4.0, 0.25, -3.0];
 /// See [`EXAMPLE_A`].
 pub const EXAMPLE_C: [f32; 6] = [0.0, 2.0, 3.0, 1.0, -1.0, -3.0];
 
-/// The first input at index `i`: integers in [-1000, 1000] over 257, so
-/// most values are inexact in binary and products need rounding.
+/// The first input at index `i`: integers in [-1000, 1000] over 257, in a
+/// hashed order, so most values are inexact in binary and products need
+/// rounding.
 pub fn fill_a(i: usize) -> f32 {
-    ((i * 7919) % 2001) as f32 / 257.0 - 1000.0 / 257.0
+    crate::fill::below(i, 0x1, 2001) as f32 / 257.0 - 1000.0 / 257.0
 }
 
-/// The second input at index `i`: integers in [-500, 500] over 263.
+/// The second input at index `i`: integers in [-500, 500] over 263, in a
+/// hashed order.
 pub fn fill_b(i: usize) -> f32 {
-    ((i * 104_729) % 1001) as f32 / 263.0 - 500.0 / 263.0
+    crate::fill::below(i, 0x2, 1001) as f32 / 263.0 - 500.0 / 263.0
 }
 
-/// The third input at index `i`: integers in [-150, 150] over 37, about
-/// half negative, so relu clamps a fair share of the outputs.
+/// The third input at index `i`: integers in [-150, 150] over 37, in a
+/// hashed order; about half negative, so relu clamps a fair share of the
+/// outputs.
 pub fn fill_c(i: usize) -> f32 {
-    ((i * 31) % 301) as f32 / 37.0 - 150.0 / 37.0
+    crate::fill::below(i, 0x3, 301) as f32 / 37.0 - 150.0 / 37.0
 }
 
 /// `fill(0..n)`.

@@ -5,15 +5,15 @@
 
 use kernels_gpu::fusion::{BETA, GAMMA, GELU_A, GELU_B, HI, LO};
 
-/// The input: sweeps [-4, 4) with period 2048, so stage 1 gives
-/// [-6.25, 5.75) and the clamp at HI = 3 catches a real share.
+/// The input: [-4, 4) in steps of 1/256, in a hashed order, so stage 1
+/// gives [-6.25, 5.75) and the clamp at HI = 3 catches a real share.
 pub fn fill_x(i: usize) -> f32 {
-    ((i % 2048) as f32 / 1024.0 - 1.0) * 4.0
+    (crate::fill::below(i, 0x1, 2048) as f32 / 1024.0 - 1.0) * 4.0
 }
 
-/// The residual: [-0.5, 0.5) with period 97.
+/// The residual: [-0.5, 0.5) in steps of 1/97, in a hashed order.
 pub fn fill_r(i: usize) -> f32 {
-    (i % 97) as f32 / 97.0 - 0.5
+    crate::fill::below(i, 0x2, 97) as f32 / 97.0 - 0.5
 }
 
 /// The four stages on one element, in f64.

@@ -3,14 +3,15 @@
 //! add (so the GPU's `add.rn.f32` must match it bit for bit).
 
 /// The first input at index `i`: multiples of 1/64 in [-5, 5), exact in
-/// f32.
+/// f32, in a hashed order.
 pub fn fill_a(i: usize) -> f32 {
-    ((i * 37) % 640) as f32 / 64.0 - 5.0
+    crate::fill::below(i, 0x1, 640) as f32 / 64.0 - 5.0
 }
 
-/// The second input at index `i`: multiples of 1/128 in [0, 3).
+/// The second input at index `i`: multiples of 1/128 in [0, 3), in a
+/// hashed order.
 pub fn fill_b(i: usize) -> f32 {
-    ((i * 11) % 384) as f32 / 128.0
+    crate::fill::below(i, 0x2, 384) as f32 / 128.0
 }
 
 /// The first `n` elements of `fill`.

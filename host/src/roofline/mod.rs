@@ -477,8 +477,10 @@ impl<'g> Roofline<'g> {
     /// order on both sides); relative 1e-5 for the stencil, the seed's
     /// tolerance (with FMAs and these integer inputs the kernels match the
     /// f64 reference exactly, but a compiler that rounds `r * (...)` before
-    /// the add is a legal build of the same kernel and lands within it); 1%
-    /// for the FMA ceiling, a liveness check on its loop, as the seed has it.
+    /// the add is a legal build of the same kernel and lands within it). The
+    /// FMA ceiling is exact too (the seed allowed 1%, which would pass a
+    /// loop that skipped 20 of its 2,048 steps while its FLOPs count all):
+    /// the reference runs the same f32 FMAs and the same chain sum.
     ///
     /// # Errors
     /// A kernel fault or driver error (a wrong answer is a [`Failure`]).
@@ -620,7 +622,7 @@ impl<'g> Roofline<'g> {
                 let threads = s.fma_threads();
                 let got = self.run_poisoned(kernel, threads)?;
                 let want = vec![reference::fma_sum(s.fma_iters); threads];
-                if let Some(m) = first_mismatch(&got, &want, Tolerance::Relative(0.01)) {
+                if let Some(m) = first_mismatch(&got, &want, Tolerance::Exact) {
                     failures.push(fail(format!(
                         "{m}; the loop did not run the {} iterations the FLOP count assumes",
                         s.fma_iters

@@ -6,31 +6,26 @@
 
 use kernels_gpu::roofline::{FMA_ADD, FMA_CHAINS, FMA_MUL, POLY_ADD, POLY_DEGREE, POLY_SCALE};
 
-/// The first input: small integers 1..=7 with period 7 (the seed's fill).
-/// With the second input's values every sum, partial sum and dot product in
-/// the lesson is an exact f32, so a mismatch is an index bug. Periods 7 and
-/// 5 do not divide the matmul side 512, so neighbouring rows differ; they do
-/// repeat (every 7 rows of `a`), which is why the matmul check uses
-/// [`fill_scrambled`] instead.
+/// The first input: the seed's small integers 1..=7, in a hashed order
+/// (the seed repeats them with period 7, so an index off by a multiple of 7
+/// would read the same value). With the second input's values every sum,
+/// partial sum and dot product in the lesson is an exact f32, so a mismatch
+/// is an index bug; and with only seven values the polynomial's reference
+/// is computed once per value.
 pub fn fill_a(i: usize) -> f32 {
-    (i % 7) as f32 + 1.0
+    crate::fill::below(i, 0xA, 7) as f32 + 1.0
 }
 
-/// The second input: small integers -2..=2 with period 5.
+/// The second input: small integers -2..=2, in a hashed order.
 pub fn fill_b(i: usize) -> f32 {
-    (i % 5) as f32 - 2.0
+    crate::fill::below(i, 0xB, 5) as f32 - 2.0
 }
 
 /// Small integers in -4..=4 in a pseudo-random order (a hash of the index
 /// and `stream`): no row or run repeats, and any dot product over fewer than
 /// 2^24 / 16 terms is an exact f32. The matmul checks use it.
 pub fn fill_scrambled(i: usize, stream: u64) -> f32 {
-    // SplitMix64's finaliser: a well-mixed hash of (index, stream).
-    let mut z = (i as u64).wrapping_add(stream.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z % 9) as f32 - 4.0
+    crate::fill::below(i, stream, 9) as f32 - 4.0
 }
 
 /// The transpose's input: element `i` holds `i` itself, as the bit pattern

@@ -337,8 +337,7 @@ impl crate::lesson::Report for Report {
         );
         let _ = writeln!(
             s,
-            "All {} kernels pass their checks against CPU references: exact, except the stencils (1e-5 relative) \
-             and the FMA ceiling (a 1% liveness check).\n",
+            "All {} kernels pass their checks against CPU references: exact, except the stencils (1e-5 relative).\n",
             Kernel::ALL.len()
         );
 

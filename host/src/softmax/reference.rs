@@ -5,17 +5,12 @@
 
 use kernels_gpu::softmax::EPS;
 
-/// The input at flat index `i` of a row-major matrix with `n` columns: a
-/// hash of (row, column) mapped to [-4, 4) in steps of 1/256, so every row
+/// The input at flat index `i` of a row-major matrix: a hash of the index
+/// (see [`crate::fill`]) mapped to [-4, 4) in steps of 1/256, so every row
 /// differs, the row maximum sits at a different column in each row, and
 /// every value is exact in f32.
-pub fn fill_x(i: usize, n: usize) -> f32 {
-    let (r, c) = ((i / n) as u64, (i % n) as u64);
-    let mut h = r.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ c.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    h ^= h >> 29;
-    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    h ^= h >> 32;
-    ((h % 2048) as f32 - 1024.0) / 256.0
+pub fn fill_x(i: usize) -> f32 {
+    (crate::fill::below(i, 0x1, 2048) as f32 - 1024.0) / 256.0
 }
 
 /// One row's RMS-scaled softmax in f64: `y_j = exp((x_j - max) * s) / sum`,

@@ -16,26 +16,21 @@
 //!   2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 3.1).
 
 /// An odd multiple of 2^-24 in (-1, 1) from a hash of `i` and `seed`.
-fn fill(i: usize, seed: u32) -> f32 {
-    // A small integer hash (a multiply, xor-shifts): any fixed formula
-    // would do; this one spreads neighbouring indices over the range.
-    let mut h = (i as u32).wrapping_mul(0x9E37_79B1) ^ seed;
-    h ^= h >> 15;
-    h = h.wrapping_mul(0x85EB_CA77);
-    h ^= h >> 13;
-    let m = h >> 9; // 23 bits
+fn fill(i: usize, seed: u64) -> f32 {
+    // The top 23 bits of the index's hash (see `crate::fill`).
+    let m = (crate::fill::hash(i, seed) >> 41) as u32;
     let numerator = 2 * m as i32 + 1 - (1 << 24); // odd, |.| < 2^24: exact in f32
     numerator as f32 / (1u32 << 24) as f32
 }
 
 /// Element `i` of the x input (the flat buffer, `k * count + v`).
 pub fn fill_x(i: usize) -> f32 {
-    fill(i, 0x1234_5678)
+    fill(i, 0x1)
 }
 
 /// Element `i` of the y input.
 pub fn fill_y(i: usize) -> f32 {
-    fill(i, 0x0BAD_F00D)
+    fill(i, 0x2)
 }
 
 /// The first `len` elements of `fill`.

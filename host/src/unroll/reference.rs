@@ -80,15 +80,17 @@ pub fn seed_gpu_inputs(size: usize) -> (Vec<f32>, Vec<f32>) {
 }
 
 /// The lesson's first input at index `i`: integers in [0, 640) over 61,
-/// less 5: values in [-5, 5.5), most of them inexact in binary.
+/// less 5, in a hashed order: values in [-5, 5.5), most of them inexact in
+/// binary.
 pub fn fill_a(i: usize) -> f32 {
-    ((i * 37) % 640) as f32 / 61.0 - 5.0
+    crate::fill::below(i, 0x1, 640) as f32 / 61.0 - 5.0
 }
 
-/// The lesson's second input at index `i`: thirds of small integers, so
-/// most values and sums are inexact and the sum really is rounded.
+/// The lesson's second input at index `i`: thirds of integers below 389,
+/// in a hashed order, so most values and sums are inexact and the sum
+/// really is rounded.
 pub fn fill_b(i: usize) -> f32 {
-    ((i * 11) % 389) as f32 / 3.0
+    crate::fill::below(i, 0x2, 389) as f32 / 3.0
 }
 
 /// `fill(0..n)`.

@@ -9,23 +9,23 @@ use half::f16;
 
 use super::Dtype;
 
-/// A well-mixed 53-bit fraction in [0, 1) from the index (a Weyl sequence
-/// of the golden ratio), so that inputs carry every significand bit.
-fn mix(i: usize, salt: u64) -> f64 {
-    let x = (i as u64 ^ salt).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (x >> 11) as f64 / (1u64 << 53) as f64
+/// A 53-bit fraction in [0, 1) from a hash of the index (see
+/// [`crate::fill`]), so that inputs carry every significand bit and no
+/// shifted index reads the same value.
+fn mix(i: usize, stream: u64) -> f64 {
+    (crate::fill::hash(i, stream) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// The first input at index `i`: values in [-4, 4) with all 53 bits used,
 /// so that a sum rounds in every type (checked in tests/cpu_vectorize.rs).
 pub fn fill_a(i: usize) -> f64 {
-    mix(i, 0) * 8.0 - 4.0
+    mix(i, 0x1) * 8.0 - 4.0
 }
 
 /// The second input at index `i`: values in [0, 0.25), a smaller exponent
 /// than most of a, so aligning the two discards bits and the sum rounds.
 pub fn fill_b(i: usize) -> f64 {
-    mix(i, 0x5DEE_CE66) * 0.25
+    mix(i, 0x2) * 0.25
 }
 
 /// `v` as `dtype` (rounded to nearest even), widened back to f64.
