@@ -78,6 +78,11 @@ pub struct Args {
     /// (roofline).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["profile", "compare", "asm"])]
     pub ncu_csv: Option<PathBuf>,
+    /// Instead of the lesson, launch the test kernel that writes one float
+    /// past the end of its output, and report what the guard check saw (for
+    /// `cargo xtask sanitize`, which checks memcheck reports it too).
+    #[arg(long, hide = true)]
+    pub plant_write_past_end: bool,
     /// Write each captured CUDA graph as a DOT file into this folder
     /// (softmax).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["profile", "compare", "asm"])]

@@ -75,6 +75,24 @@ pub enum Error {
         source: DriverError,
     },
 
+    /// A kernel wrote into the poisoned guard past the end of a buffer it
+    /// was given to write (see [`crate::guard`]), or past the elements a
+    /// check launched it on.
+    #[error(
+        "kernel `{kernel}` wrote past the end of {what} ({bytes} bytes): byte {offset} of the poisoned guard after it \
+         changed; run `cargo xtask sanitize` (compute-sanitizer's memcheck) to find the write"
+    )]
+    WrotePastEnd {
+        /// The kernel (the first one given the buffer since the last check).
+        kernel: String,
+        /// Which buffer: `"argument 2"`, `"its output"`.
+        what: String,
+        /// The length the kernel was to stay within, bytes.
+        bytes: usize,
+        /// The first changed byte, counted from that end.
+        offset: usize,
+    },
+
     /// The lesson's buffers do not fit the GPU's free memory.
     #[error("{what} needs {needed} bytes of device memory ({:.1} MiB) but only {free} bytes ({:.1} MiB) are free", *.needed as f64 / 1048576.0, *.free as f64 / 1048576.0)]
     OutOfMemory {
@@ -197,7 +215,8 @@ pub mod exit {
     pub const PTX: u8 = 6;
     /// Not enough free device memory, or a size the lesson cannot run.
     pub const SIZE: u8 = 7;
-    /// A kernel faulted, or its timing broke.
+    /// A kernel faulted, wrote past the end of its output, or its timing
+    /// broke.
     pub const KERNEL_FAULT: u8 = 8;
     /// A file could not be read or written, or a baseline does not match
     /// this run.
@@ -226,7 +245,9 @@ impl Error {
             Error::NoDevice { .. } => exit::NO_DEVICE,
             Error::GpuTooOld { .. } | Error::PtxRejected { .. } => exit::PTX,
             Error::Driver { .. } => exit::DRIVER,
-            Error::KernelFault { .. } | Error::TimingBroken { .. } => exit::KERNEL_FAULT,
+            Error::KernelFault { .. } | Error::TimingBroken { .. } | Error::WrotePastEnd { .. } => {
+                exit::KERNEL_FAULT
+            }
             Error::OutOfMemory { .. } | Error::Size(_) => exit::SIZE,
             Error::NvrtcMissing | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
             Error::UnknownKernel { .. } | Error::Usage(_) => exit::USAGE,

@@ -133,6 +133,8 @@ pub struct Gpu {
     pub info: DeviceInfo,
     /// Scratch of twice the L2, written to evict it (allocated on first use).
     flush: std::sync::OnceLock<CudaSlice<f32>>,
+    /// The poisoned guards after every buffer [`Gpu::alloc`] made.
+    pub guards: crate::guard::Guards,
 }
 
 impl Gpu {
@@ -195,6 +197,7 @@ impl Gpu {
             module,
             info,
             flush: std::sync::OnceLock::new(),
+            guards: crate::guard::Guards::default(),
         })
     }
 
@@ -261,7 +264,60 @@ impl Gpu {
     pub fn alloc_f32(&self, len: usize) -> Result<CudaSlice<f32>> {
         // SAFETY: any bits are a valid f32; every lesson fills or 0xFF-poisons
         // a buffer before a kernel's output is read from it.
-        unsafe { self.stream.alloc::<f32>(len) }.call("cuMemAllocAsync")
+        unsafe { self.alloc::<f32>(len) }
+    }
+
+    /// A device buffer of `len` elements of `T`, contents undefined, with a
+    /// poisoned guard of [`crate::guard::GUARD_BYTES`] past its end that a
+    /// check reads back (see [`crate::guard`]; none under
+    /// [`crate::guard::NO_GUARDS_ENV`]). Every buffer a kernel of the lab
+    /// writes comes from here.
+    ///
+    /// # Errors
+    /// The driver's allocation or memset error.
+    ///
+    /// # Safety
+    /// The contents are undefined: `T` must be valid for any bits, or the
+    /// buffer written before it is read.
+    pub unsafe fn alloc<T: cudarc::driver::DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let size = size_of::<T>().max(1);
+        let extra = self.guards.bytes().div_ceil(size);
+        // SAFETY: passed on from the caller.
+        let whole = unsafe { self.stream.alloc::<T>(len + extra) }.call("cuMemAllocAsync")?;
+        let base = whole.leak();
+        if extra > 0 {
+            // SAFETY: the allocation holds (len + extra) elements, so the
+            // guard's extra elements start len elements in.
+            unsafe {
+                cudarc::driver::result::memset_d8_async(
+                    base + (len * size) as u64,
+                    crate::guard::POISON,
+                    extra * size,
+                    self.stream.cu_stream(),
+                )
+            }
+            .call("cuMemsetD8Async (a buffer's guard)")?;
+            self.guards.register(base, len * size);
+        }
+        // SAFETY: `base` is this stream's allocation of at least `len`
+        // elements, now owned by the returned buffer alone (leaked above),
+        // which frees the whole allocation, guard included, when dropped.
+        Ok(unsafe { self.stream.upgrade_device_ptr::<T>(base, len) })
+    }
+
+    /// As [`Gpu::alloc`], every byte of the buffer 0.
+    ///
+    /// # Errors
+    /// As [`Gpu::alloc`].
+    pub fn alloc_zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+        &self,
+        len: usize,
+    ) -> Result<CudaSlice<T>> {
+        // SAFETY: zeroed before anything reads it, and `T` is valid as zero
+        // bits.
+        let mut buf = unsafe { self.alloc::<T>(len) }?;
+        self.fill_bytes(&mut buf, 0)?;
+        Ok(buf)
     }
 
     /// Sets every byte of `buf` (a buffer or a view of any element type) to
@@ -284,7 +340,13 @@ impl Gpu {
 
     /// Copies the first `dst.len()` floats of `src` to the host.
     pub fn download(&self, src: &CudaSlice<f32>, dst: &mut [f32]) -> Result<()> {
-        let view = src.slice(..dst.len());
+        self.download_from(src, 0, dst)
+    }
+
+    /// Copies `dst.len()` floats of `src` from float `start` on to the host
+    /// (a chunk of a buffer too large to read at once).
+    pub fn download_from(&self, src: &CudaSlice<f32>, start: usize, dst: &mut [f32]) -> Result<()> {
+        let view = src.slice(start..start + dst.len());
         self.stream
             .memcpy_dtoh(&view, dst)
             .call("cuMemcpyDtoHAsync")
@@ -312,15 +374,82 @@ impl Gpu {
             .call("cuMemsetD8Async (L2 flush)")
     }
 
+    /// Poisons the first `n` floats of `buf` with 0xFF (NaN), and the
+    /// guard's length after them where the buffer is longer: a check that
+    /// launches a kernel on part of a buffer, with [`Gpu::read_output`].
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn poison_output(&self, buf: &mut CudaSlice<f32>, n: usize) -> Result<()> {
+        let end = (n + crate::guard::GUARD_BYTES / 4).min(buf.len());
+        self.fill_bytes(&mut buf.slice_mut(..end), 0xFF)
+    }
+
+    /// The first `n` floats of `buf`, after [`Gpu::check_poison_after`].
+    ///
+    /// # Errors
+    /// As [`Gpu::check_poison_after`].
+    pub fn read_output(&self, buf: &CudaSlice<f32>, n: usize, kernel: &str) -> Result<Vec<f32>> {
+        self.check_poison_after(buf, n, kernel)?;
+        let mut got = vec![0.0f32; n];
+        self.download(buf, &mut got)?;
+        Ok(got)
+    }
+
+    /// Checks that the guard's length after the first `n` floats of `buf`
+    /// (as much as the buffer holds) still holds [`Gpu::poison_output`]'s
+    /// poison.
+    ///
+    /// # Errors
+    /// [`Error::WrotePastEnd`] naming `kernel` where a poisoned float after
+    /// the `n` changed; driver errors.
+    pub fn check_poison_after(&self, buf: &CudaSlice<f32>, n: usize, kernel: &str) -> Result<()> {
+        let end = (n + crate::guard::GUARD_BYTES / 4).min(buf.len());
+        let mut after = vec![0.0f32; end - n.min(end)];
+        self.download_from(buf, n.min(end), &mut after)?;
+        match after.iter().position(|v| v.to_bits() != u32::MAX) {
+            Some(k) => Err(Error::WrotePastEnd {
+                kernel: kernel.to_string(),
+                what: format!("the {n} elements it was launched on"),
+                bytes: n * 4,
+                offset: 4 * k,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Waits for the stream; an error that surfaces here is charged to
-    /// `kernel`, the last kernel launched on it.
+    /// `kernel`, the last kernel launched on it. Then reads back the guard
+    /// of every buffer a launch was given to write since the last call.
+    ///
+    /// # Errors
+    /// [`Error::KernelFault`] for a fault; [`Error::WrotePastEnd`] for a
+    /// changed guard byte, naming the kernel given that buffer.
     pub fn sync_after(&self, kernel: &str) -> Result<()> {
         self.stream
             .synchronize()
             .map_err(|source| Error::KernelFault {
                 kernel: kernel.to_string(),
                 source,
-            })
+            })?;
+        for w in self.guards.take_written() {
+            let mut guard = vec![0u8; self.guards.bytes()];
+            // SAFETY: the buffer was allocated with this guard after it and
+            // is alive (a launch was given it since the last check).
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_sync(&mut guard, w.base + w.bytes as u64)
+            }
+            .call("cuMemcpyDtoH (a buffer's guard)")?;
+            if let Some(offset) = guard.iter().position(|&b| b != crate::guard::POISON) {
+                return Err(Error::WrotePastEnd {
+                    kernel: w.kernel.to_string(),
+                    what: format!("argument {}", w.argument),
+                    bytes: w.bytes,
+                    offset,
+                });
+            }
+        }
+        Ok(())
     }
 }
 

@@ -332,9 +332,12 @@ impl<'a> Launch<'a> {
     }
 
     /// A buffer the kernel writes (a device pointer, with write intent).
+    /// Notes the buffer for the guard check of the next
+    /// [`Gpu::sync_after`](crate::gpu::Gpu::sync_after).
     pub fn output<T>(self, buffer: &'a mut impl DevicePtrMut<T>) -> Self {
         let gpu = self.gpu;
         let (ptr, guard) = buffer.device_ptr_mut(&gpu.stream);
+        gpu.guards.note_output(ptr, self.symbol, self.len);
         self.push(Param::Ptr, ptr.to_ne_bytes(), std::ptr::null(), Some(guard))
     }
 

@@ -25,6 +25,7 @@ pub mod fuse;
 pub mod fusion;
 pub mod gpu;
 pub mod graph;
+pub mod guard;
 pub mod harness;
 pub mod kernels;
 pub mod lesson;

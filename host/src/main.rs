@@ -18,7 +18,18 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let lesson = host::lessons::find(&args.lesson).expect("clap accepts only known lessons");
-    match (lesson.drive)(&args) {
+    let outcome = if args.plant_write_past_end {
+        host::testing::plant_write_past_end(args.device).map(|()| {
+            println!(
+                "write_past_end ran and wrote one float past its output; no guard saw it ({} is set)",
+                host::guard::NO_GUARDS_ENV
+            );
+            ExitCode::SUCCESS
+        })
+    } else {
+        (lesson.drive)(&args)
+    };
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");

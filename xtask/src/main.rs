@@ -367,7 +367,10 @@ fn sanitize(args: &[String]) -> Result<ExitCode> {
 }
 
 /// Runs each lesson's `--quick` mode under the four compute-sanitizer tools
-/// and prints one line per tool; exits 0 only when all are clean. Shared by
+/// and prints one line per tool; exits 0 only when all are clean and
+/// memcheck reported the planted write past the end
+/// (`lab --plant-write-past-end`). Buffers carry no guards here
+/// (`LAB_NO_GUARDS`), so memcheck sees every write past one. Shared by
 /// `cargo xtask sanitize` and the bundle (`target/bundle/sanitize.sh`).
 /// Usage: sanitize.sh LAB LESSON...
 const SANITIZE_SH: &str = r#"#!/usr/bin/env bash
@@ -380,6 +383,22 @@ if [ -z "$cs" ]; then
 fi
 echo "$("$cs" --version | tail -1)"
 status=0
+# Buffers exactly their length: the lab's guards past each buffer would hide
+# from memcheck the very writes it looks for.
+export LAB_NO_GUARDS=1
+# The planted bug first: a kernel that writes one float past its output.
+# memcheck must report it, or a clean result below means nothing.
+log=$(mktemp)
+"$cs" --tool memcheck --error-exitcode 86 "$lab" roofline --plant-write-past-end > "$log" 2>&1
+rc=$?
+if [ "$rc" -eq 86 ] && grep -q "write_past_end" "$log"; then
+  echo "planted write one past the end: memcheck reports it ($(grep -m1 -E "Invalid __global__ write" "$log" | sed 's/^========= //'))"
+else
+  echo "planted write one past the end: memcheck did NOT report it (exit $rc)"
+  tail -20 "$log"
+  status=1
+fi
+rm -f "$log"
 for lesson in "$@"; do
   for tool in memcheck racecheck synccheck initcheck; do
     log=$(mktemp)

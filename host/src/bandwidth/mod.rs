@@ -176,7 +176,7 @@ impl<'g> Bandwidth<'g> {
         gpu.require_free_memory(2 * len, "the bandwidth lesson's two device buffers")?;
         // SAFETY: any bytes are valid u8; every destination is poisoned or
         // written before it is read.
-        let alloc = || unsafe { gpu.stream.alloc::<u8>(len) }.map_err(driver("cuMemAllocAsync"));
+        let alloc = || unsafe { gpu.alloc::<u8>(len) };
         // Plain page-locked memory (flags 0, what cudaMallocHost gives):
         // cudarc's default adds write-combining, which makes the host's own
         // reads of a destination very slow.

@@ -263,7 +263,8 @@ impl<'g> Fusion<'g> {
     }
 
     /// Runs `chain` at CHECK_ELEMS on its output buffer poisoned with 0xFF
-    /// (y, or the intermediate a stage kernel writes), and returns it.
+    /// (y, or the intermediate a stage kernel writes), and returns it; a
+    /// write into the poison just past CHECK_ELEMS is an error.
     fn run_checked(&mut self, chain: Chain) -> Result<Vec<f32>> {
         let n = CHECK_ELEMS;
         let last = match chain {
@@ -271,16 +272,13 @@ impl<'g> Fusion<'g> {
             Chain::Kernel(k) => k,
         };
         let out = output_buffer(last);
-        self.gpu
-            .fill_bytes(&mut self.bufs[out].slice_mut(..n), 0xFF)?;
+        self.gpu.poison_output(&mut self.bufs[out], n)?;
         match chain {
             Chain::Staged => self.launch_staged(n)?,
             Chain::Kernel(k) => self.launch(k, n)?,
         }
         self.gpu.sync_after(last.symbol())?;
-        let mut got = vec![0.0f32; n];
-        self.gpu.download(&self.bufs[out], &mut got)?;
-        Ok(got)
+        self.gpu.read_output(&self.bufs[out], n, last.symbol())
     }
 
     /// The f64 reference over CHECK_ELEMS.

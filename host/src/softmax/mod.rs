@@ -497,7 +497,7 @@ impl<'g> Softmax<'g> {
         let host_x: Vec<f32> = (0..elems).map(reference::fill_x).collect();
         let mut x = gpu.alloc_f32(elems)?;
         gpu.upload(&host_x, &mut x)?;
-        let zeros = |len: usize| gpu.stream.alloc_zeros::<u32>(len).call("cuMemAllocAsync");
+        let zeros = |len: usize| gpu.alloc_zeros::<u32>(len);
         let shared_optin = gpu.info.shared_per_block_optin;
         Ok(Softmax {
             gpu,

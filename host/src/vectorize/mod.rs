@@ -314,10 +314,7 @@ impl<'g> Vectorize<'g> {
         let alloc = || -> Result<CudaSlice<u8>> {
             // SAFETY: any bytes are valid u8; inputs are uploaded and the
             // output poisoned before anything is read.
-            unsafe { gpu.stream.alloc::<u8>(sizes.buffer_bytes) }.map_err(|source| Error::Driver {
-                call: "cuMemAllocAsync",
-                source,
-            })
+            unsafe { gpu.alloc::<u8>(sizes.buffer_bytes) }
         };
         Ok(Vectorize {
             gpu,
