@@ -124,19 +124,23 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
 }
 
 #[test]
-fn the_memory_budget_counts_three_buffers_and_the_partials() {
+fn the_memory_budget_counts_three_buffers_and_the_partials_streams_included() {
     let info = lab_tests::synthetic_device(60 << 20, 132);
     let s = Sizes::for_device(&info);
-    // 8192^2 floats per buffer, three buffers, one partial sum per 256-float
-    // block: (3 x 67,108,864 + 262,144) x 4 bytes.
-    assert_eq!(s.device_bytes(), (3 * 67_108_864 + 262_144) * 4);
-    // A T4's 4 MiB L2 keeps the seed's 4096^2: 192 MiB and the partials.
+    // Three buffers of the bandwidth ceiling's 2 GiB (32 x the 60 MiB L2,
+    // rounded up; longer than the placed kernels' 8192^2 floats), and one
+    // partial sum per 256-thread block of the one-float4-a-thread dot:
+    // (3 x 536,870,912 + 524,288) x 4 bytes.
+    assert_eq!(s.device_bytes(), (3 * 536_870_912 + 524_288) * 4);
+    // A T4's 4 MiB L2 keeps the seed's 4096^2 for the placed kernels; the
+    // streams take 128 MiB a buffer; the reduction's 65,536 partials are
+    // the most.
     let t4 = Sizes::for_device(&DeviceInfo {
         l2_bytes: 4 << 20,
         sms: 40,
         ..info
     });
-    assert_eq!(t4.device_bytes(), (3 * 16_777_216 + 65_536) * 4);
+    assert_eq!(t4.device_bytes(), (3 * 33_554_432 + 65_536) * 4);
 }
 
 #[test]

@@ -179,14 +179,62 @@ fn reduction_stencil_polynomial_and_fma_counts() {
     assert_eq!(cost(Kernel::Polynomial, &s).flop, 513.0 * n);
     assert_eq!(
         cost(Kernel::FmaPeak, &s).flop,
-        (32 * 40 * 256) as f64 * 2048.0 * 8.0 * 2.0
+        (32 * 40 * 256) as f64 * FMA_ITERS as f64 * 8.0 * 2.0
     );
+}
+
+#[test]
+fn stream_counts_and_sizes() {
+    use host::roofline::Shape;
+    use host::roofline::model::cost_shaped;
+    // An H200-like device: 60 MiB L2, 132 SMs, 2048 threads an SM, 141 GB.
+    let s = lesson_sizes(60 << 20, 132);
+    assert_eq!(
+        s.stream_n4 * 16,
+        2 << 30,
+        "32 x 60 MiB, rounded up to 2 GiB"
+    );
+    assert_eq!(
+        s.stream_blocks,
+        132 * 8,
+        "every SM full: 2048 / 256 blocks each"
+    );
+    let m = s.stream_n4 as f64;
+    assert_eq!(
+        cost_shaped(Kernel::StreamCopy, &s, Shape::GridStride).bytes,
+        32.0 * m
+    );
+    assert_eq!(
+        cost_shaped(Kernel::StreamTriad, &s, Shape::PerElement).bytes,
+        48.0 * m
+    );
+    assert_eq!(
+        cost_shaped(Kernel::StreamTriad, &s, Shape::PerElement).flop,
+        8.0 * m
+    );
+    assert_eq!(
+        cost_shaped(Kernel::StreamDot, &s, Shape::GridStride).bytes,
+        32.0 * m + 4.0 * 1056.0
+    );
+    assert_eq!(
+        cost_shaped(Kernel::StreamDot, &s, Shape::PerElement).bytes,
+        32.0 * m + 4.0 * (m / 256.0)
+    );
+    // The dot's block sums stay exact: at most 1170 float4s a thread.
+    assert!(s.stream_n4.div_ceil(1056 * 256) <= 1170);
+    let few = Sizes {
+        stream_blocks: 10,
+        ..s
+    };
+    let e = few.validate().unwrap_err().to_string();
+    assert!(e.contains("a dot block sum could pass 2^24"), "{e}");
+    assert_eq!(Sizes::dot_exact_blocks(s.stream_n4), 449);
 }
 
 #[test]
 fn ridge_point_and_attainable_rate() {
     let c = Ceilings {
-        copy_gb_per_s: 4000.0,
+        bandwidth_gb_per_s: 4000.0,
         fma_gflop_per_s: 60000.0,
     };
     assert_eq!(c.ridge(), 15.0);
@@ -444,7 +492,7 @@ fn shared_tiles_are_declared_once_at_module_scope() {
         .lines()
         .filter(|l| l.trim_start().starts_with(".shared") && l.contains("ROOFLINE_"))
         .collect();
-    assert_eq!(decls.len(), 5, "{decls:?}");
+    assert_eq!(decls.len(), 6, "{decls:?}");
     assert!(
         decls
             .iter()
@@ -653,14 +701,18 @@ fn timing(ms: f64) -> host::timing::Timing {
     }
 }
 
-/// A report from invented times: copy at 4000 GB/s, FMA at 60000 GFLOP/s
-/// (ridge at 15 FLOP/byte), every other kernel at 2000 GB/s of compulsory
-/// bytes.
+/// A report from invented times: the grid-stride dot at 4000 GB/s (the
+/// bandwidth ceiling), the other stream rows at 3800, the seed's copy at
+/// 4100 (over the ceiling, as a 4x-L2 copy can be), FMA at 60000 GFLOP/s
+/// (ridge at 15 FLOP/byte), the naive matmul at 6000 GB/s of compulsory
+/// bytes (above the roof), the polynomial at 500 (53% of the FMA ceiling),
+/// every other kernel at 2000.
 fn synthetic_report() -> host::roofline::report::Report {
+    use host::roofline::Shape;
     let info = device(60 << 20, 132);
     let s = Sizes::for_device(&info);
-    let ms_for = |k: Kernel, rate_per_s: f64| {
-        let c = cost(k, &s);
+    let ms_for = |k: Kernel, shape: Shape, rate_per_s: f64| {
+        let c = host::roofline::model::cost_shaped(k, &s, shape);
         let count = if k == Kernel::FmaPeak {
             c.flop
         } else {
@@ -668,14 +720,29 @@ fn synthetic_report() -> host::roofline::report::Report {
         };
         count / rate_per_s * 1e3
     };
+    let rate = |k: Kernel, shape: Shape| match k {
+        Kernel::FmaPeak => 60_000e9,
+        Kernel::StreamDot if shape == Shape::GridStride => 4000e9,
+        Kernel::StreamDot | Kernel::StreamCopy | Kernel::StreamTriad => 3800e9,
+        Kernel::Copy => 4100e9,
+        Kernel::MatmulNaive => 6000e9,
+        Kernel::Polynomial => 500e9,
+        _ => 2000e9,
+    };
     let measured: Vec<host::roofline::Measured> = Kernel::ALL
         .iter()
-        .map(|&k| host::roofline::Measured {
+        .flat_map(|&k| {
+            let shapes = if k.is_stream() {
+                Shape::ALL.to_vec()
+            } else {
+                vec![Shape::PerElement]
+            };
+            shapes.into_iter().map(move |shape| (k, shape))
+        })
+        .map(|(k, shape)| host::roofline::Measured {
             kernel: k,
-            timing: match k {
-                Kernel::FmaPeak => timing(ms_for(k, 60_000e9)),
-                _ => timing(ms_for(k, if k == Kernel::Copy { 4000e9 } else { 2000e9 })),
-            },
+            shape,
+            timing: timing(ms_for(k, shape, rate(k, shape))),
         })
         .collect();
     let context = host::report::Context::new(
@@ -691,7 +758,7 @@ fn synthetic_report() -> host::roofline::report::Report {
         s,
         context,
         &measured,
-        timing(ms_for(Kernel::Copy, 4000e9)),
+        timing(ms_for(Kernel::Copy, Shape::PerElement, 4000e9)),
     )
 }
 
@@ -748,7 +815,7 @@ fn the_chart_draws_both_ceilings_and_labels_every_kernel() {
     std::fs::remove_file(&path).ok();
     assert!(svg.starts_with("<svg"), "not an SVG");
     assert!(
-        svg.contains("measured ceilings: copy 4000 GB/s, FMA 60000 GFLOP/s"),
+        svg.contains("measured ceilings: memory 4000 GB/s, FMA 60000 GFLOP/s"),
         "no ceilings in the legend"
     );
     assert!(svg.contains("ridge point, 15.00 FLOP/byte"));
@@ -797,12 +864,24 @@ fn the_chart_with_the_recorded_counters_and_a_zero_byte_kernel() {
 #[test]
 fn report_binds_each_kernel_to_the_right_ceiling() {
     let r = synthetic_report();
-    assert!((r.ceilings.copy_gb_per_s - 4000.0).abs() < 1e-6);
+    assert!((r.ceilings.bandwidth_gb_per_s - 4000.0).abs() < 1e-6);
+    assert_eq!(
+        (r.best().kernel, r.best().shape),
+        (Kernel::StreamDot, host::roofline::Shape::GridStride)
+    );
     assert!((r.ceilings.ridge() - 15.0).abs() < 1e-9);
     for row in &r.rows {
         let left = row.cost.intensity() < 15.0;
         assert_eq!(row.memory_bound, left, "{:?}", row.kernel);
-        if left {
+        assert_eq!(
+            row.above_roof(),
+            row.kernel == Kernel::MatmulNaive,
+            "{:?}",
+            row.kernel
+        );
+        if row.kernel == Kernel::MatmulNaive {
+            assert!((row.percent_of_ceiling - 150.0).abs() < 1e-6);
+        } else if left {
             assert!(
                 (row.percent_of_ceiling - 50.0).abs() < 1e-6,
                 "{:?}",
@@ -824,6 +903,32 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
     for &k in Kernel::ALL {
         assert!(table.contains(k.label()), "table lacks {}", k.label());
     }
+    // The ceiling names the stream that set it; the seed's copy, faster at
+    // its 4x-L2 size, is said to beat it; the naive matmul is above the
+    // roof, not at 150% of a ceiling.
+    assert!(
+        table.contains("stream: dot (2 reads), grid-stride <- the ceiling"),
+        "{table}"
+    );
+    assert!(
+        table.contains("here stream: dot (2 reads) grid-stride, 4000.0 GB/s"),
+        "{table}"
+    );
+    assert!(
+        table.contains("The seed's copy (256 MiB buffers) beat it (4100.0 GB/s)"),
+        "{table}"
+    );
+    assert!(!table.contains("The driver's copy beat it"), "{table}");
+    let matmul = table
+        .lines()
+        .find(|l| l.starts_with("| matmul, naive"))
+        .unwrap();
+    assert!(matmul.contains("above the roof, 1.50x"), "{matmul}");
+    assert!(!matmul.contains("150.0"), "{matmul}");
+    assert!(
+        table.contains("Above the roof at their compulsory intensity: matmul, naive."),
+        "{table}"
+    );
     assert!(table.contains("ridge point: 15.00 FLOP/byte"), "{table}");
     assert!(
         table.contains("9 of the 10 sit left of the ridge point"),
@@ -833,14 +938,27 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
     let lines = r.json_lines();
     assert_eq!(
         lines.len(),
-        3 + 1 + 10,
-        "2 ceilings, the driver copy, the ridge, 10 kernels"
+        1 + 6 + 1 + 1 + 1 + 1 + 10,
+        "the bandwidth ceiling, 6 stream rows, the seed's copy, the FMA ceiling, the driver copy, the ridge, 10 kernels"
     );
     for line in &lines {
         assert_eq!(line["context"]["gpu"], "synthetic");
         assert_eq!(line["context"]["date"], "2026-11-29T00:00:00Z");
     }
-    assert_eq!(lines[0]["variant"], "ceiling-copy");
-    assert_eq!(lines[3]["variant"], "ridge-point");
-    assert_eq!(lines[4]["symbol"], "vector_add");
+    assert_eq!(lines[0]["variant"], "ceiling-bandwidth");
+    assert_eq!(lines[0]["set_by"], "stream_dot");
+    assert_eq!(lines[0]["shape"], "grid-stride");
+    assert!((lines[0]["value"].as_f64().unwrap() - 4000.0).abs() < 1e-6);
+    for line in &lines[..10] {
+        assert!(line["share_of_derived"].is_number(), "{line}");
+    }
+    assert_eq!(lines[7]["variant"], "seed-copy");
+    assert_eq!(lines[8]["variant"], "ceiling-fma");
+    assert_eq!(lines[10]["variant"], "ridge-point");
+    assert_eq!(lines[11]["symbol"], "vector_add");
+    let matmul = lines
+        .iter()
+        .find(|l| l["symbol"] == "matmul_naive")
+        .unwrap();
+    assert_eq!(matmul["above_roof"], true);
 }

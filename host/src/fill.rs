@@ -20,6 +20,28 @@ pub fn below(i: usize, stream: u64, m: u64) -> u64 {
     hash(i, stream) % m
 }
 
+/// `f(i)` for every `i` in `range`, computed on all CPU cores (the lessons
+/// fill buffers of up to 2 GiB, a second or more on one core).
+pub fn filled<T: Send + Default + Clone>(
+    range: std::ops::Range<usize>,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let mut out = vec![T::default(); range.len()];
+    let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let per = out.len().div_ceil(threads).max(1 << 16);
+    std::thread::scope(|s| {
+        for (k, chunk) in out.chunks_mut(per).enumerate() {
+            let (f, start) = (&f, range.start + k * per);
+            s.spawn(move || {
+                for (j, v) in chunk.iter_mut().enumerate() {
+                    *v = f(start + j);
+                }
+            });
+        }
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +60,15 @@ mod tests {
             assert!(same < n / 5, "shift {shift}: {same} of {n} equal");
         }
         assert_ne!(hash(0, 1), hash(0, 2));
+    }
+
+    #[test]
+    fn filled_is_the_formula_at_every_index() {
+        let got = filled(5..300_005, |i| below(i, 3, 1000));
+        assert!(
+            got.iter()
+                .enumerate()
+                .all(|(j, &v)| v == below(j + 5, 3, 1000))
+        );
     }
 }

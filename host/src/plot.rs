@@ -53,7 +53,7 @@ pub struct Chart {
     /// The title (GPU and date).
     pub title: String,
     /// The measured bandwidth ceiling, GB/s.
-    pub copy_gb_per_s: f64,
+    pub bandwidth_gb_per_s: f64,
     /// The measured FP32 ceiling, GFLOP/s.
     pub fma_gflop_per_s: f64,
     /// The kernels (points with 0 FLOP cannot sit on a log axis and are left
@@ -69,7 +69,7 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
     let err = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
     let root = SVGBackend::new(path, (1100, 720)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let ridge = chart.fma_gflop_per_s / chart.copy_gb_per_s;
+    let ridge = chart.fma_gflop_per_s / chart.bandwidth_gb_per_s;
     // A point sits on a log axis only with a finite, positive intensity and
     // rate (a kernel that moved 0 DRAM bytes has an infinite one).
     let on_chart = |p: &Point| {
@@ -88,7 +88,7 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
     let y_lo = shown
         .iter()
         .map(|p| p.gflop_per_s)
-        .fold(chart.copy_gb_per_s * x_range.start, f64::min);
+        .fold(chart.bandwidth_gb_per_s * x_range.start, f64::min);
     let y_range = (y_lo / 2.0)..(chart.fma_gflop_per_s * 3.0);
 
     let mut ctx = ChartBuilder::on(&root)
@@ -108,15 +108,15 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
 
     // The roof: bandwidth x intensity up to the ridge, then the FP32 peak.
     let roof = [
-        (x_range.start, chart.copy_gb_per_s * x_range.start),
+        (x_range.start, chart.bandwidth_gb_per_s * x_range.start),
         (ridge, chart.fma_gflop_per_s),
         (x_range.end, chart.fma_gflop_per_s),
     ];
     ctx.draw_series(LineSeries::new(roof, BLACK.stroke_width(2)))
         .map_err(|e| err(&e))?
         .label(format!(
-            "measured ceilings: copy {:.0} GB/s, FMA {:.0} GFLOP/s",
-            chart.copy_gb_per_s, chart.fma_gflop_per_s
+            "measured ceilings: memory {:.0} GB/s, FMA {:.0} GFLOP/s",
+            chart.bandwidth_gb_per_s, chart.fma_gflop_per_s
         ))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
     ctx.draw_series(std::iter::once(Circle::new(
@@ -128,6 +128,22 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
     .label(format!("ridge point, {ridge:.2} FLOP/byte"))
     .legend(|(x, y)| Circle::new((x + 10, y), 4, BLACK.filled()));
 
+    // A kernel placed twice (compulsory and measured DRAM intensity, one
+    // rate) is one kernel: a dashed line joins its two points.
+    for p in shown.iter().filter(|p| p.series == Series::MeasuredDram) {
+        if let Some(q) = shown
+            .iter()
+            .find(|q| q.series == Series::Rust && q.label == p.label)
+        {
+            ctx.draw_series(DashedLineSeries::new(
+                [(q.intensity, q.gflop_per_s), (p.intensity, p.gflop_per_s)],
+                4,
+                3,
+                Series::MeasuredDram.colour().stroke_width(1),
+            ))
+            .map_err(|e| err(&e))?;
+        }
+    }
     for series in [Series::Rust, Series::CudaC, Series::MeasuredDram] {
         let pts: Vec<&&Point> = shown.iter().filter(|p| p.series == series).collect();
         if pts.is_empty() {

@@ -1,6 +1,6 @@
-//! The roofline lesson: two measured ceilings (a coalesced copy for memory
-//! bandwidth, independent FMA chains for FP32 throughput) and ten kernels
-//! placed between them by arithmetic intensity.
+//! The roofline lesson: two measured ceilings (the best of three streaming
+//! patterns for memory bandwidth, independent FMA chains for FP32
+//! throughput) and ten kernels placed between them by arithmetic intensity.
 //!
 //! Port of the seed `roofline.cu`. The constants open the module, grouped,
 //! each with its reason; the compile-time checks below them bind them the
@@ -25,6 +25,16 @@ pub const SEED_STENCIL_SIDE: usize = 2048;
 /// A streaming buffer must be at least this many times the L2, so that what
 /// is timed is DRAM, not cache.
 pub const L2_MULTIPLE: usize = 4;
+
+/// The bandwidth ceiling's buffers are at least this many times the L2
+/// (rounded up to a power of two: 2 GiB a buffer on an H200's 60 MiB L2).
+/// Measured on the H200 (docs/shared DEVICE-NOTES, 2026-11-30): every
+/// streaming pattern is 2 to 5% slower at 256 MiB buffers than at 1 GiB,
+/// and BabelStream's kernels 4 to 13% slower at 256 MiB than at 2 GiB.
+pub const STREAM_L2_MULTIPLE: usize = 32;
+/// The triad's scalar: `out = a + TRIAD_SCALAR * b`. With the lesson's
+/// small-integer inputs every result is an exact f32.
+pub const TRIAD_SCALAR: f32 = 3.0;
 
 /// Threads per block for every one-thread-one-element launch: 8 warps.
 pub const THREADS_PER_BLOCK: u32 = 256;
@@ -82,10 +92,16 @@ pub const POLY_CHECK: usize = 65_536;
 /// The FP32 ceiling: independent FMA chains per thread, so an FMA never
 /// waits on the one before it.
 pub const FMA_CHAINS: usize = 8;
-/// FMA steps per chain. Passed to the kernel at run time so the compiler
-/// cannot unroll it into straight-line code that measures the instruction
-/// cache instead of the FP32 pipes.
-pub const FMA_ITERS: i32 = 2048;
+/// The seed's FMA steps per chain; `--quick` and the tests use it.
+pub const SEED_FMA_ITERS: i32 = 2048;
+/// FMA steps per chain in the lesson's own run. Passed to the kernel at run
+/// time so the compiler cannot unroll it into straight-line code that
+/// measures the instruction cache instead of the FP32 pipes. Eight times
+/// the seed's: on the H200 the seed's 2048 gave 96.4 to 96.7% of the
+/// clock-derived peak, 8192 gave 97.5% and 16384 gave 97.7%, the launch's
+/// ramp and tail being a smaller share of a longer run (experiment 3 in
+/// docs/results/experiments). 4.3 ms a launch on an H200.
+pub const FMA_ITERS: i32 = 16_384;
 /// Steps of every chain per trip of the FMA kernel's run-time loop: 32 x 8
 /// = 256 FMAs per loop branch (4 KiB of SASS, well inside the instruction
 /// caches). Measured on an H200 (2026-11-29, 2048 iterations): 8 steps a
@@ -163,8 +179,9 @@ mod kernels {
     use crate::device::memory::{Float4, load_readonly, load_readonly_v4};
     use crate::device::thread::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_y,
-        sync_threads, thread_idx_x, thread_idx_y,
+        grid_dim_x, sync_threads, thread_idx_x, thread_idx_y,
     };
+    use crate::device::warp::block_reduce;
     use crate::shared_array;
 
     shared_array!(ROOFLINE_TRANSPOSE_TILE: [f32; (TRANSPOSE_TILE * TRANSPOSE_TILE_PITCH) as usize]);
@@ -172,6 +189,129 @@ mod kernels {
     shared_array!(ROOFLINE_MATMUL_A: [f32; (MAT_TILE * MAT_TILE) as usize]);
     shared_array!(ROOFLINE_MATMUL_B: [f32; (MAT_TILE * MAT_TILE) as usize]);
     shared_array!(ROOFLINE_STENCIL_TILE: [f32; STENCIL_SHARED_CELLS as usize]);
+    shared_array!(ROOFLINE_DOT_WARPS: [f32; (THREADS_PER_BLOCK / 32) as usize]);
+
+    /// Threads in the whole grid: a grid-stride loop's step.
+    #[inline(always)]
+    fn grid_threads() -> u64 {
+        grid_dim_x() as u64 * block_dim_x() as u64
+    }
+
+    /// Read-only stream: each block's share of `sum(a[i] . b[i])` over `n4`
+    /// float4 pairs (four FMAs a pair) into `partials[blockIdx.x]`. One of
+    /// the three patterns the bandwidth ceiling is the best of.
+    ///
+    /// # Memory
+    /// Two coalesced 128-bit read streams (read-only path), grid-stride:
+    /// thread t reads pairs t, t + T, t + 2T, ... for T threads in the grid.
+    /// A warp-shuffle tree then shared memory reduce a block to one float
+    /// (`block_reduce`): 32 bytes read per pair, one float written per block.
+    ///
+    /// # Launch assumption
+    /// THREADS_PER_BLOCK threads a block (a whole number of warps: the
+    /// shuffle needs every lane). Any grid: one pair a thread (grid covers
+    /// n4) or a grid-stride grid. `partials` holds `grid_dim.x` floats.
+    ///
+    /// # Safety
+    /// `a` and `b` hold `n4` aligned float4s; `partials` holds one float per
+    /// block and overlaps neither.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn stream_dot(
+        a: *const Float4,
+        b: *const Float4,
+        partials: *mut f32,
+        n4: u64,
+    ) {
+        let warps = ROOFLINE_DOT_WARPS::as_mut_ptr();
+        let step = grid_threads();
+        let mut i = global_index_x();
+        let mut acc = 0.0f32;
+        while i < n4 {
+            // SAFETY: i < n4 and both buffers hold n4 aligned float4s.
+            let (x, y) = unsafe {
+                (
+                    load_readonly_v4(a.add(i as usize)),
+                    load_readonly_v4(b.add(i as usize)),
+                )
+            };
+            acc = fma(x.x, y.x, acc);
+            acc = fma(x.y, y.y, acc);
+            acc = fma(x.z, y.z, acc);
+            acc = fma(x.w, y.w, acc);
+            i += step;
+        }
+        // SAFETY: every thread gets here; the scratch holds a float per warp.
+        let sum = unsafe { block_reduce::<false>(acc, warps) };
+        if thread_idx_x() == 0 {
+            // SAFETY: partials holds one float per block.
+            unsafe { *partials.add(block_idx_x() as usize) = sum };
+        }
+    }
+
+    /// Copy stream: `out[i] = input[i]` over `n4` float4s, grid-stride. One
+    /// of the three patterns the bandwidth ceiling is the best of.
+    ///
+    /// # Memory
+    /// One coalesced 128-bit read (read-only path) and one 128-bit write a
+    /// float4: 32 bytes.
+    ///
+    /// # Launch assumption
+    /// Any grid: one float4 a thread (grid covers n4) or grid-stride.
+    ///
+    /// # Safety
+    /// `input` and `out` hold `n4` aligned float4s and do not overlap.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn stream_copy(input: *const Float4, out: *mut Float4, n4: u64) {
+        let step = grid_threads();
+        let mut i = global_index_x();
+        while i < n4 {
+            // SAFETY: i < n4 and both buffers hold n4 aligned float4s.
+            unsafe { *out.add(i as usize) = load_readonly_v4(input.add(i as usize)) };
+            i += step;
+        }
+    }
+
+    /// Two-reads-one-write stream (STREAM's triad): `out[i] = a[i] + s *
+    /// b[i]` over `n4` float4s, grid-stride, one FMA a lane. One of the
+    /// three patterns the bandwidth ceiling is the best of.
+    ///
+    /// # Memory
+    /// Two coalesced 128-bit reads (read-only path) and one 128-bit write:
+    /// 48 bytes a float4.
+    ///
+    /// # Launch assumption
+    /// Any grid: one float4 a thread (grid covers n4) or grid-stride.
+    ///
+    /// # Safety
+    /// `a`, `b`, `out` hold `n4` aligned float4s; `out` overlaps neither
+    /// input.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn stream_triad(
+        a: *const Float4,
+        b: *const Float4,
+        out: *mut Float4,
+        n4: u64,
+        s: f32,
+    ) {
+        let step = grid_threads();
+        let mut i = global_index_x();
+        while i < n4 {
+            // SAFETY: i < n4 and every buffer holds n4 aligned float4s.
+            unsafe {
+                let (x, y) = (
+                    load_readonly_v4(a.add(i as usize)),
+                    load_readonly_v4(b.add(i as usize)),
+                );
+                *out.add(i as usize) = Float4 {
+                    x: fma(s, y.x, x.x),
+                    y: fma(s, y.y, x.y),
+                    z: fma(s, y.z, x.z),
+                    w: fma(s, y.w, x.w),
+                };
+            }
+            i += step;
+        }
+    }
 
     /// `out[i] = input[i]` over `n4` float4 elements: one thread owns one
     /// 16-byte element. The bandwidth ceiling.

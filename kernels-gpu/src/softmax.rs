@@ -115,7 +115,7 @@ mod kernels {
     use crate::device::math::{exp2_approx, fma};
     use crate::device::memory::load_readonly;
     use crate::device::thread::{block_dim_x, block_idx_x, sync_threads, thread_idx_x};
-    use crate::device::warp::shfl_xor;
+    use crate::device::warp::block_reduce;
 
     crate::shared_array!(SOFTMAX_SCRATCH: [f32; SCRATCH_FLOATS as usize]);
     crate::dynamic_shared!(SOFTMAX_TILE: [f32]);
@@ -162,39 +162,6 @@ mod kernels {
     #[inline(always)]
     fn row_scale_of(sumsq: f32, n: u32) -> f32 {
         1.0 / core::intrinsics::sqrtf32(sumsq / n as f32 + EPS)
-    }
-
-    /// The block's sum (or maximum, with `MAX`) of every thread's `v`,
-    /// returned to every thread. Butterfly shuffles within each warp, one
-    /// partial per warp in `scratch`, then every thread adds the partials in
-    /// warp order: the same order in every block and in the CUDA C twin, so
-    /// all blocks of a row agree bit for bit.
-    ///
-    /// Every thread of the block must call it; `scratch` holds a float per
-    /// warp and is free again when it returns.
-    #[inline(always)]
-    unsafe fn block_reduce<const MAX: bool>(mut v: f32, scratch: *mut f32) -> f32 {
-        let mut lane_mask = 16;
-        while lane_mask > 0 {
-            let other = shfl_xor(v, lane_mask);
-            v = if MAX { v.max(other) } else { v + other };
-            lane_mask >>= 1;
-        }
-        let tid = thread_idx_x();
-        // SAFETY: warp index < block_dim / 32 <= SCRATCH_FLOATS.
-        unsafe {
-            if tid % 32 == 0 {
-                *scratch.add((tid / 32) as usize) = v;
-            }
-            sync_threads();
-            let mut r = *scratch;
-            for i in 1..block_dim_x() / 32 {
-                let p = *scratch.add(i as usize);
-                r = if MAX { r.max(p) } else { r + p };
-            }
-            sync_threads();
-            r
-        }
     }
 
     /// Reduces `count` per-tile values of one row (`values[0..count]`) with

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::check::{Failure, Tolerance, first_mismatch, first_non_finite};
 use crate::compare::{Side, Twinned};
 use crate::error::{Error, Result};
+use crate::fill;
 use crate::gpu::{DeviceInfo, Gpu};
 use crate::kernels::{KernelId, KernelSet};
 use crate::lesson::{self, Capabilities, Outcome, RunOptions};
@@ -24,12 +25,19 @@ use crate::sizes::{LessonSizes, Stream, grown_side};
 use crate::timing::{self, Plan, Timing};
 
 crate::kernel_ids! {
-    /// The twelve kernels, in table order: the copy ceiling, the ten placed
-    /// kernels, the FMA ceiling. Each with its exported symbol (the CUDA C
-    /// twin's name too) and its parameters, as `kernels-gpu` declares them.
+    /// The fifteen kernels, in table order: the seed's copy, the three
+    /// streams the bandwidth ceiling is the best of, the ten placed kernels,
+    /// the FMA ceiling. Each with its exported symbol (the CUDA C twin's
+    /// name too) and its parameters, as `kernels-gpu` declares them.
     pub enum Kernel {
-        /// The bandwidth ceiling: (in, out, n / 4 float4s).
+        /// The seed's bandwidth ceiling, kept as a labelled row: (in, out, n / 4 float4s).
         Copy = "copy_coalesced" (Ptr, Ptr, U64),
+        /// Read-only stream: block sums of a . b: (a, b, partials, float4s).
+        StreamDot = "stream_dot" (Ptr, Ptr, Ptr, U64),
+        /// Copy stream: (in, out, float4s).
+        StreamCopy = "stream_copy" (Ptr, Ptr, U64),
+        /// Two-reads-one-write stream, out = a + s b: (a, b, out, float4s, s).
+        StreamTriad = "stream_triad" (Ptr, Ptr, Ptr, U64, F32),
         /// `out = a + b`.
         VectorAdd = "vector_add" (Ptr, Ptr, Ptr, U64),
         /// `out = a + b` over the stride-32 permutation: (a, b, out, cols, stride).
@@ -56,18 +64,42 @@ crate::kernel_ids! {
 }
 
 impl Kernel {
-    /// The ten kernels placed on the roofline (all but the two ceilings).
+    /// The ten kernels placed on the roofline (all but the ceilings' own).
     pub fn placed() -> impl Iterator<Item = Kernel> {
         Kernel::ALL
             .iter()
             .copied()
-            .filter(|k| !matches!(k, Kernel::Copy | Kernel::FmaPeak))
+            .filter(|k| !matches!(k, Kernel::Copy | Kernel::FmaPeak) && !k.is_stream())
+    }
+
+    /// The three streams the bandwidth ceiling is the best of.
+    pub const STREAMS: [Kernel; 3] = [Kernel::StreamDot, Kernel::StreamCopy, Kernel::StreamTriad];
+
+    /// Whether it is one of [`Kernel::STREAMS`].
+    pub fn is_stream(self) -> bool {
+        Kernel::STREAMS.contains(&self)
+    }
+
+    /// The launch shape a stream gets where one shape is asked for (the
+    /// comparison, `--profile`): grid-stride for the dot, whose block sums
+    /// want few blocks; one float4 a thread for the others, the faster
+    /// shape for a copy on the H200 (docs/shared DEVICE-NOTES, 2026-11-30).
+    /// The lesson's own run times every stream in both shapes.
+    pub fn default_shape(self) -> Shape {
+        if self == Kernel::StreamDot {
+            Shape::GridStride
+        } else {
+            Shape::PerElement
+        }
     }
 
     /// The row label in the table and the JSON `variant`.
     pub fn label(self) -> &'static str {
         match self {
-            Kernel::Copy => "copy, coalesced, float4",
+            Kernel::Copy => "copy, coalesced, float4 (the seed's)",
+            Kernel::StreamDot => "stream: dot (2 reads)",
+            Kernel::StreamCopy => "stream: copy (1 read, 1 write)",
+            Kernel::StreamTriad => "stream: triad (2 reads, 1 write)",
             Kernel::VectorAdd => "vector add",
             Kernel::VectorAddPermuted => "vector add, stride 32",
             Kernel::TransposeNaive => "transpose, naive",
@@ -79,6 +111,31 @@ impl Kernel {
             Kernel::StencilTiled => "stencil, tiled",
             Kernel::Polynomial => "polynomial, 256",
             Kernel::FmaPeak => "fma, 8 chains",
+        }
+    }
+}
+
+/// How a stream kernel's grid covers its buffers (the kernels are written
+/// grid-stride, so both shapes run the same code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shape {
+    /// One float4 a thread: the grid covers the buffer.
+    PerElement,
+    /// A grid of [`Sizes::stream_blocks`] blocks (every SM full of threads)
+    /// looping over the buffer.
+    GridStride,
+}
+
+impl Shape {
+    /// Both shapes, in table order.
+    pub const ALL: [Shape; 2] = [Shape::PerElement, Shape::GridStride];
+
+    /// The label in the table.
+    pub fn label(self) -> &'static str {
+        match self {
+            Shape::PerElement => "one float4 a thread",
+            Shape::GridStride => "grid-stride",
         }
     }
 }
@@ -101,15 +158,36 @@ pub struct Sizes {
     pub fma_blocks: u32,
     /// Iterations of each FMA chain.
     pub fma_iters: i32,
+    /// Float4s in each of the bandwidth ceiling's buffers.
+    pub stream_n4: usize,
+    /// Blocks of a grid-stride stream launch.
+    pub stream_blocks: u32,
 }
+
+/// The largest float4 count a grid-stride dot may give each thread and
+/// still keep every block sum an exact f32: a block sums 256 x 4 x k
+/// products of at most 7 x 2 = 14, which must stay below 2^24.
+const DOT_EXACT_PER_THREAD: usize = (1 << 24) / (THREADS_PER_BLOCK as usize * 4 * 14);
 
 impl Sizes {
     /// The lesson's sizes on a device: the seed's (4096^2 vectors, 512
     /// matmul, 2048^2 stencil) where its L2 is small enough, grown by powers
     /// of two where it is not (see [`grown_side`]); the FMA ceiling launches
     /// FMA_BLOCKS_PER_SM blocks per SM.
+    ///
+    /// The bandwidth ceiling's three buffers are STREAM_L2_MULTIPLE times
+    /// the L2, rounded up to a power of two (2 GiB on an H200), halved while
+    /// one is over an eighth of the GPU's memory; its grid-stride grid fills
+    /// every SM with threads (more blocks only where the dot's exactness
+    /// needs them).
     pub fn for_device(info: &DeviceInfo) -> Sizes {
         let side = grown_side(SEED_SIDE, size_of::<f32>(), info.l2_bytes);
+        let mut stream_bytes = (STREAM_L2_MULTIPLE * info.l2_bytes.max(1)).next_power_of_two();
+        while stream_bytes > (info.total_memory_bytes / 8).max(1 << 24) {
+            stream_bytes /= 2;
+        }
+        let stream_n4 = stream_bytes / 16;
+        let resident = info.sms.max(1) * (info.max_threads_per_sm / THREADS_PER_BLOCK).max(1);
         Sizes {
             n: side * side,
             side,
@@ -117,6 +195,22 @@ impl Sizes {
             stencil_side: grown_side(SEED_STENCIL_SIDE, size_of::<f32>(), info.l2_bytes),
             fma_blocks: FMA_BLOCKS_PER_SM * info.sms,
             fma_iters: FMA_ITERS,
+            stream_n4,
+            stream_blocks: resident.max(Sizes::dot_exact_blocks(stream_n4)),
+        }
+    }
+
+    /// The fewest grid-stride blocks that keep the dot's block sums exact
+    /// over `n4` float4s (see `DOT_EXACT_PER_THREAD`).
+    pub fn dot_exact_blocks(n4: usize) -> u32 {
+        n4.div_ceil(DOT_EXACT_PER_THREAD * THREADS_PER_BLOCK as usize) as u32
+    }
+
+    /// Blocks of a stream launch in `shape`.
+    pub fn stream_grid(&self, shape: Shape) -> u32 {
+        match shape {
+            Shape::PerElement => self.stream_n4.div_ceil(THREADS_PER_BLOCK as usize) as u32,
+            Shape::GridStride => self.stream_blocks,
         }
     }
 
@@ -125,7 +219,8 @@ impl Sizes {
     /// 131,168 (neither a multiple of 256, so the last block is partial), a
     /// 77^2 stencil grid (75 interior cells: 32 and 8 divide neither way),
     /// 96^2 transposes (3 tiles), a 48^3 matmul (3 tiles) and one FMA block
-    /// per SM.
+    /// per SM, the seed's 2048 iterations; streams of 32,771 float4s (the
+    /// last block partial) and a grid-stride grid of one block per SM.
     pub fn quick(info: &DeviceInfo) -> Sizes {
         Sizes {
             n: STRIDE as usize * 4099,
@@ -133,16 +228,33 @@ impl Sizes {
             mat_dim: 48,
             stencil_side: 77,
             fma_blocks: info.sms,
-            fma_iters: FMA_ITERS,
+            fma_iters: SEED_FMA_ITERS,
+            stream_n4: 32_771,
+            stream_blocks: info.sms.max(1),
         }
     }
 
-    /// Floats in each of the three shared buffers: enough for every kernel.
-    pub fn buffer_len(&self) -> usize {
+    /// Floats of the inputs the placed kernels read: `a` and `b` hold them
+    /// (on the host too), followed by the rest of the streams' floats.
+    pub fn lesson_len(&self) -> usize {
         self.n
             .max(self.side * self.side)
             .max(self.mat_dim * self.mat_dim)
             .max(self.stencil_side * self.stencil_side)
+    }
+
+    /// Floats in each of the three shared buffers: enough for every kernel,
+    /// the streams included.
+    pub fn buffer_len(&self) -> usize {
+        self.lesson_len().max(4 * self.stream_n4)
+    }
+
+    /// Floats of the partial-sums buffer: the reduction's blocks or the
+    /// dot's, whichever is more.
+    pub fn partials_len(&self) -> usize {
+        self.vector_blocks()
+            .max(self.stream_grid(Shape::PerElement) as usize)
+            .max(self.stream_blocks as usize)
     }
 
     /// Blocks of a one-thread-one-element launch over `n` elements.
@@ -173,7 +285,7 @@ impl Sizes {
 
     /// Device bytes the lesson allocates: three buffers and the partials.
     pub fn device_bytes(&self) -> usize {
-        (3 * self.buffer_len() + self.vector_blocks()) * 4
+        (3 * self.buffer_len() + self.partials_len()) * 4
     }
 
     /// Checks the relations the kernels' launch assumptions need.
@@ -218,6 +330,25 @@ impl Sizes {
                 self.n
             ));
         }
+        if self.stream_n4 == 0 || self.stream_blocks == 0 {
+            return fail(
+                "the bandwidth ceiling's streams need at least one float4 and one block".into(),
+            );
+        }
+        if self.stream_grid(Shape::PerElement) as usize > i32::MAX as usize {
+            return fail(format!(
+                "{} float4s a stream buffer is past what one launch's grid covers",
+                self.stream_n4
+            ));
+        }
+        if self.stream_blocks < Sizes::dot_exact_blocks(self.stream_n4) {
+            return fail(format!(
+                "{} grid-stride blocks over {} float4s: a dot block sum could pass 2^24 and round; it needs {}",
+                self.stream_blocks,
+                self.stream_n4,
+                Sizes::dot_exact_blocks(self.stream_n4)
+            ));
+        }
         if self.fma_threads() > self.buffer_len() {
             return fail(format!(
                 "{} FMA threads ({} blocks of {THREADS_PER_BLOCK}) write more floats than the {}-float output buffer holds",
@@ -245,6 +376,7 @@ impl LessonSizes for Sizes {
     /// whose 3 MiB sit in L2 by design, as in the seed).
     fn streams(&self) -> Vec<Stream> {
         vec![
+            Stream::of::<[f32; 4]>("bandwidth-ceiling streams (a, b, out)", self.stream_n4),
             Stream::of::<f32>("vectors (a, b, out)", self.n),
             Stream::of::<f32>("transposes (in, out)", self.side * self.side),
             Stream::of::<f32>(
@@ -269,6 +401,9 @@ pub fn launch_config(kernel: Kernel, sizes: &Sizes) -> LaunchConfig {
     let vector = (sizes.vector_blocks() as u32, 1, 1);
     let block = (THREADS_PER_BLOCK, 1, 1);
     match kernel {
+        Kernel::StreamDot | Kernel::StreamCopy | Kernel::StreamTriad => {
+            stream_config(kernel.default_shape(), sizes)
+        }
         Kernel::Copy => cfg(
             (
                 (sizes.n / 4).div_ceil(THREADS_PER_BLOCK as usize) as u32,
@@ -301,6 +436,16 @@ pub fn launch_config(kernel: Kernel, sizes: &Sizes) -> LaunchConfig {
     }
 }
 
+/// The launch shape of a stream kernel in `shape`: blocks of
+/// THREADS_PER_BLOCK threads.
+pub fn stream_config(shape: Shape, sizes: &Sizes) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (sizes.stream_grid(shape), 1, 1),
+        block_dim: (THREADS_PER_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// Which device buffer a kernel writes.
 #[derive(Clone, Copy)]
 enum Output {
@@ -318,6 +463,19 @@ pub struct Checked {
     pub output: Vec<f32>,
 }
 
+/// Floats a stream buffer is filled, checked and uploaded in at a time
+/// (128 MiB): the host never holds a whole 2 GiB buffer.
+const CHUNK: usize = 1 << 25;
+
+/// A 32-bit FNV-1a hash over a chunk's words: what two implementations' stream
+/// outputs are compared by, one per chunk (both already matched the CPU
+/// reference exactly, so a different digest means different zero signs).
+pub fn digest(chunk: &[f32]) -> u32 {
+    chunk.iter().fold(0x811c_9dc5, |h: u32, v| {
+        (h ^ v.to_bits()).wrapping_mul(0x0100_0193)
+    })
+}
+
 /// The CUDA C twins of the roofline kernels, in this file's own words.
 pub const CUDA_C_SOURCE: &str = include_str!("roofline.cu");
 
@@ -326,7 +484,7 @@ pub const CUDA_C_SOURCE: &str = include_str!("roofline.cu");
 /// Rust's shortest round-trip form with an `f` suffix, so each parses to
 /// the same f32.
 pub fn cuda_c_defines() -> String {
-    let ints: [(&str, i64); 14] = [
+    let ints: [(&str, i64); 15] = [
         ("THREADS_PER_BLOCK", THREADS_PER_BLOCK as i64),
         ("TRANSPOSE_TILE", TRANSPOSE_TILE as i64),
         ("MAT_TILE", MAT_TILE as i64),
@@ -340,14 +498,16 @@ pub fn cuda_c_defines() -> String {
         ("FMA_UNROLL", FMA_UNROLL as i64),
         ("STRIDE", STRIDE as i64),
         ("FMA_ITERS", FMA_ITERS as i64),
+        ("SEED_FMA_ITERS", SEED_FMA_ITERS as i64),
         ("MAT_DIM", MAT_DIM as i64),
     ];
-    let floats: [(&str, f32); 5] = [
+    let floats: [(&str, f32); 6] = [
         ("STENCIL_COLD", STENCIL_COLD),
         ("POLY_SCALE", POLY_SCALE),
         ("POLY_ADD", POLY_ADD),
         ("FMA_MUL", FMA_MUL),
         ("FMA_ADD", FMA_ADD),
+        ("TRIAD_SCALAR", TRIAD_SCALAR),
     ];
     let mut out = String::new();
     for (name, v) in ints {
@@ -374,7 +534,9 @@ pub struct Roofline<'g> {
 
 impl<'g> Roofline<'g> {
     /// Checks the sizes and the free memory, allocates the buffers and fills
-    /// the inputs (`a` with period 7, `b` with period 5).
+    /// the inputs with [`reference::fill_a`] and [`reference::fill_b`] (the
+    /// host keeps the placed kernels' part of them; the streams' rest is
+    /// uploaded a chunk at a time).
     ///
     /// # Errors
     /// [`Error::Size`] for sizes the kernels cannot run; [`Error::OutOfMemory`]
@@ -384,12 +546,24 @@ impl<'g> Roofline<'g> {
         gpu.require_free_memory(sizes.device_bytes(), "the roofline lesson's buffers")?;
         let kernels = KernelSet::new(gpu)?;
         let len = sizes.buffer_len();
-        let host_a: Vec<f32> = (0..len).map(reference::fill_a).collect();
-        let host_b: Vec<f32> = (0..len).map(reference::fill_b).collect();
+        let lesson = sizes.lesson_len();
+        let host_a = fill::filled(0..lesson, reference::fill_a);
+        let host_b = fill::filled(0..lesson, reference::fill_b);
         let mut a = gpu.alloc_f32(len)?;
         let mut b = gpu.alloc_f32(len)?;
-        gpu.upload(&host_a, &mut a)?;
-        gpu.upload(&host_b, &mut b)?;
+        gpu.upload(&host_a, &mut a.slice_mut(..lesson))?;
+        gpu.upload(&host_b, &mut b.slice_mut(..lesson))?;
+        for start in (lesson..len).step_by(CHUNK) {
+            let end = (start + CHUNK).min(len);
+            gpu.upload(
+                &fill::filled(start..end, reference::fill_a),
+                &mut a.slice_mut(start..end),
+            )?;
+            gpu.upload(
+                &fill::filled(start..end, reference::fill_b),
+                &mut b.slice_mut(start..end),
+            )?;
+        }
         Ok(Roofline {
             gpu,
             sizes,
@@ -397,7 +571,7 @@ impl<'g> Roofline<'g> {
             a,
             b,
             out: gpu.alloc_f32(len)?,
-            partials: gpu.alloc_f32(sizes.vector_blocks())?,
+            partials: gpu.alloc_f32(sizes.partials_len())?,
             host_a,
             host_b,
         })
@@ -414,13 +588,27 @@ impl<'g> Roofline<'g> {
         self.kernels.get(kernel, side)
     }
 
-    /// Launches `kernel` once on the lesson's buffers (asynchronously).
+    /// Launches `kernel` once on the lesson's buffers (asynchronously), a
+    /// stream in its [`Kernel::default_shape`].
     ///
     /// # Errors
     /// A launch the driver refuses, charged to the kernel.
     pub fn launch(&mut self, kernel: Kernel) -> Result<()> {
+        self.launch_shaped(kernel, kernel.default_shape())
+    }
+
+    /// As [`Roofline::launch`], a stream kernel in `shape` (the shape is
+    /// ignored for the other kernels, which have one launch shape each).
+    ///
+    /// # Errors
+    /// A launch the driver refuses, charged to the kernel.
+    pub fn launch_shaped(&mut self, kernel: Kernel, shape: Shape) -> Result<()> {
         let s = self.sizes;
-        let cfg = launch_config(kernel, &s);
+        let cfg = if kernel.is_stream() {
+            stream_config(shape, &s)
+        } else {
+            launch_config(kernel, &s)
+        };
         let Roofline {
             gpu,
             kernels,
@@ -438,7 +626,16 @@ impl<'g> Roofline<'g> {
         let grid = s.stencil_side as i32;
         let (gpu, a, b): (&Gpu, &CudaSlice<f32>, &CudaSlice<f32>) = (gpu, a, b);
         let launch = kernels.launch(gpu, kernel);
+        let s4 = s.stream_n4 as u64;
         let launch = match kernel {
+            Kernel::StreamDot => launch.input(a).input(b).output(partials).scalar(s4),
+            Kernel::StreamCopy => launch.input(a).output(out).scalar(s4),
+            Kernel::StreamTriad => launch
+                .input(a)
+                .input(b)
+                .output(out)
+                .scalar(s4)
+                .scalar(TRIAD_SCALAR),
             Kernel::Copy => launch.input(a).output(out).scalar(n4),
             Kernel::VectorAdd => launch.input(a).input(b).output(out).scalar(n),
             Kernel::VectorAddPermuted => launch
@@ -462,8 +659,9 @@ impl<'g> Roofline<'g> {
         };
         // SAFETY: `Sizes::validate` plus `launch_config` give each kernel
         // the shape its launch assumption names, within buffers of
-        // `buffer_len()` floats (and `vector_blocks()` partials); the
-        // argument kinds are checked against the declared parameters.
+        // `buffer_len()` floats (4 x stream_n4 at least) and `partials_len()`
+        // partials (one per block of either stream shape); the argument
+        // kinds are checked against the declared parameters.
         unsafe { launch.launch(cfg) }
     }
 
@@ -500,6 +698,17 @@ impl<'g> Roofline<'g> {
         };
         let mut failures = Vec::new();
         let output = match kernel {
+            Kernel::StreamDot | Kernel::StreamCopy | Kernel::StreamTriad => {
+                let mut output = Vec::new();
+                for shape in Shape::ALL {
+                    let (found, digests) = self.check_stream(kernel, shape)?;
+                    failures.extend(found.map(|m| fail(format!("{} launch: {m}", shape.label()))));
+                    if shape == kernel.default_shape() {
+                        output = digests;
+                    }
+                }
+                output
+            }
             Kernel::Copy | Kernel::VectorAdd | Kernel::VectorAddPermuted => {
                 let got = self.run_poisoned(kernel, s.n)?;
                 let want = match kernel {
@@ -582,8 +791,10 @@ impl<'g> Roofline<'g> {
             }
             Kernel::StencilGlobal | Kernel::StencilTiled => {
                 // Zeroed, not poisoned: neither kernel writes the boundary
-                // ring, which the reference leaves at 0.
+                // ring, which the reference leaves at 0. The guard after the
+                // grid is poisoned all the same.
                 let len = s.stencil_side * s.stencil_side;
+                self.gpu.poison_output(&mut self.out, len)?;
                 self.gpu.fill_bytes(&mut self.out.slice_mut(..len), 0)?;
                 let got = self.run_and_read(kernel, Output::Out, len)?;
                 let want = reference::heat_step(&self.host_a[..len], s.stencil_side, STENCIL_R);
@@ -634,31 +845,93 @@ impl<'g> Roofline<'g> {
         Ok(Checked { failures, output })
     }
 
-    /// Poisons the first `len` floats of the output, runs `kernel` once and
-    /// returns those floats.
+    /// Checks one stream kernel in one shape against its reference, a chunk
+    /// of the output at a time (the buffers are up to 2 GiB): the dot's
+    /// block sums exactly (integer inputs, sums below 2^24), the copy bit
+    /// for bit, the triad exactly. Returns the first mismatch and what the
+    /// comparison of two implementations reads: the block sums' bits for the
+    /// dot, one [`digest`] per chunk for the others.
+    fn check_stream(
+        &mut self,
+        kernel: Kernel,
+        shape: Shape,
+    ) -> Result<(Option<crate::check::Mismatch>, Vec<f32>)> {
+        let s = self.sizes;
+        let len = 4 * s.stream_n4;
+        if kernel == Kernel::StreamDot {
+            let blocks = s.stream_grid(shape) as usize;
+            self.gpu.fill_bytes(&mut self.partials, 0xFF)?;
+            self.launch_shaped(kernel, shape)?;
+            self.gpu.sync_after(kernel.symbol())?;
+            let got = self
+                .gpu
+                .read_output(&self.partials, blocks, kernel.symbol())?;
+            let want =
+                reference::stream_dot_partials(s.stream_n4, blocks, THREADS_PER_BLOCK as usize);
+            return Ok((first_mismatch(&got, &want, Tolerance::Exact), got));
+        }
+        self.gpu.poison_output(&mut self.out, len)?;
+        self.launch_shaped(kernel, shape)?;
+        self.gpu.sync_after(kernel.symbol())?;
+        // The guard after the streams' floats (inside `out` where the placed
+        // kernels' buffers are longer).
+        self.gpu
+            .check_poison_after(&self.out, len, kernel.symbol())?;
+        let mut digests = Vec::new();
+        let mut got = vec![0.0f32; CHUNK.min(len)];
+        for start in (0..len).step_by(CHUNK) {
+            let end = (start + CHUNK).min(len);
+            let got = &mut got[..end - start];
+            self.gpu.download_from(&self.out, start, got)?;
+            let bad = if kernel == Kernel::StreamCopy {
+                let want = fill::filled(start..end, reference::fill_a);
+                first_mismatch(got, &want, Tolerance::Bits)
+            } else {
+                let want = fill::filled(start..end, reference::triad);
+                first_mismatch(got, &want, Tolerance::Exact)
+            };
+            if let Some(mut m) = bad {
+                m.index += start;
+                return Ok((Some(m), digests));
+            }
+            digests.push(f32::from_bits(digest(got)));
+        }
+        Ok((None, digests))
+    }
+
+    /// Poisons the first `len` floats of the output and a guard after them,
+    /// runs `kernel` once and returns those floats; a write into the guard
+    /// (past `len`, inside the shared buffer) is an error.
     fn run_poisoned(&mut self, kernel: Kernel, len: usize) -> Result<Vec<f32>> {
-        self.gpu.fill_bytes(&mut self.out.slice_mut(..len), 0xFF)?;
+        self.gpu.poison_output(&mut self.out, len)?;
         self.run_and_read(kernel, Output::Out, len)
     }
 
     /// Runs `kernel` once, waits for it (a fault is charged to it) and
-    /// returns the first `len` floats of `output`.
+    /// returns the first `len` floats of `output`, whose guard after them
+    /// the caller poisoned ([`Gpu::poison_output`]).
     fn run_and_read(&mut self, kernel: Kernel, output: Output, len: usize) -> Result<Vec<f32>> {
         self.launch(kernel)?;
         self.gpu.sync_after(kernel.symbol())?;
-        let mut got = vec![0.0f32; len];
         let buffer = match output {
             Output::Out => &self.out,
             Output::Partials => &self.partials,
         };
-        self.gpu.download(buffer, &mut got)?;
-        Ok(got)
+        self.gpu.read_output(buffer, len, kernel.symbol())
     }
 
-    /// Times `kernel` with `plan` (see [`timing::time_kernel`]).
+    /// Times `kernel` with `plan` (see [`timing::time_kernel`]), a stream
+    /// in its default shape.
     pub fn time(&mut self, kernel: Kernel, plan: Plan) -> Result<Timing> {
+        self.time_shaped(kernel, kernel.default_shape(), plan)
+    }
+
+    /// Times `kernel` launched in `shape` with `plan`.
+    pub fn time_shaped(&mut self, kernel: Kernel, shape: Shape, plan: Plan) -> Result<Timing> {
         let gpu = self.gpu;
-        timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel))
+        timing::time_kernel(gpu, kernel.symbol(), plan, || {
+            self.launch_shaped(kernel, shape)
+        })
     }
 
     /// Times the driver's own device-to-device copy (`cuMemcpyDtoDAsync`)
@@ -689,17 +962,22 @@ impl<'g> Roofline<'g> {
 }
 
 /// One kernel's timing.
+#[derive(Debug, Clone)]
 pub struct Measured {
     /// The kernel.
     pub kernel: Kernel,
+    /// The launch shape (a stream's; [`Kernel::default_shape`] otherwise).
+    pub shape: Shape,
     /// Its per-launch timing.
     pub timing: Timing,
 }
 
-/// What a passed run measured: every kernel's timing in table order, and
-/// the driver's device-to-device copy of the copy ceiling's bytes.
+/// What a passed run measured: every kernel's timing in table order (each
+/// stream in both shapes), and the driver's device-to-device copy of the
+/// seed's copy's bytes.
 pub struct Timings {
-    /// Every kernel's timing, in [`KernelId::ALL`] order.
+    /// Every kernel's timing, in [`KernelId::ALL`] order; each stream twice,
+    /// in [`Shape::ALL`] order.
     pub measured: Vec<Measured>,
     /// The driver's `cuMemcpyDtoDAsync` of the same bytes as the copy.
     pub driver_copy: Timing,
@@ -717,7 +995,7 @@ pub fn run(
     plan: Plan,
     progress: &indicatif::ProgressBar,
 ) -> Result<Outcome<Timings>> {
-    progress.set_length(2 * Kernel::ALL.len() as u64 + 1);
+    progress.set_length(2 * Kernel::ALL.len() as u64 + Kernel::STREAMS.len() as u64 + 1);
     let mut failures = Vec::new();
     for &kernel in Kernel::ALL {
         progress.set_message(format!("checking {}", kernel.symbol()));
@@ -730,14 +1008,22 @@ pub fn run(
     if !failures.is_empty() {
         return Ok(Outcome::Failed(failures));
     }
-    let mut measured = Vec::with_capacity(Kernel::ALL.len());
+    let mut measured = Vec::with_capacity(Kernel::ALL.len() + Kernel::STREAMS.len());
     for &kernel in Kernel::ALL {
-        progress.set_message(format!("timing {}", kernel.symbol()));
-        progress.inc(1);
-        measured.push(Measured {
-            kernel,
-            timing: lesson.time(kernel, plan)?,
-        });
+        let shapes: &[Shape] = if kernel.is_stream() {
+            &Shape::ALL
+        } else {
+            &[Shape::PerElement]
+        };
+        for &shape in shapes {
+            progress.set_message(format!("timing {}", kernel.symbol()));
+            progress.inc(1);
+            measured.push(Measured {
+                kernel,
+                shape,
+                timing: lesson.time_shaped(kernel, shape, plan)?,
+            });
+        }
     }
     progress.set_message("timing cuMemcpyDtoDAsync");
     progress.inc(1);

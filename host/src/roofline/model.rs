@@ -7,7 +7,7 @@
 
 use kernels_gpu::roofline::{FMA_CHAINS, MAT_TILE, POLY_DEGREE, STENCIL_SHARED_CELLS};
 
-use super::{Kernel, Sizes};
+use super::{Kernel, Shape, Sizes};
 
 /// Bytes in one f32.
 const F32: f64 = 4.0;
@@ -28,12 +28,22 @@ impl Cost {
     }
 }
 
-/// The cost of one launch of `kernel` at `sizes`.
+/// The cost of one launch of `kernel` at `sizes`, a stream in its
+/// [`Kernel::default_shape`]; see [`cost_shaped`].
+pub fn cost(kernel: Kernel, sizes: &Sizes) -> Cost {
+    cost_shaped(kernel, sizes, kernel.default_shape())
+}
+
+/// The cost of one launch of `kernel` at `sizes`, a stream launched in
+/// `shape` (only the dot's cost depends on it: one float written a block).
 ///
 /// With n the vector length, d the matmul side, I the stencil's interior
 /// cells ((S - 2)^2 for side S), B the reduction's blocks and T the matmul
 /// tile:
-/// - copy: 0 FLOP; one read and one write, 8n bytes.
+/// - copy (the seed's): 0 FLOP; one read and one write, 8n bytes.
+/// - streams over m float4s (16m floats): the dot, 8 FLOP a pair (four
+///   FMAs), two reads, 32m bytes plus one float a block; the copy, 0 FLOP,
+///   32m bytes; the triad, 8 FLOP a float4, 48m bytes.
 /// - vector add (either order): n adds; two reads and a write, 12n bytes:
 ///   1/12 FLOP per byte. The strided order visits the same index set, so the
 ///   same bytes to the byte.
@@ -54,8 +64,9 @@ impl Cost {
 ///   FMAs); 8n bytes.
 /// - FMA ceiling: threads x iterations x chains x 2 FLOP; one float written
 ///   per thread.
-pub fn cost(kernel: Kernel, sizes: &Sizes) -> Cost {
+pub fn cost_shaped(kernel: Kernel, sizes: &Sizes, shape: Shape) -> Cost {
     let n = sizes.n as f64;
+    let m = sizes.stream_n4 as f64;
     let d = sizes.mat_dim as f64;
     let d3 = d * d * d;
     let d2 = d * d;
@@ -66,6 +77,9 @@ pub fn cost(kernel: Kernel, sizes: &Sizes) -> Cost {
     let side2 = (sizes.side * sizes.side) as f64;
     let (flop, floats) = match kernel {
         Kernel::Copy => (0.0, 2.0 * n),
+        Kernel::StreamDot => (8.0 * m, 8.0 * m + sizes.stream_grid(shape) as f64),
+        Kernel::StreamCopy => (0.0, 8.0 * m),
+        Kernel::StreamTriad => (8.0 * m, 12.0 * m),
         Kernel::VectorAdd | Kernel::VectorAddPermuted => (n, 3.0 * n),
         Kernel::TransposeNaive | Kernel::TransposeTiled => (0.0, 2.0 * side2),
         Kernel::MatmulNaive => (2.0 * d3, 2.0 * d3 + d2),
@@ -91,8 +105,9 @@ pub fn cost(kernel: Kernel, sizes: &Sizes) -> Cost {
 /// The two measured ceilings and the ridge point between them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ceilings {
-    /// The copy kernel's rate over its compulsory bytes (read + write), GB/s.
-    pub copy_gb_per_s: f64,
+    /// The best rate of the three streams in either shape, over their
+    /// compulsory bytes, GB/s.
+    pub bandwidth_gb_per_s: f64,
     /// The FMA kernel's rate, GFLOP/s.
     pub fma_gflop_per_s: f64,
 }
@@ -101,13 +116,14 @@ impl Ceilings {
     /// The intensity (FLOP/byte) where the two ceilings meet: below it no
     /// kernel on this GPU can be compute-bound.
     pub fn ridge(&self) -> f64 {
-        self.fma_gflop_per_s / self.copy_gb_per_s
+        self.fma_gflop_per_s / self.bandwidth_gb_per_s
     }
 
     /// The ceiling that binds a kernel of intensity `intensity` (FLOP/byte),
     /// as the attainable GFLOP/s: min(peak, bandwidth x intensity).
     pub fn attainable_gflop_per_s(&self, intensity: f64) -> f64 {
-        self.fma_gflop_per_s.min(self.copy_gb_per_s * intensity)
+        self.fma_gflop_per_s
+            .min(self.bandwidth_gb_per_s * intensity)
     }
 }
 

@@ -4,7 +4,9 @@
 //! deliberate (the Horner chain and the FMA chains run in f32, in the
 //! kernels' order) the function says so.
 
-use kernels_gpu::roofline::{FMA_ADD, FMA_CHAINS, FMA_MUL, POLY_ADD, POLY_DEGREE, POLY_SCALE};
+use kernels_gpu::roofline::{
+    FMA_ADD, FMA_CHAINS, FMA_MUL, POLY_ADD, POLY_DEGREE, POLY_SCALE, TRIAD_SCALAR,
+};
 
 /// The first input: the seed's small integers 1..=7, in a hashed order
 /// (the seed repeats them with period 7, so an index off by a multiple of 7
@@ -35,6 +37,47 @@ pub fn fill_scrambled(i: usize, stream: u64) -> f32 {
 /// arithmetic on them.
 pub fn fill_index_bits(i: usize) -> f32 {
     f32::from_bits(u32::try_from(i).expect("buffers hold fewer than 2^32 elements"))
+}
+
+/// The triad stream's float `i`: `a[i] + TRIAD_SCALAR * b[i]` of the two
+/// fills (small integers, so exact however it is rounded).
+pub fn triad(i: usize) -> f32 {
+    fill_a(i) + TRIAD_SCALAR * fill_b(i)
+}
+
+/// The dot stream's block sums over `n4` float4 pairs of the fills, for a
+/// grid of `blocks` blocks of `threads` threads: pair `i` belongs to thread
+/// `i mod (blocks x threads)` (the grid-stride loop), so to block
+/// `(i mod (blocks x threads)) / threads`. Summed in integers (every
+/// product is an integer), so the result is exact in any order; the lesson
+/// keeps every block sum below 2^24, where f32 is exact too. Computed on all
+/// CPU cores.
+pub fn stream_dot_partials(n4: usize, blocks: usize, threads: usize) -> Vec<f32> {
+    let grid = blocks * threads;
+    let workers = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let per = n4.div_ceil(workers).max(1 << 16);
+    let sums: Vec<Vec<i64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n4)
+            .step_by(per)
+            .map(|start| {
+                s.spawn(move || {
+                    let mut sums = vec![0i64; blocks];
+                    for i in start..(start + per).min(n4) {
+                        let dot: f32 = (4 * i..4 * i + 4).map(|j| fill_a(j) * fill_b(j)).sum();
+                        sums[(i % grid) / threads] += dot as i64;
+                    }
+                    sums
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker panicked"))
+            .collect()
+    });
+    (0..blocks)
+        .map(|b| sums.iter().map(|w| w[b]).sum::<i64>() as f32)
+        .collect()
 }
 
 /// `out[i] = a[i] + b[i]`.

@@ -1,7 +1,8 @@
 //! The roofline report: the two ceilings with their share of the derived
-//! limits, the ridge point, and each placed kernel's intensity, time,
-//! compulsory bytes and share of the ceiling that binds it. A table for
-//! people, JSON lines for scripts.
+//! limits (the bandwidth ceiling the best of three streams in two launch
+//! shapes), the ridge point, and each placed kernel's intensity, time,
+//! compulsory bytes and share of the roof above it (or that it sits above
+//! the roof). A table for people, JSON lines for scripts.
 
 use std::fmt::Write as _;
 
@@ -11,8 +12,8 @@ use comfy_table::{Cell, CellAlignment};
 use kernels_gpu::roofline::*;
 use serde_json::json;
 
-use super::model::{Ceilings, Cost, cost, per_second_e9};
-use super::{Kernel, Measured, Sizes};
+use super::model::{Ceilings, Cost, cost, cost_shaped, per_second_e9};
+use super::{Kernel, Measured, Shape, Sizes};
 use crate::compare::ComparedKernel;
 use crate::gpu::{DeviceInfo, fp32_lanes_per_sm};
 use crate::kernels::KernelId;
@@ -40,6 +41,30 @@ pub struct Row {
     pub percent_of_ceiling: f64,
 }
 
+impl Row {
+    /// Faster than the roof at its compulsory intensity: no kernel moves its
+    /// compulsory bytes faster than the bandwidth ceiling, so caches served
+    /// part of them (or, right of the ridge, it beat the FMA ceiling).
+    pub fn above_roof(&self) -> bool {
+        self.percent_of_ceiling > 100.0
+    }
+}
+
+/// One stream of the bandwidth ceiling in one launch shape.
+#[derive(Debug, Clone)]
+pub struct StreamRow {
+    /// The stream kernel.
+    pub kernel: Kernel,
+    /// How its grid covered the buffers.
+    pub shape: Shape,
+    /// Its FLOP and compulsory bytes in that shape.
+    pub cost: Cost,
+    /// Its timing.
+    pub timing: Timing,
+    /// Compulsory bytes over the median time, GB/s.
+    pub gb_per_s: f64,
+}
+
 /// The whole report of one run.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -51,12 +76,16 @@ pub struct Report {
     pub sizes: Sizes,
     /// The two measured ceilings.
     pub ceilings: Ceilings,
-    /// The copy kernel's timing.
+    /// The three streams in both shapes, in table order.
+    pub streams: Vec<StreamRow>,
+    /// Which of [`Report::streams`] sets the bandwidth ceiling.
+    pub best_stream: usize,
+    /// The seed's copy kernel's timing (at the placed kernels' sizes).
     pub copy: Timing,
     /// The FMA kernel's timing.
     pub fma: Timing,
-    /// The driver's device-to-device copy of the same bytes as the copy
-    /// kernel (a cross-check on the copy ceiling).
+    /// The driver's device-to-device copy of the same bytes as the seed's
+    /// copy (a cross-check no kernel of ours wrote).
     pub driver_copy: Timing,
     /// The ten placed kernels, in table order.
     pub rows: Vec<Row>,
@@ -75,7 +104,9 @@ pub fn block_sizes_json() -> serde_json::Value {
     })
 }
 
-/// Builds the report from a passed run's timings (in [`Kernel::ALL`] order).
+/// Builds the report from a passed run's timings (in [`Kernel::ALL`] order,
+/// each stream in both shapes). The bandwidth ceiling is the fastest
+/// stream row; a stream row not measured is left out.
 pub fn build(
     info: &DeviceInfo,
     sizes: Sizes,
@@ -92,8 +123,25 @@ pub fn build(
     };
     let copy = timing_of(Kernel::Copy);
     let fma = timing_of(Kernel::FmaPeak);
+    let streams: Vec<StreamRow> = measured
+        .iter()
+        .filter(|m| m.kernel.is_stream())
+        .map(|m| {
+            let c = cost_shaped(m.kernel, &sizes, m.shape);
+            StreamRow {
+                kernel: m.kernel,
+                shape: m.shape,
+                cost: c,
+                timing: m.timing.clone(),
+                gb_per_s: per_second_e9(c.bytes, m.timing.median_ms()),
+            }
+        })
+        .collect();
+    let best_stream = (0..streams.len())
+        .max_by(|&i, &j| streams[i].gb_per_s.total_cmp(&streams[j].gb_per_s))
+        .expect("every stream was timed");
     let ceilings = Ceilings {
-        copy_gb_per_s: per_second_e9(cost(Kernel::Copy, &sizes).bytes, copy.median_ms()),
+        bandwidth_gb_per_s: streams[best_stream].gb_per_s,
         fma_gflop_per_s: per_second_e9(cost(Kernel::FmaPeak, &sizes).flop, fma.median_ms()),
     };
     let rows = Kernel::placed()
@@ -105,7 +153,7 @@ pub fn build(
             let gflop_per_s = per_second_e9(c.flop, ms);
             let memory_bound = c.intensity() < ceilings.ridge();
             let percent_of_ceiling = if memory_bound {
-                100.0 * gb_per_s / ceilings.copy_gb_per_s
+                100.0 * gb_per_s / ceilings.bandwidth_gb_per_s
             } else {
                 100.0 * gflop_per_s / ceilings.fma_gflop_per_s
             };
@@ -125,6 +173,8 @@ pub fn build(
         info: info.clone(),
         sizes,
         ceilings,
+        streams,
+        best_stream,
         copy,
         fma,
         driver_copy,
@@ -149,7 +199,7 @@ impl Report {
             "L1 MB",
             "DRAM GB/s",
             "FLOP/DRAM byte",
-            "% of copy ceiling",
+            "% of bandwidth ceiling",
             "occupancy % achieved/theoretical",
         ]);
         let mb = |x: Option<f64>| x.map_or("-".to_string(), |b| format!("{:.1}", b / 1e6));
@@ -173,7 +223,7 @@ impl Report {
                 )
                 .set_alignment(CellAlignment::Right),
                 Cell::new(dram_gb_per_s.map_or("-".into(), |g| {
-                    format!("{:.1}", 100.0 * g / self.ceilings.copy_gb_per_s)
+                    format!("{:.1}", 100.0 * g / self.ceilings.bandwidth_gb_per_s)
                 }))
                 .set_alignment(CellAlignment::Right),
                 Cell::new(format!(
@@ -185,12 +235,21 @@ impl Report {
                 )),
             ]);
         }
-        format!(
+        let mut s = format!(
             "\nMeasured bytes (Nsight Compute: one launch of each kernel in --profile mode, caches flushed before it by ncu's \
-             default, so cold-cache bytes; DRAM GB/s divides them by this run's warm median time)\n{t}\n\
-             A kernel whose compulsory rate read over 100% of the copy ceiling moved fewer bytes through DRAM than it asked for: \
-             the rest were cache hits.\n"
-        )
+             default, so cold-cache bytes; DRAM GB/s divides them by this run's warm median time)\n{t}\n"
+        );
+        for r in self.rows.iter().filter(|r| r.above_roof()) {
+            if let Some(dram) = counters.get(r.kernel.symbol()).and_then(|c| c.dram_bytes) {
+                let _ = writeln!(
+                    s,
+                    "{} sits above the roof; DRAM moved {:.1}% of its compulsory bytes.",
+                    r.kernel.label(),
+                    100.0 * dram / r.cost.bytes
+                );
+            }
+        }
+        s
     }
 
     /// Merges Nsight Compute's counters (from [`crate::ncu::parse_csv`]) into
@@ -232,13 +291,23 @@ impl Report {
         }
         Chart {
             title: format!("Roofline, {} ({})", self.info.name, self.context.date),
-            copy_gb_per_s: self.ceilings.copy_gb_per_s,
+            bandwidth_gb_per_s: self.ceilings.bandwidth_gb_per_s,
             fma_gflop_per_s: self.ceilings.fma_gflop_per_s,
             points,
         }
     }
 
-    /// The driver copy's rate over the copy kernel's compulsory bytes, GB/s.
+    /// The seed's copy's rate over its compulsory bytes, GB/s.
+    pub fn seed_copy_gb_per_s(&self) -> f64 {
+        per_second_e9(cost(Kernel::Copy, &self.sizes).bytes, self.copy.median_ms())
+    }
+
+    /// The stream row that sets the bandwidth ceiling.
+    pub fn best(&self) -> &StreamRow {
+        &self.streams[self.best_stream]
+    }
+
+    /// The driver copy's rate over the seed's copy's compulsory bytes, GB/s.
     pub fn driver_copy_gb_per_s(&self) -> f64 {
         per_second_e9(
             cost(Kernel::Copy, &self.sizes).bytes,
@@ -251,9 +320,9 @@ fn num(x: f64, decimals: usize) -> Cell {
     Cell::new(format!("{x:.decimals$}")).set_alignment(CellAlignment::Right)
 }
 
-/// The chart of a comparison: ceilings from the Rust copy and FMA kernels'
-/// medians, and each placed kernel in both languages at its compulsory
-/// intensity.
+/// The chart of a comparison: ceilings from the Rust kernels' medians (the
+/// fastest stream in its default shape, the FMA kernel), and each placed
+/// kernel in both languages at its compulsory intensity.
 pub fn compare_chart(kernels: &[ComparedKernel], sizes: &Sizes, title: String) -> Chart {
     let ms_of = |k: Kernel| {
         kernels
@@ -261,7 +330,10 @@ pub fn compare_chart(kernels: &[ComparedKernel], sizes: &Sizes, title: String) -
             .find(|c| c.symbol == k.symbol())
             .map(|c| (c.timing.rust_median_ms(), c.timing.c_median_ms()))
     };
-    let (copy_ms, _) = ms_of(Kernel::Copy).unwrap_or((f64::NAN, f64::NAN));
+    let bandwidth = Kernel::STREAMS
+        .iter()
+        .filter_map(|&k| ms_of(k).map(|(ms, _)| per_second_e9(cost(k, sizes).bytes, ms)))
+        .fold(f64::NAN, f64::max);
     let (fma_ms, _) = ms_of(Kernel::FmaPeak).unwrap_or((f64::NAN, f64::NAN));
     let mut points = Vec::new();
     for k in Kernel::placed() {
@@ -280,7 +352,7 @@ pub fn compare_chart(kernels: &[ComparedKernel], sizes: &Sizes, title: String) -
     }
     Chart {
         title,
-        copy_gb_per_s: per_second_e9(cost(Kernel::Copy, sizes).bytes, copy_ms),
+        bandwidth_gb_per_s: bandwidth,
         fma_gflop_per_s: per_second_e9(cost(Kernel::FmaPeak, sizes).flop, fma_ms),
         points,
     }
@@ -351,23 +423,42 @@ impl crate::lesson::Report for Report {
             "% of derived",
         ]);
         let dram = self.info.derived_dram_bytes_per_s() / 1e9;
-        t.add_row(vec![
-            Cell::new(format!("{} (read + write)", Kernel::Copy.label())),
-            num(self.copy.median_ms(), 3),
-            num(self.copy.spread_pct(), 1),
-            Cell::new(format!("{:.1} GB/s", self.ceilings.copy_gb_per_s)),
-            Cell::new(format!("{dram:.1} GB/s")),
-            num(100.0 * self.ceilings.copy_gb_per_s / dram, 1),
-        ]);
-        let driver_gb_per_s = self.driver_copy_gb_per_s();
-        t.add_row(vec![
-            Cell::new("for comparison: the driver's cuMemcpyDtoD"),
-            num(self.driver_copy.median_ms(), 3),
-            num(self.driver_copy.spread_pct(), 1),
-            Cell::new(format!("{driver_gb_per_s:.1} GB/s")),
-            Cell::new(format!("{dram:.1} GB/s")),
-            num(100.0 * driver_gb_per_s / dram, 1),
-        ]);
+        let bandwidth_row = |label: String, timing: &Timing, gb_per_s: f64| {
+            vec![
+                Cell::new(label),
+                num(timing.median_ms(), 3),
+                num(timing.spread_pct(), 1),
+                Cell::new(format!("{gb_per_s:.1} GB/s")),
+                Cell::new(format!("{dram:.1} GB/s")),
+                num(100.0 * gb_per_s / dram, 1),
+            ]
+        };
+        for (i, r) in self.streams.iter().enumerate() {
+            let mark = if i == self.best_stream {
+                " <- the ceiling"
+            } else {
+                ""
+            };
+            t.add_row(bandwidth_row(
+                format!("{}, {}{mark}", r.kernel.label(), r.shape.label()),
+                &r.timing,
+                r.gb_per_s,
+            ));
+        }
+        t.add_row(bandwidth_row(
+            format!(
+                "for comparison: {}, {:.0} MiB buffers",
+                Kernel::Copy.label(),
+                mib(z.n * 4)
+            ),
+            &self.copy,
+            self.seed_copy_gb_per_s(),
+        ));
+        t.add_row(bandwidth_row(
+            "for comparison: the driver's cuMemcpyDtoD, same bytes".into(),
+            &self.driver_copy,
+            self.driver_copy_gb_per_s(),
+        ));
         let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
         t.add_row(vec![
             Cell::new(Kernel::FmaPeak.label()),
@@ -380,11 +471,34 @@ impl crate::lesson::Report for Report {
             }),
         ]);
         let _ = writeln!(s, "{t}");
+        let best = self.best();
         let _ = writeln!(
             s,
-            "The copy moves one float4 (16 bytes) per thread, where the seed's moves one float: on large GPUs 4 bytes \
-             a thread keeps too little in flight to measure the memory system (docs/roofline.md)."
+            "The bandwidth ceiling is the fastest of three streams (16-byte elements, read-only path), each launched \
+             one float4 a thread and grid-stride ({} blocks), over {:.0} MiB buffers ({:.0}x the L2): here {} {}, \
+             {:.1} GB/s.",
+            z.stream_blocks,
+            mib(z.stream_n4 * 16),
+            (z.stream_n4 * 16) as f64 / l2 as f64,
+            best.kernel.label(),
+            best.shape.label(),
+            best.gb_per_s,
         );
+        for (what, gb_per_s) in [
+            (
+                format!("The seed's copy ({:.0} MiB buffers)", mib(z.n * 4)),
+                self.seed_copy_gb_per_s(),
+            ),
+            ("The driver's copy".to_string(), self.driver_copy_gb_per_s()),
+        ] {
+            if gb_per_s > best.gb_per_s {
+                let _ = writeln!(
+                    s,
+                    "{what} beat it ({gb_per_s:.1} GB/s): at {:.1}x the L2 part of its bytes can be L2 hits.",
+                    (z.n * 4) as f64 / l2 as f64
+                );
+            }
+        }
         let _ = writeln!(
             s,
             "ridge point: {:.2} FLOP/byte. Below that intensity nothing on this GPU can be compute bound.",
@@ -414,9 +528,20 @@ impl crate::lesson::Report for Report {
             "compulsory GB/s",
             "GFLOP/s",
             "bound by",
-            "% of that ceiling",
+            "% of the roof",
         ]);
         for r in &self.rows {
+            let (bound, share) = if r.above_roof() {
+                (
+                    format!("above the roof, {:.2}x", r.percent_of_ceiling / 100.0),
+                    Cell::new("-").set_alignment(CellAlignment::Right),
+                )
+            } else {
+                (
+                    (if r.memory_bound { "memory" } else { "compute" }).to_string(),
+                    num(r.percent_of_ceiling, 1),
+                )
+            };
             t.add_row(vec![
                 Cell::new(r.kernel.label()),
                 num(r.cost.intensity(), 3),
@@ -425,8 +550,8 @@ impl crate::lesson::Report for Report {
                 num(r.cost.bytes / 1e6, 1),
                 num(r.gb_per_s, 1),
                 num(r.gflop_per_s, 1),
-                Cell::new(if r.memory_bound { "memory" } else { "compute" }),
-                num(r.percent_of_ceiling, 1),
+                Cell::new(bound),
+                share,
             ]);
         }
         let _ = writeln!(s, "{t}");
@@ -439,18 +564,37 @@ impl crate::lesson::Report for Report {
         let _ = writeln!(
             s,
             "The compulsory columns are the bytes the algorithm asks global memory for, over measured time: \
-             not what DRAM moved. A row over 100% of the copy ceiling cannot have fetched all of its compulsory \
-             bytes from DRAM, so caches served part of them (the matmuls' 3 MiB fit in L2; the stencil re-reads \
-             cells its neighbours read); a profiler's DRAM byte count is the other column."
+             not what DRAM moved."
         );
+        let above: Vec<&str> = self
+            .rows
+            .iter()
+            .filter(|r| r.above_roof())
+            .map(|r| r.kernel.label())
+            .collect();
+        if !above.is_empty() {
+            let _ = writeln!(
+                s,
+                "Above the roof at their compulsory intensity: {}. No kernel moves bytes from DRAM faster than the \
+                 bandwidth ceiling, so caches served part of their compulsory bytes; {}",
+                above.join(", "),
+                if self.counters.is_some() {
+                    "the measured-bytes table below and the chart place them by the bytes DRAM moved too."
+                } else {
+                    "--ncu places them by the bytes DRAM moved."
+                }
+            );
+        }
         if let Some(counters) = &self.counters {
             s.push_str(&self.counters_table(counters));
         }
         s
     }
 
-    /// One JSON object per row: the two ceilings, the driver copy, the ridge
-    /// point, then the ten kernels; each carries the run's context.
+    /// One JSON object per row: the bandwidth ceiling (which stream set it),
+    /// the six stream rows, the seed's copy, the FMA ceiling, the driver
+    /// copy, the ridge point, then the ten kernels; each carries the run's
+    /// context, and every ceiling and stream row its `share_of_derived`.
     fn json_lines(&self) -> Vec<serde_json::Value> {
         let ctx = serde_json::to_value(&self.context).expect("the context serialises");
         let timing = |t: &Timing| {
@@ -471,26 +615,44 @@ impl crate::lesson::Report for Report {
         };
         let dram = self.info.derived_dram_bytes_per_s() / 1e9;
         let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
-        let mut lines = vec![
-            merge(
+        let best = self.best();
+        let mut lines = vec![json!({
+            "variant": "ceiling-bandwidth", "symbol": null, "set_by": best.kernel.symbol(),
+            "shape": best.shape, "bytes": best.cost.bytes,
+            "metric": "bandwidth", "value": best.gb_per_s, "unit": "GB/s",
+            "derived_limit": dram, "share_of_derived": best.gb_per_s / dram,
+            "context": ctx.clone(),
+        })];
+        for r in &self.streams {
+            lines.push(merge(
                 json!({
-                    "variant": "ceiling-copy", "symbol": Kernel::Copy.symbol(),
-                    "bytes": cost(Kernel::Copy, &self.sizes).bytes,
-                    "metric": "bandwidth", "value": self.ceilings.copy_gb_per_s, "unit": "GB/s",
-                    "derived_limit": dram, "share_of_derived": self.ceilings.copy_gb_per_s / dram,
+                    "variant": format!("{}, {}", r.kernel.label(), r.shape.label()),
+                    "symbol": r.kernel.symbol(), "shape": r.shape,
+                    "flop": r.cost.flop, "bytes": r.cost.bytes,
+                    "metric": "bandwidth", "value": r.gb_per_s, "unit": "GB/s",
+                    "derived_limit": dram, "share_of_derived": r.gb_per_s / dram,
                 }),
-                &self.copy,
-            ),
-            merge(
-                json!({
-                    "variant": "ceiling-fma", "symbol": Kernel::FmaPeak.symbol(),
-                    "flop": cost(Kernel::FmaPeak, &self.sizes).flop,
-                    "metric": "throughput", "value": self.ceilings.fma_gflop_per_s, "unit": "GFLOP/s",
-                    "derived_limit": peak, "share_of_derived": peak.map(|p| self.ceilings.fma_gflop_per_s / p),
-                }),
-                &self.fma,
-            ),
-        ];
+                &r.timing,
+            ));
+        }
+        lines.push(merge(
+            json!({
+                "variant": "seed-copy", "symbol": Kernel::Copy.symbol(),
+                "bytes": cost(Kernel::Copy, &self.sizes).bytes,
+                "metric": "bandwidth", "value": self.seed_copy_gb_per_s(), "unit": "GB/s",
+                "derived_limit": dram, "share_of_derived": self.seed_copy_gb_per_s() / dram,
+            }),
+            &self.copy,
+        ));
+        lines.push(merge(
+            json!({
+                "variant": "ceiling-fma", "symbol": Kernel::FmaPeak.symbol(),
+                "flop": cost(Kernel::FmaPeak, &self.sizes).flop,
+                "metric": "throughput", "value": self.ceilings.fma_gflop_per_s, "unit": "GFLOP/s",
+                "derived_limit": peak, "share_of_derived": peak.map(|p| self.ceilings.fma_gflop_per_s / p),
+            }),
+            &self.fma,
+        ));
         lines.push(merge(
             json!({
                 "variant": "driver-copy", "symbol": "cuMemcpyDtoDAsync",
@@ -524,7 +686,7 @@ impl crate::lesson::Report for Report {
                     "flop": r.cost.flop, "bytes": r.cost.bytes, "intensity": r.cost.intensity(),
                     "gb_per_s": r.gb_per_s, "gflop_per_s": r.gflop_per_s,
                     "bound": if r.memory_bound { "memory" } else { "compute" },
-                    "percent_of_ceiling": r.percent_of_ceiling,
+                    "percent_of_ceiling": r.percent_of_ceiling, "above_roof": r.above_roof(),
                     "metric": "time", "value": r.timing.median_ms(), "unit": "ms",
                 }),
                 &r.timing,

@@ -23,6 +23,59 @@ __global__ void copy_coalesced(const float4* __restrict__ in, float4* __restrict
     if (i < n4) out[i] = in[i];
 }
 
+// The bandwidth ceiling's three streams, each written grid-stride so the
+// host can launch it with one float4 a thread or a grid that fits the GPU.
+
+// Read-only: each block's share of sum(a[i] . b[i]) over n4 float4 pairs
+// into partials[blockIdx.x]. Memory: two coalesced 128-bit read streams;
+// a warp-shuffle tree, then one float per warp in shared memory. Launch:
+// THREADS_PER_BLOCK threads a block; any grid.
+__global__ void stream_dot(const float4* __restrict__ a, const float4* __restrict__ b,
+                           float* __restrict__ partials, unsigned long long n4) {
+    __shared__ float warps[THREADS_PER_BLOCK / 32];
+    const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    float acc = 0.0f;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4;
+         i += step) {
+        const float4 x = a[i], y = b[i];
+        acc = fmaf(x.x, y.x, acc);
+        acc = fmaf(x.y, y.y, acc);
+        acc = fmaf(x.z, y.z, acc);
+        acc = fmaf(x.w, y.w, acc);
+    }
+    for (int lanes = 16; lanes > 0; lanes >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, lanes);
+    if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float sum = warps[0];
+        for (int w = 1; w < THREADS_PER_BLOCK / 32; ++w) sum += warps[w];
+        partials[blockIdx.x] = sum;
+    }
+}
+
+// Copy: out[i] = in[i] over n4 float4s. Memory: a 128-bit read and write
+// a float4. Launch: any grid.
+__global__ void stream_copy(const float4* __restrict__ in, float4* __restrict__ out,
+                            unsigned long long n4) {
+    const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4;
+         i += step)
+        out[i] = in[i];
+}
+
+// Two reads, one write (STREAM's triad): out[i] = a[i] + s * b[i]. Memory:
+// 48 bytes a float4. Launch: any grid.
+__global__ void stream_triad(const float4* __restrict__ a, const float4* __restrict__ b,
+                             float4* __restrict__ out, unsigned long long n4, float s) {
+    const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4;
+         i += step) {
+        const float4 x = a[i], y = b[i];
+        out[i] = make_float4(fmaf(s, y.x, x.x), fmaf(s, y.y, x.y), fmaf(s, y.z, x.z),
+                             fmaf(s, y.w, x.w));
+    }
+}
+
 // out[i] = a[i] + b[i], one element per thread. Memory: three coalesced
 // streams, 12 bytes per add. Launch: gridDim.x * blockDim.x >= n.
 __global__ void vector_add(const float* __restrict__ a, const float* __restrict__ b,

@@ -1,5 +1,8 @@
 //! Warp-level data exchange: the 32 lanes of a warp read each other's
-//! registers without touching shared memory.
+//! registers without touching shared memory; and the block-wide reduction
+//! built on it.
+
+use super::thread::{block_dim_x, sync_threads, thread_idx_x};
 
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
@@ -19,4 +22,40 @@ pub fn shfl_xor(value: f32, lane_mask: u32) -> f32 {
     // SAFETY: a register exchange inside the warp; the caller's launch shape
     // makes all 32 lanes present (block sizes are whole warps).
     unsafe { shfl_sync_bfly_f32(FULL_MASK, value, lane_mask, 0x1f) }
+}
+
+/// The block's sum (or maximum, with `MAX`) of every thread's `v`,
+/// returned to every thread. Butterfly shuffles within each warp, one
+/// partial per warp in `scratch`, then every thread adds the partials in
+/// warp order: the same order in every block (and in the CUDA C twins), so
+/// the result does not depend on which block computes it.
+///
+/// # Safety
+/// Every thread of the block must call it (it holds two barriers); the
+/// block is a whole number of warps; `scratch` points to shared memory
+/// holding a float per warp, and is free again when it returns.
+#[inline(always)]
+pub unsafe fn block_reduce<const MAX: bool>(mut v: f32, scratch: *mut f32) -> f32 {
+    let mut lane_mask = 16;
+    while lane_mask > 0 {
+        let other = shfl_xor(v, lane_mask);
+        v = if MAX { v.max(other) } else { v + other };
+        lane_mask >>= 1;
+    }
+    let tid = thread_idx_x();
+    // SAFETY: the warp index is below block_dim / 32, the floats `scratch`
+    // holds; the caller brings every thread of the block to both barriers.
+    unsafe {
+        if tid % 32 == 0 {
+            *scratch.add((tid / 32) as usize) = v;
+        }
+        sync_threads();
+        let mut r = *scratch;
+        for i in 1..block_dim_x() / 32 {
+            let p = *scratch.add(i as usize);
+            r = if MAX { r.max(p) } else { r + p };
+        }
+        sync_threads();
+        r
+    }
 }
