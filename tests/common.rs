@@ -262,6 +262,9 @@ impl GpuProfile {
             max_blocks_per_sm: blocks,
             driver_cuda: "13.0".into(),
             driver_version: None,
+            uuid: None,
+            pci_bus_id: None,
+            module_loading: None,
         }
     }
 }

@@ -50,6 +50,18 @@ pub struct DeviceInfo {
     /// The NVIDIA kernel module's version (for example `580.159.04`), where
     /// `/proc/driver/nvidia/version` is readable.
     pub driver_version: Option<String>,
+    /// The device's UUID as `nvidia-smi -L` writes it
+    /// (`GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, from `cuDeviceGetUuid`):
+    /// which physical GPU this is, where two share a name. `None` where the
+    /// driver did not answer.
+    pub uuid: Option<String>,
+    /// The device's PCI bus id, `domain:bus:device.function` in hex
+    /// (`cuDeviceGetPCIBusId`); `None` where the driver did not answer.
+    pub pci_bus_id: Option<String>,
+    /// CUDA's module loading mode for this process, `lazy` or `eager`
+    /// (`cuModuleGetLoadingMode`, set by `CUDA_MODULE_LOADING`); `None`
+    /// where the driver did not answer.
+    pub module_loading: Option<String>,
 }
 
 /// FP32 results per clock per SM (the FMA lanes), by compute capability.
@@ -479,7 +491,65 @@ fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
         max_blocks_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)? as u32,
         driver_cuda: format!("{}.{}", version / 1000, (version % 1000) / 10),
         driver_version: kernel_module_version(),
+        uuid: ctx.uuid().ok().map(|u| format_uuid(&u.bytes)),
+        pci_bus_id: pci_bus_id(ctx.cu_device()),
+        module_loading: module_loading_mode().ok(),
     })
+}
+
+/// A device UUID's 16 bytes as `nvidia-smi -L` writes them:
+/// `GPU-` then 8-4-4-4-12 lowercase hex digits.
+pub fn format_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
+    let hex: Vec<String> = bytes.iter().map(|&b| format!("{:02x}", b as u8)).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex[0..4].concat(),
+        hex[4..6].concat(),
+        hex[6..8].concat(),
+        hex[8..10].concat(),
+        hex[10..16].concat()
+    )
+}
+
+/// The PCI bus id of `device` (`0000:1b:00.0`), where the driver answers.
+fn pci_bus_id(device: cudarc::driver::sys::CUdevice) -> Option<String> {
+    // The driver writes at most 13 characters and a NUL (its documentation
+    // asks for a buffer of at least 13); 32 leaves room.
+    let mut buf = [0 as std::ffi::c_char; 32];
+    // SAFETY: writes at most `buf.len()` bytes into `buf`, NUL-terminated.
+    let r = unsafe {
+        cudarc::driver::sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as i32, device)
+    };
+    if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        return None;
+    }
+    // SAFETY: the buffer is NUL-terminated: the driver wrote a C string
+    // shorter than it, and it started zeroed.
+    let id = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+    Some(id.to_string_lossy().into_owned())
+}
+
+/// CUDA's module loading mode for this process as the driver reports it:
+/// `lazy` or `eager` (`CUDA_MODULE_LOADING` chooses it; lazy is the default
+/// from CUDA 12.2 on Linux).
+///
+/// # Errors
+/// The driver's error as one line, where `cuModuleGetLoadingMode` fails
+/// (call it after `cuInit`: [`Gpu::open`] does).
+pub fn module_loading_mode() -> std::result::Result<String, String> {
+    use cudarc::driver::sys::{CUmoduleLoadingMode, CUresult, cuModuleGetLoadingMode};
+    let mut mode = CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
+    // SAFETY: writes one enum value.
+    let r = unsafe { cuModuleGetLoadingMode(&mut mode) };
+    if r != CUresult::CUDA_SUCCESS {
+        return Err(format!("cuModuleGetLoadingMode failed: {r:?}"));
+    }
+    Ok(if mode == CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
+        "lazy"
+    } else {
+        "eager"
+    }
+    .to_string())
 }
 
 /// The NVIDIA kernel module's version from `/proc/driver/nvidia/version`,
@@ -516,6 +586,16 @@ mod tests {
             Some("535.104.05")
         );
         assert_eq!(parse_kernel_module_version("nothing here"), None);
+    }
+
+    #[test]
+    fn uuids_read_as_nvidia_smi_writes_them() {
+        let bytes: [std::ffi::c_char; 16] =
+            std::array::from_fn(|i| (i as u8 * 17) as std::ffi::c_char);
+        assert_eq!(
+            format_uuid(&bytes),
+            "GPU-00112233-4455-6677-8899-aabbccddeeff"
+        );
     }
 
     #[test]

@@ -16,6 +16,12 @@ pub struct Context {
     pub lesson: &'static str,
     /// The GPU's name.
     pub gpu: String,
+    /// The GPU's UUID (`GPU-...`, as `nvidia-smi -L` writes it): which
+    /// physical GPU ran this, where two share a name. `None` where the driver
+    /// did not say; records written before this field have none either.
+    pub gpu_uuid: Option<String>,
+    /// The GPU's PCI bus id (`0000:1b:00.0`); `None` as for `gpu_uuid`.
+    pub pci_bus_id: Option<String>,
     /// Compute capability, `major.minor`.
     pub compute_capability: String,
     /// Streaming multiprocessors.
@@ -26,6 +32,10 @@ pub struct Context {
     pub driver_version: Option<String>,
     /// The CUDA version the driver supports.
     pub driver_cuda: String,
+    /// CUDA's module loading mode, `lazy` or `eager` (`CUDA_MODULE_LOADING`):
+    /// it decides when a kernel's code is loaded, so a first call's time.
+    /// `None` where the driver did not say, and in older records.
+    pub module_loading: Option<String>,
     /// The Rust toolchain that built the kernels and the host.
     pub toolchain: &'static str,
     /// The PTX target architecture and ISA version.
@@ -93,6 +103,8 @@ impl Context {
         Context {
             lesson,
             gpu: info.name.clone(),
+            gpu_uuid: info.uuid.clone(),
+            pci_bus_id: info.pci_bus_id.clone(),
             compute_capability: format!(
                 "{}.{}",
                 info.compute_capability.0, info.compute_capability.1
@@ -101,6 +113,7 @@ impl Context {
             l2_bytes: info.l2_bytes,
             driver_version: info.driver_version.clone(),
             driver_cuda: info.driver_cuda.clone(),
+            module_loading: info.module_loading.clone(),
             toolchain: ptx::RUSTC_VERSION,
             ptx: format!("{} (ISA {})", ptx::target(), ptx::isa_version()),
             sizes: serde_json::to_value(sizes).unwrap_or_default(),

@@ -213,7 +213,7 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
     let lines = report.json_lines();
     emit(args.json, &lines, || report.table());
     if let Some(base) = &baseline {
-        print_baseline(args.json, base, &lines);
+        print_baseline(args.json, base, &lines)?;
     }
     if let Some(path) = &args.plot
         && let Some(chart) = report.chart()
@@ -258,15 +258,16 @@ fn writable(file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `base`, once checked to have been measured the way this run
-/// (`context`) will be.
-fn comparable(base: crate::record::Run, context: &Context) -> Result<crate::record::Run> {
-    crate::record::comparable(
-        &base,
-        &[serde_json::json!({"samples_ms": [], "context": context})],
-    )
-    .map_err(Error::Baseline)?;
-    Ok(base)
+/// `base` with its caveats, once checked to have been measured the way
+/// this run (`context`) will be ([`crate::record::comparable`]).
+fn comparable(
+    base: Vec<crate::record::Run>,
+    context: &Context,
+) -> Result<(Vec<crate::record::Run>, Vec<String>)> {
+    let now = serde_json::to_value(context)
+        .map_err(|e| Error::Bug(format!("the run's context is not JSON: {e}")))?;
+    let caveats = crate::record::comparable(&base, &now).map_err(Error::Baseline)?;
+    Ok((base, caveats))
 }
 
 /// Runs `lab <lesson> --profile` under Nsight Compute and saves its CSV
@@ -310,27 +311,45 @@ fn progress_bar(json: bool) -> indicatif::ProgressBar {
     bar
 }
 
-/// Prints how each row of this run (`lines`) moved against `base`: a table,
-/// or one JSON object per row.
-fn print_baseline(json: bool, base: &crate::record::Run, lines: &[serde_json::Value]) {
-    let (now, order) = crate::record::samples_of(lines);
+/// Prints how each row of this run (`lines`) moved against the baseline's
+/// runs `base`: a table with the rule and `caveats` under it, or one JSON
+/// object per row (each with the caveats; `change` null and `error` set
+/// where a row could not be compared).
+///
+/// # Errors
+/// [`Error::Bug`] where this run's own rows do not read as a run (a
+/// repeated key, a time that is not positive).
+fn print_baseline(
+    json: bool,
+    (base, caveats): &(Vec<crate::record::Run>, Vec<String>),
+    lines: &[serde_json::Value],
+) -> Result<()> {
+    let now = crate::record::runs_of(lines)
+        .map_err(|e| Error::Bug(format!("this run's rows do not read as a run: {e}")))?
+        .into_iter()
+        .next();
+    let Some(now) = now else {
+        return Ok(());
+    };
     if !json {
-        print!("\n{}", crate::record::table(base, &now, &order));
-        return;
+        print!("\n{}", crate::record::table(base, &now, caveats));
+        return Ok(());
     }
-    let context = lines
-        .first()
-        .map(|l| l["context"].clone())
-        .unwrap_or_default();
-    for symbol in &order {
-        if let (Some(b), Some(n)) = (base.samples.get(symbol), now.get(symbol)) {
-            let change = crate::record::compare(b, n);
-            println!(
-                "{}",
-                serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": base.date, "change": change, "context": context})
-            );
-        }
+    let dates: Vec<&str> = base.iter().map(|r| r.date.as_str()).collect();
+    let (compared, missing) = crate::record::changes(base, &now);
+    for (symbol, change) in compared {
+        let (change, error) = match change {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e)),
+        };
+        println!(
+            "{}",
+            serde_json::json!({"variant": "baseline-change", "symbol": symbol, "baseline_date": dates.last(),
+                "baseline_dates": dates, "change": change, "error": error, "caveats": caveats,
+                "not_in_baseline": missing, "context": now.context})
+        );
     }
+    Ok(())
 }
 
 /// Prints a report as JSON lines or as its table.

@@ -100,21 +100,11 @@ pub fn verdict(method_ms: f64, events_ms: f64) -> String {
     }
 }
 
-/// CUDA's module loading mode as the driver reports it (`lazy`, `eager`),
-/// and the `CUDA_MODULE_LOADING` variable it was read under.
+/// CUDA's module loading mode as the driver reports it (`lazy`, `eager`,
+/// or `unknown (...)` where the driver does not say), and the
+/// `CUDA_MODULE_LOADING` variable it was read under.
 pub fn loading_mode() -> (String, Option<String>) {
-    use cudarc::driver::sys::{CUmoduleLoadingMode, cuModuleGetLoadingMode};
-    let mut mode = CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
-    // SAFETY: writes one enum value; the driver is initialised (a Gpu exists
-    // when this is called).
-    let r = unsafe { cuModuleGetLoadingMode(&mut mode) };
-    let mode = if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
-        format!("unknown ({r:?})")
-    } else if mode == CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
-        "lazy".to_string()
-    } else {
-        "eager".to_string()
-    };
+    let mode = crate::gpu::module_loading_mode().unwrap_or_else(|e| format!("unknown ({e})"));
     (mode, std::env::var("CUDA_MODULE_LOADING").ok())
 }
 
