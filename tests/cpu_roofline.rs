@@ -961,4 +961,11 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
         .find(|l| l["symbol"] == "matmul_naive")
         .unwrap();
     assert_eq!(matmul["above_roof"], true);
+    // A baseline reads the rows as one run, each stream shape under its own
+    // key.
+    let runs = host::record::runs_of(&lines).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].samples.contains_key("stream_dot/grid-stride"));
+    assert!(runs[0].samples.contains_key("stream_dot/per-element"));
+    assert!(runs[0].samples.contains_key("vector_add"));
 }

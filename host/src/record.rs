@@ -141,15 +141,19 @@ pub fn setup_of(context: &serde_json::Value) -> serde_json::Value {
 }
 
 /// Adds one JSON row to the run it belongs to (a new run when its context's
-/// lesson or date differs from the last run's). Rows without `symbol` or
-/// `samples_ms` (the ridge point, the facts, a comparison's rows) are
-/// skipped.
+/// lesson or date differs from the last run's), keyed by its `key` where it
+/// has one (a kernel timed in two launch shapes: `stream_dot/grid-stride`),
+/// else by its `symbol`. Rows without `symbol` or `samples_ms` (the ridge
+/// point, the facts, a comparison's rows) are skipped.
 ///
 /// # Errors
 /// A `samples_ms` that is not a non-empty list of positive times, or a
 /// symbol the run already holds.
 fn add_row(runs: &mut Vec<Run>, row: &serde_json::Value) -> Result<(), String> {
-    let (Some(symbol), Some(samples)) = (row["symbol"].as_str(), row.get("samples_ms")) else {
+    let (Some(symbol), Some(samples)) = (
+        row["key"].as_str().or(row["symbol"].as_str()),
+        row.get("samples_ms"),
+    ) else {
         return Ok(());
     };
     if samples.is_null() {

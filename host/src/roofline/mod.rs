@@ -131,6 +131,15 @@ impl Shape {
     /// Both shapes, in table order.
     pub const ALL: [Shape; 2] = [Shape::PerElement, Shape::GridStride];
 
+    /// Its name in the JSON rows (`shape`, and the row key
+    /// `<symbol>/<shape>` a baseline matches rows by).
+    pub fn key(self) -> &'static str {
+        match self {
+            Shape::PerElement => "per-element",
+            Shape::GridStride => "grid-stride",
+        }
+    }
+
     /// The label in the table.
     pub fn label(self) -> &'static str {
         match self {

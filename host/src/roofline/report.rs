@@ -628,6 +628,7 @@ impl crate::lesson::Report for Report {
                 json!({
                     "variant": format!("{}, {}", r.kernel.label(), r.shape.label()),
                     "symbol": r.kernel.symbol(), "shape": r.shape,
+                    "key": format!("{}/{}", r.kernel.symbol(), r.shape.key()),
                     "flop": r.cost.flop, "bytes": r.cost.bytes,
                     "metric": "bandwidth", "value": r.gb_per_s, "unit": "GB/s",
                     "derived_limit": dram, "share_of_derived": r.gb_per_s / dram,
