@@ -350,14 +350,16 @@ impl crate::lesson::Report for Report {
             "derived limit",
             "% of derived",
         ]);
-        let dram = self.info.derived_dram_bytes_per_s() / 1e9;
+        let dram = self.info.derived_dram_bytes_per_s().map(|d| d / 1e9);
         t.add_row(vec![
             Cell::new(format!("{} (read + write)", Kernel::Copy.label())),
             num(self.copy.median_ms(), 3),
             num(self.copy.spread_pct(), 1),
             Cell::new(format!("{:.1} GB/s", self.ceilings.copy_gb_per_s)),
-            Cell::new(format!("{dram:.1} GB/s")),
-            num(100.0 * self.ceilings.copy_gb_per_s / dram, 1),
+            Cell::new(dram.map_or("unknown".into(), |d| format!("{d:.1} GB/s"))),
+            dram.map_or(Cell::new("-"), |d| {
+                num(100.0 * self.ceilings.copy_gb_per_s / d, 1)
+            }),
         ]);
         let driver_gb_per_s = self.driver_copy_gb_per_s();
         t.add_row(vec![
@@ -365,8 +367,8 @@ impl crate::lesson::Report for Report {
             num(self.driver_copy.median_ms(), 3),
             num(self.driver_copy.spread_pct(), 1),
             Cell::new(format!("{driver_gb_per_s:.1} GB/s")),
-            Cell::new(format!("{dram:.1} GB/s")),
-            num(100.0 * driver_gb_per_s / dram, 1),
+            Cell::new(dram.map_or("unknown".into(), |d| format!("{d:.1} GB/s"))),
+            dram.map_or(Cell::new("-"), |d| num(100.0 * driver_gb_per_s / d, 1)),
         ]);
         let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
         t.add_row(vec![
@@ -469,7 +471,7 @@ impl crate::lesson::Report for Report {
             }
             row
         };
-        let dram = self.info.derived_dram_bytes_per_s() / 1e9;
+        let dram = self.info.derived_dram_bytes_per_s().map(|d| d / 1e9);
         let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
         let mut lines = vec![
             merge(
@@ -477,7 +479,7 @@ impl crate::lesson::Report for Report {
                     "variant": "ceiling-copy", "symbol": Kernel::Copy.symbol(),
                     "bytes": cost(Kernel::Copy, &self.sizes).bytes,
                     "metric": "bandwidth", "value": self.ceilings.copy_gb_per_s, "unit": "GB/s",
-                    "derived_limit": dram, "share_of_derived": self.ceilings.copy_gb_per_s / dram,
+                    "derived_limit": dram, "share_of_derived": dram.map(|d| self.ceilings.copy_gb_per_s / d),
                 }),
                 &self.copy,
             ),
@@ -496,7 +498,7 @@ impl crate::lesson::Report for Report {
                 "variant": "driver-copy", "symbol": "cuMemcpyDtoDAsync",
                 "bytes": cost(Kernel::Copy, &self.sizes).bytes,
                 "metric": "bandwidth", "value": self.driver_copy_gb_per_s(), "unit": "GB/s",
-                "derived_limit": dram, "share_of_derived": self.driver_copy_gb_per_s() / dram,
+                "derived_limit": dram, "share_of_derived": dram.map(|d| self.driver_copy_gb_per_s() / d),
             }),
             &self.driver_copy,
         ));
