@@ -90,8 +90,17 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
             exit::DRIVER,
         ),
         (
-            Error::NvrtcMissing,
-            &["NVRTC library", "LD_LIBRARY_PATH", "nvidia-cuda-nvrtc-cu12"],
+            Error::NvrtcMissing { unloadable: None },
+            &[
+                "the NVRTC library could not be loaded: looked for libnvrtc.so, .so.13, .so.12 and .so.11 on LD_LIBRARY_PATH",
+                "/usr/local/cuda/lib64",
+                "pip's nvidia/cu13/lib and nvidia/cuda_nvrtc/lib",
+                "(--compare, --asm)",
+                "CUDA 12 or 13",
+                "`pip install nvidia-cuda-nvrtc` for CUDA 13",
+                "`pip install nvidia-cuda-nvrtc-cu12` for CUDA 12",
+                "put the folder holding libnvrtc.so* on LD_LIBRARY_PATH",
+            ],
             exit::TOOL,
         ),
         (

@@ -90,13 +90,21 @@ pub enum Error {
     #[error("{0}")]
     Size(String),
 
-    /// The NVRTC library could not be loaded (needed to compile the CUDA C
-    /// twins).
+    /// No NVRTC library could be loaded (needed to compile the CUDA C twins
+    /// for `--compare` and `--asm`).
     #[error(
-        "the NVRTC library (libnvrtc.so, from CUDA 11.4 or later) could not be loaded; the CUDA C twins are compiled with it at run time: \
-         install CUDA's NVRTC (the toolkit's cuda-nvrtc package, or `pip install nvidia-cuda-nvrtc-cu12`) and put the folder holding libnvrtc.so on LD_LIBRARY_PATH"
+        "the NVRTC library could not be loaded{}: looked for libnvrtc.so, .so.13, .so.12 and .so.11 on LD_LIBRARY_PATH, \
+         in $CUDA_HOME/lib64 and /usr/local/cuda/lib64, in pip's nvidia/cu13/lib and nvidia/cuda_nvrtc/lib, and where the \
+         system loader looks; the CUDA C twins (--compare, --asm) are compiled with it at run time: install NVRTC from \
+         CUDA 12 or 13 (the toolkit's cuda-nvrtc package, `pip install nvidia-cuda-nvrtc` for CUDA 13 or \
+         `pip install nvidia-cuda-nvrtc-cu12` for CUDA 12), or put the folder holding libnvrtc.so* on LD_LIBRARY_PATH",
+        .unloadable.as_ref().map_or(String::new(), |why| format!(" (one was found but did not load: {why})"))
     )]
-    NvrtcMissing,
+    NvrtcMissing {
+        /// The first library file that was found but did not load, with the
+        /// loader's reason (a wrong architecture, a missing dependency).
+        unloadable: Option<String>,
+    },
 
     /// NVRTC failed (a compile error, with its log).
     #[error("NVRTC: {0}")]
@@ -228,7 +236,7 @@ impl Error {
             Error::Driver { .. } => exit::DRIVER,
             Error::KernelFault { .. } | Error::TimingBroken { .. } => exit::KERNEL_FAULT,
             Error::OutOfMemory { .. } | Error::Size(_) => exit::SIZE,
-            Error::NvrtcMissing | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
+            Error::NvrtcMissing { .. } | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
             Error::UnknownKernel { .. } | Error::Usage(_) => exit::USAGE,
             Error::File { .. } | Error::Baseline(_) => exit::FILE,
             Error::Signature { .. } | Error::Bug(_) => exit::BUG,

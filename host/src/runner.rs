@@ -147,7 +147,8 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
             Err(failures) => return Ok(print_failures(&failures, "comparison")),
             Ok(kernels) => kernels,
         };
-        let (major, minor) = crate::nvrtc::version()?;
+        let nvrtc = crate::nvrtc::library()?;
+        let (major, minor) = nvrtc.version();
         let comparison = Comparison {
             context: Context {
                 timing: plan,
@@ -155,6 +156,7 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
             },
             notes: L::compare_notes(&sizes),
             nvrtc: format!("{major}.{minor}"),
+            nvrtc_library: nvrtc.path().display().to_string(),
             trials: COMPARE_TRIALS,
             kernels,
         };
