@@ -1,7 +1,8 @@
 //! Finding NVRTC (no GPU needed): the folders searched and their order, and
 //! a library found under CUDA 13's name alone (`libnvrtc.so.13`, what a
-//! CUDA 13 runtime-only install ships), on LD_LIBRARY_PATH or in a pip
-//! wheel's folder, both in this process and in a fresh one.
+//! CUDA 13 runtime-only install ships; here a link to whatever NVRTC this
+//! machine has) that compiles, in this process and in a fresh one whose
+//! LD_LIBRARY_PATH holds only that folder.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -163,37 +164,88 @@ fn a_library_named_only_libnvrtc_so_13_is_found_and_compiles() {
 /// Set in the child process of the next test: print what NVRTC it found.
 const CHILD: &str = "LAB_TEST_NVRTC_CHILD";
 
+/// This test binary run again as a child, running only
+/// [`a_fresh_process_finds_libnvrtc_so_13_and_compiles`] in child mode,
+/// with `env` set and `removed` unset; its stdout.
+fn child(env: &[(&str, &Path)], removed: &[&str]) -> String {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "a_fresh_process_finds_libnvrtc_so_13_and_compiles",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD, "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    for k in removed {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}");
+    stdout
+}
+
 #[test]
-fn a_fresh_process_finds_libnvrtc_so_13_on_ld_library_path() {
+fn a_fresh_process_finds_libnvrtc_so_13_and_compiles() {
     if std::env::var_os(CHILD).is_some() {
-        // The child: report the library found from this environment.
+        // The child: report the library found from this environment, and
+        // compile with it (NVRTC must find its builtins library too).
         match host::nvrtc::library() {
             Ok(nvrtc) => println!("\nfound {}", nvrtc.path().display()),
             Err(e) => println!("\nmissing {e}"),
+        }
+        match host::nvrtc::compile(KERNEL, "axpy.cu", (9, 0)) {
+            Ok(ptx) if ptx.contains(".entry axpy(") => println!("compiled"),
+            Ok(ptx) => println!("no axpy in:\n{ptx}"),
+            Err(e) => println!("did not compile: {e}"),
         }
         return;
     }
     let Some(real) = real_library() else {
         return;
     };
+    // On LD_LIBRARY_PATH, alone there.
     let dir = cuda13_folder("child", &real);
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_fresh_process_finds_libnvrtc_so_13_on_ld_library_path",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .env("LD_LIBRARY_PATH", &dir)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
+    let stdout = child(&[("LD_LIBRARY_PATH", &dir)], &[]);
     let want = format!("found {}", dir.join("libnvrtc.so.13").display());
     assert!(
         stdout.lines().any(|l| l == want),
         "want {want:?} in:\n{stdout}"
     );
+    assert!(stdout.lines().any(|l| l == "compiled"), "{stdout}");
     std::fs::remove_dir_all(&dir).ok();
+
+    // In a virtualenv's pip wheel (CUDA 13's layout), with no
+    // LD_LIBRARY_PATH at all: NVRTC's builtins are not on the loader's path.
+    let venv = scratch("venv");
+    let wheel = venv.join("lib/python3.12/site-packages/nvidia/cu13/lib");
+    std::fs::create_dir_all(&wheel).unwrap();
+    let real_dir = real.parent().unwrap();
+    for entry in std::fs::read_dir(real_dir).unwrap() {
+        let name = entry.unwrap().file_name();
+        if name.to_string_lossy().starts_with("libnvrtc-builtins.so") {
+            std::os::unix::fs::symlink(real_dir.join(&name), wheel.join(&name)).unwrap();
+        }
+    }
+    std::fs::copy(&real, wheel.join("libnvrtc.so.13")).unwrap();
+    let stdout = child(
+        &[("VIRTUAL_ENV", &venv)],
+        &["LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX"],
+    );
+    let want = format!("found {}", wheel.join("libnvrtc.so.13").display());
+    // A toolkit in /usr/local/cuda comes before pip's wheels.
+    let toolkit = LIBRARY_NAMES
+        .iter()
+        .any(|n| Path::new("/usr/local/cuda/lib64").join(n).exists());
+    if !toolkit {
+        assert!(
+            stdout.lines().any(|l| l == want),
+            "want {want:?} in:\n{stdout}"
+        );
+    }
+    assert!(stdout.lines().any(|l| l == "compiled"), "{stdout}");
+    std::fs::remove_dir_all(&venv).ok();
 }

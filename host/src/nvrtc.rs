@@ -126,6 +126,40 @@ fn loader_error(file: &OsStr, e: &libloading::Error) -> String {
     }
 }
 
+/// Loads the NVRTC builtins libraries (`libnvrtc-builtins.so.*`, not the
+/// `.alt` ones) that sit beside `nvrtc`, where it is a path. NVRTC 13 asks
+/// the system loader for its builtins by name when it compiles, and that
+/// search does not include NVRTC's own folder (its RUNPATH `$ORIGIN` serves
+/// its direct dependencies only): a library found outside LD_LIBRARY_PATH
+/// (in pip's wheel, under `$CUDA_HOME`) then fails every compile with
+/// `NVRTC_ERROR_BUILTIN_OPERATION_FAILURE`. A library already loaded answers
+/// a request for its soname, so loading them first by path serves that
+/// request. Failures are ignored: NVRTC reports its own then.
+fn preload_builtins(nvrtc: &Path) -> Vec<libloading::Library> {
+    let Some(dir) = nvrtc.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(OsStr::to_str)
+                .is_some_and(|n| n.starts_with("libnvrtc-builtins.so"))
+        })
+        .collect();
+    names.sort();
+    names
+        .iter()
+        // SAFETY: the builtins library's initialisers have no
+        // preconditions.
+        .filter_map(|p| unsafe { libloading::Library::new(p) }.ok())
+        .collect()
+}
+
 /// An `nvrtcProgram` handle.
 type Program = *mut c_void;
 
@@ -156,8 +190,10 @@ pub struct Nvrtc {
     get_log: unsafe extern "C" fn(Program, *mut c_char) -> c_int,
     destroy_program: unsafe extern "C" fn(*mut Program) -> c_int,
     error_string: unsafe extern "C" fn(c_int) -> *const c_char,
-    /// Keeps the functions above mapped; dropped last.
+    /// Keeps the functions above mapped.
     _library: libloading::Library,
+    /// The builtins libraries loaded beside it (see [`preload_builtins`]).
+    _builtins: Vec<libloading::Library>,
 }
 
 impl std::fmt::Debug for Nvrtc {
@@ -178,10 +214,19 @@ impl Nvrtc {
     /// one of the functions, or its `nvrtcVersion` fails.
     pub fn open(file: impl AsRef<OsStr>) -> std::result::Result<Nvrtc, String> {
         let file = file.as_ref();
+        // A path is loaded as the file it links to: NVRTC looks for its
+        // builtins library (libnvrtc-builtins.so.*) beside the file it was
+        // loaded as, and a link elsewhere has none beside it.
+        let target = if Path::new(file).components().count() > 1 {
+            std::fs::canonicalize(file).map_or_else(|_| file.to_owned(), PathBuf::into_os_string)
+        } else {
+            file.to_owned()
+        };
+        let builtins = preload_builtins(Path::new(&target));
         // SAFETY: loading NVRTC runs only its initialisers, which have no
         // preconditions.
         let library =
-            unsafe { libloading::Library::new(file) }.map_err(|e| loader_error(file, &e))?;
+            unsafe { libloading::Library::new(&target) }.map_err(|e| loader_error(file, &e))?;
         macro_rules! bind {
             ($name:literal) => {
                 // SAFETY: the type is the function's C signature in
@@ -204,6 +249,7 @@ impl Nvrtc {
             destroy_program: bind!("nvrtcDestroyProgram"),
             error_string: bind!("nvrtcGetErrorString"),
             _library: library,
+            _builtins: builtins,
         };
         let (mut major, mut minor) = (0, 0);
         // SAFETY: writes two ints.

@@ -210,3 +210,45 @@ fn each_failure_exits_under_its_own_kind() {
     assert_eq!(code, 9, "{stderr}");
     std::fs::remove_file(&blocker).ok();
 }
+
+#[test]
+fn asm_works_with_nvrtc_named_libnvrtc_so_13_alone() {
+    // The NVRTC this test process loads (`cargo xtask test` provides one),
+    // linked into a folder under CUDA 13's name only, as a CUDA 13
+    // runtime-only install ships it; no GPU is needed.
+    let nvrtc = match host::nvrtc::library() {
+        Ok(nvrtc) => nvrtc,
+        Err(e) => {
+            assert!(std::env::var_os("CI").is_none(), "CI must run this: {e}");
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let Some(real) = std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .map(std::path::PathBuf::from)
+        .find(|p| p.file_name() == nvrtc.path().file_name())
+    else {
+        eprintln!("skipped: {:?} is not in /proc/self/maps", nvrtc.path());
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("lab-cli-nvrtc13-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("libnvrtc.so.13");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["roofline", "--asm", "copy_coalesced", "--arch", "sm_90"])
+        .env("LD_LIBRARY_PATH", &dir)
+        .output()
+        .expect("lab runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("CUDA C PTX (NVRTC, sm_90)"), "{stdout}");
+    std::fs::remove_dir_all(&dir).ok();
+}
