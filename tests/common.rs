@@ -262,6 +262,8 @@ impl GpuProfile {
             max_blocks_per_sm: blocks,
             driver_cuda: "13.0".into(),
             driver_version: None,
+            pci_bus_id: None,
+            uuid: None,
         }
     }
 }

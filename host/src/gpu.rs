@@ -53,6 +53,16 @@ pub struct DeviceInfo {
     /// The NVIDIA kernel module's version (for example `580.159.04`), where
     /// `/proc/driver/nvidia/version` is readable.
     pub driver_version: Option<String>,
+    /// The PCI bus id, `domain:bus:device.function` in hex as the driver
+    /// gives it (`cuDeviceGetPCIBusId`, for example `0000:19:00.0`): the
+    /// name nvidia-smi and NVML know this GPU by, whatever order CUDA (and
+    /// `CUDA_VISIBLE_DEVICES`) gives the devices. `None` where the driver
+    /// does not say.
+    pub pci_bus_id: Option<String>,
+    /// The GPU's UUID as nvidia-smi prints it (`GPU-` and 32 hex digits in
+    /// five groups), from `cuDeviceGetUuid`; `None` where the driver does
+    /// not say.
+    pub uuid: Option<String>,
 }
 
 /// FP32 results per clock per SM (the FMA lanes), by compute capability.
@@ -377,7 +387,47 @@ fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
         max_blocks_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)? as u32,
         driver_cuda: format!("{}.{}", version / 1000, (version % 1000) / 10),
         driver_version: kernel_module_version(),
+        pci_bus_id: pci_bus_id(ctx.cu_device()),
+        uuid: ctx
+            .uuid()
+            .ok()
+            .map(|u| format_uuid(u.bytes.map(|b| b as u8))),
     })
+}
+
+/// The PCI bus id of `device` (`cuDeviceGetPCIBusId`), where the driver
+/// gives one.
+fn pci_bus_id(device: cudarc::driver::sys::CUdevice) -> Option<String> {
+    let mut buf = [0 as std::ffi::c_char; 64];
+    // SAFETY: writes at most `buf.len()` bytes, NUL-terminated.
+    unsafe { cudarc::driver::sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as i32, device) }
+        .result()
+        .ok()?;
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8(bytes).ok().filter(|s| !s.is_empty())
+}
+
+/// A GPU's 16-byte UUID as nvidia-smi prints it:
+/// `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, lower-case hex.
+pub fn format_uuid(bytes: [u8; 16]) -> String {
+    let hex = |r: std::ops::Range<usize>| {
+        bytes[r]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex(0..4),
+        hex(4..6),
+        hex(6..8),
+        hex(8..10),
+        hex(10..16)
+    )
 }
 
 /// The NVIDIA kernel module's version from `/proc/driver/nvidia/version`,
@@ -414,6 +464,18 @@ mod tests {
             Some("535.104.05")
         );
         assert_eq!(parse_kernel_module_version("nothing here"), None);
+    }
+
+    #[test]
+    fn uuids_print_as_nvidia_smi_prints_them() {
+        let bytes = [
+            0x5a, 0x4f, 0x0e, 0x36, 0x29, 0x8c, 0xe2, 0xd1, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab,
+            0xcd, 0xef,
+        ];
+        assert_eq!(
+            format_uuid(bytes),
+            "GPU-5a4f0e36-298c-e2d1-0123-456789abcdef"
+        );
     }
 
     #[test]

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::cli::Args;
+use crate::clocks::Sampler;
 use crate::compare::{Comparison, TwinRows, compare_twins};
 use crate::error::{Error, Result, exit};
 use crate::gpu::Gpu;
 use crate::lesson::{Capabilities, Lesson, Outcome, RunOptions};
-use crate::report::{Clocks, Context, now, read_clocks};
+use crate::report::{Context, now};
 use crate::sizes::LessonSizes;
 use crate::timing::Plan;
 
@@ -131,7 +132,10 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         twins.kernel_set().load_twins(&gpu, &c_ptx)?;
         let (major, minor) = gpu.info.compute_capability;
         let arch = format!("sm_{major}{minor}");
-        let kernels = match compare_twins(&mut twins, &c_ptx, COMPARE_TRIALS, plan, &arch)? {
+        let sampler = Sampler::start(gpu.info.pci_bus_id.as_deref());
+        let compared = compare_twins(&mut twins, &c_ptx, COMPARE_TRIALS, plan, &arch)?;
+        let clocks = sampler.finish();
+        let kernels = match compared {
             Err(failures) => return Ok(print_failures(&failures, "comparison")),
             Ok(kernels) => kernels,
         };
@@ -140,6 +144,7 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         let comparison = Comparison {
             context: Context {
                 timing: plan,
+                clocks,
                 ..context
             },
             notes: L::compare_notes(&sizes),
@@ -180,8 +185,10 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         graphs_dir: args.graphs_dir.as_deref(),
         progress: &progress,
     };
-    let clocks_start = read_clocks(args.device);
+    // The clocks are read while the lesson times its kernels.
+    let sampler = Sampler::start(gpu.info.pci_bus_id.as_deref());
     let outcome = L::run(&gpu, &sizes, context, &options)?;
+    let clocks = sampler.finish();
     progress.finish_and_clear();
     let mut report = match outcome {
         Outcome::Passed(report) => report,
@@ -193,10 +200,7 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
             return Err(error);
         }
     };
-    report.context_mut().clocks_mhz = Clocks {
-        start: clocks_start,
-        end: read_clocks(args.device),
-    };
+    report.context_mut().clocks = clocks;
     if let Some(counters) = counters {
         report.merge_counters(counters);
     }

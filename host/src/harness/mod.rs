@@ -269,6 +269,9 @@ impl<'g> Harness<'g> {
         synchronised: bool,
     ) -> Result<Timing> {
         let mut samples_ms = Vec::with_capacity(batches as usize);
+        // The clocks are read while this guard lives (warm-ups included:
+        // the seed's protocol repeats them before every batch).
+        let _timed = crate::clocks::timed_work();
         for _ in 0..batches {
             for _ in 0..warmups {
                 self.launch(n)?;
