@@ -217,8 +217,14 @@ fn the_limits_section_compares_each_copy_with_its_limit() {
         gt_per_s: 32.0,
         width: 16,
     };
-    let (s, link) =
-        bandwidth::limits_section(&rows, 4.8e12, Some(gen5), Some(gen5), "0000:41:00.0", false);
+    let (s, link) = bandwidth::limits_section(
+        &rows,
+        Some(4.8e12),
+        Some(gen5),
+        Some(gen5),
+        "0000:41:00.0",
+        false,
+    );
     assert_eq!(link, Some(gen5));
     let text = squeeze(&s.text.join("\n"));
     assert!(
@@ -256,8 +262,14 @@ fn the_limits_section_compares_each_copy_with_its_limit() {
     assert!(reading.contains("staging buffer"), "{reading}");
     // Pageable as fast as pinned one way: no staging-buffer explanation.
     let rows = synthetic_rows([5.0, 5.0, 10.0, 5.0, 0.125, 0.125]);
-    let (s, _) =
-        bandwidth::limits_section(&rows, 4.8e12, Some(gen5), Some(gen5), "0000:41:00.0", false);
+    let (s, _) = bandwidth::limits_section(
+        &rows,
+        Some(4.8e12),
+        Some(gen5),
+        Some(gen5),
+        "0000:41:00.0",
+        false,
+    );
     let reading = s.reading.unwrap();
     assert!(
         reading.contains(
@@ -279,12 +291,19 @@ fn a_link_read_in_a_power_saving_state_gives_way_to_the_maximum() {
         gt_per_s: 32.0,
         width: 16,
     };
-    let (s, link) =
-        bandwidth::limits_section(&rows, 4.8e12, Some(idle), Some(gen5), "0000:41:00.0", false);
+    let (s, link) = bandwidth::limits_section(
+        &rows,
+        Some(4.8e12),
+        Some(idle),
+        Some(gen5),
+        "0000:41:00.0",
+        false,
+    );
     assert_eq!(link, Some(gen5));
     assert!(s.text.join("\n").contains("power-saving state"));
     // No link at all: said, and the host rows against DRAM only.
-    let (s, link) = bandwidth::limits_section(&rows, 4.8e12, None, None, "0009:01:00.0", true);
+    let (s, link) =
+        bandwidth::limits_section(&rows, Some(4.8e12), None, None, "0009:01:00.0", true);
     assert_eq!(link, None);
     let text = squeeze(&s.text.join("\n"));
     assert!(text.contains("no limit to be compared with"), "{text}");

@@ -12,6 +12,52 @@ fn driver(code: CUresult) -> DriverError {
     DriverError(code)
 }
 
+/// The softmax megakernel's cooperative launch, failed with `code`, as the
+/// softmax lesson reads it.
+fn refused(code: CUresult) -> Error {
+    Error::KernelFault {
+        kernel: "softmax_retained".into(),
+        source: driver(code),
+    }
+    .into_cooperative_refusal(4096, 256, 33_792)
+}
+
+#[test]
+fn only_the_drivers_refusals_of_a_cooperative_launch_read_as_refusals() {
+    for code in [
+        CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+        CUresult::CUDA_ERROR_NOT_SUPPORTED,
+        CUresult::CUDA_ERROR_NOT_PERMITTED,
+    ] {
+        match refused(code) {
+            Error::CooperativeRefused {
+                kernel,
+                blocks,
+                threads,
+                shared_bytes,
+                source,
+            } => {
+                assert_eq!(
+                    (kernel.as_str(), blocks, threads, shared_bytes, source.0),
+                    ("softmax_retained", 4096, 256, 33_792, code)
+                );
+            }
+            other => panic!("{code:?} read as {other:?}"),
+        }
+    }
+    // A fault in the kernel stays a fault, with the sanitizer's advice.
+    let fault = refused(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+    assert!(matches!(fault, Error::KernelFault { .. }), "{fault:?}");
+    assert_eq!(fault.exit_code(), exit::KERNEL_FAULT);
+    assert!(fault.to_string().contains("compute-sanitizer"), "{fault}");
+    // Any other error passes through unchanged.
+    let other = Error::Size("too big".into()).into_cooperative_refusal(1, 1, 0);
+    assert!(
+        matches!(other, Error::Size(ref s) if s == "too big"),
+        "{other:?}"
+    );
+}
+
 #[test]
 fn each_error_says_what_went_wrong_and_has_its_own_status() {
     let cases: Vec<(Error, &[&str], u8)> = vec![
@@ -90,8 +136,17 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
             exit::DRIVER,
         ),
         (
-            Error::NvrtcMissing,
-            &["NVRTC library", "LD_LIBRARY_PATH", "nvidia-cuda-nvrtc-cu12"],
+            Error::NvrtcMissing { unloadable: None },
+            &[
+                "the NVRTC library could not be loaded: looked for libnvrtc.so, .so.13, .so.12 and .so.11 on LD_LIBRARY_PATH",
+                "/usr/local/cuda/lib64",
+                "pip's nvidia/cu13/lib and nvidia/cuda_nvrtc/lib",
+                "(--compare, --asm)",
+                "CUDA 12 or 13",
+                "`pip install nvidia-cuda-nvrtc` for CUDA 13",
+                "`pip install nvidia-cuda-nvrtc-cu12` for CUDA 12",
+                "put the folder holding libnvrtc.so* on LD_LIBRARY_PATH",
+            ],
             exit::TOOL,
         ),
         (
@@ -101,6 +156,33 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
             },
             &["timing of `vector_add` came back as 0 ms"],
             exit::KERNEL_FAULT,
+        ),
+        (
+            refused(CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE),
+            &[
+                "the driver refused the cooperative launch of `softmax_retained` (4096 blocks of 256 threads, \
+                 33792 bytes of shared memory each): CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+                "; the grid is more blocks than the GPU holds at once",
+                "run the lesson on a GPU of its own",
+            ],
+            exit::COOPERATIVE_REFUSED,
+        ),
+        (
+            refused(CUresult::CUDA_ERROR_NOT_SUPPORTED),
+            &[
+                "CUDA_ERROR_NOT_SUPPORTED",
+                "; this GPU or driver does not support cooperative launches (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)",
+            ],
+            exit::COOPERATIVE_REFUSED,
+        ),
+        (
+            refused(CUresult::CUDA_ERROR_NOT_PERMITTED),
+            &[
+                "CUDA_ERROR_NOT_PERMITTED",
+                "; the driver does not permit a cooperative launch in this context",
+                "without MPS",
+            ],
+            exit::COOPERATIVE_REFUSED,
         ),
     ];
     let mut statuses = std::collections::BTreeSet::new();
@@ -115,7 +197,7 @@ fn each_error_says_what_went_wrong_and_has_its_own_status() {
     }
     // Distinct kinds of failure get distinct statuses (and none is 0, 2 or 3,
     // which mean success, usage and a failed check).
-    assert_eq!(statuses.len(), 7);
+    assert_eq!(statuses.len(), 8);
     assert!(
         !statuses.contains(&0)
             && !statuses.contains(&exit::USAGE)

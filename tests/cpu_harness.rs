@@ -25,13 +25,13 @@ fn the_verdict_names_direction_and_factor() {
 #[test]
 fn the_reading_claims_only_what_the_figures_show() {
     // Over the DRAM peak with buffers past the L2: impossible.
-    let text = reading(false, 20, 227_401.0, 4814.0, false);
+    let text = reading(false, 20, 227_401.0, Some(4814.0), false);
     assert!(text.contains("\"227401 GB/s\" is over"), "{text}");
     assert!(text.contains("impossible"), "{text}");
     assert!(!text.contains("(2)"), "{text}");
     assert!(text.contains("(1) and (3) are host-clocked"), "{text}");
     // Over the peak, but the buffers fit in the L2: not a hard limit.
-    let text = reading(true, 20, 6873.0, 4814.0, true);
+    let text = reading(true, 20, 6873.0, Some(4814.0), true);
     assert!(text.contains("not a hard limit"), "{text}");
     assert!(!text.contains("impossible"), "{text}");
     assert!(text.contains("(2) measures loading the kernel"), "{text}");
@@ -40,7 +40,7 @@ fn the_reading_claims_only_what_the_figures_show() {
         "{text}"
     );
     // Under the peak: no GB/s claim at all.
-    let text = reading(true, 20, 3000.0, 4814.0, false);
+    let text = reading(true, 20, 3000.0, Some(4814.0), false);
     assert!(!text.contains("GB/s"), "{text}");
     assert!(text.contains("over 20 launches"), "{text}");
 }

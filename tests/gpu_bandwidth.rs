@@ -48,6 +48,61 @@ fn too_large_is_an_error(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
+/// The PCI bus id the context records (`cuDeviceGetPCIBusId`) is the
+/// device the attributes name, and the UUID has nvidia-smi's shape.
+fn the_gpu_is_named_by_its_pci_bus_id(gpu: &Gpu) -> Result<(), String> {
+    let q = DeviceQuery::of(gpu).map_err(|e| e.to_string())?;
+    let id = gpu.info.pci_bus_id.as_deref().ok_or("no PCI bus id")?;
+    // The driver's id and the attributes' address, each domain:bus:device.
+    let parts = |s: &str| -> Option<Vec<u64>> {
+        let (head, _function) = s.rsplit_once('.')?;
+        head.split(':')
+            .map(|p| u64::from_str_radix(p, 16).ok())
+            .collect()
+    };
+    if parts(id).is_none() || parts(id) != parts(&q.pci_address) {
+        return Err(format!("PCI bus id {id}, attributes {}", q.pci_address));
+    }
+    let uuid = gpu.info.uuid.as_deref().ok_or("no UUID")?;
+    let groups: Vec<usize> = uuid
+        .strip_prefix("GPU-")
+        .ok_or(format!("UUID {uuid}"))?
+        .split('-')
+        .map(str::len)
+        .collect();
+    if groups != [8, 4, 4, 4, 12] {
+        return Err(format!("UUID {uuid}"));
+    }
+    println!("PCI bus id {id}, {uuid}");
+    Ok(())
+}
+
+/// Clocks read while a copy is timed: NVML (present wherever the driver
+/// is) finds the GPU by its PCI bus id and keeps readings. 8,000 device
+/// copies of 64 MiB: about a quarter of a second on an H200, some 25
+/// readings 10 ms apart.
+fn clocks_are_read_while_timing(gpu: &Gpu) -> Result<(), String> {
+    let n = 64 << 20;
+    let mut lesson = Bandwidth::new(gpu, n).map_err(|e| e.to_string())?;
+    let plan = host::timing::Plan {
+        warmups: 3,
+        batches: 40,
+        launches_per_batch: 200,
+        flush_l2: false,
+    };
+    let sampler = host::clocks::Sampler::start(gpu.info.pci_bus_id.as_deref());
+    let timing = lesson
+        .time(Copy::DtodKernel, n, plan)
+        .map_err(|e| e.to_string())?;
+    let clocks = sampler.finish();
+    let timed_ms: f64 = timing.samples_ms.iter().sum::<f64>() * 200.0;
+    println!("{} over {timed_ms:.0} ms of timed copies", clocks.line());
+    match (clocks.samples, clocks.sm_mhz, clocks.memory_mhz) {
+        (n, Some(sm), Some(mem)) if n > 0 && sm.min > 0.0 && mem.min > 0.0 => Ok(()),
+        _ => Err(format!("{clocks:?}")),
+    }
+}
+
 fn main() -> std::process::ExitCode {
     // Every copy on the Rust side (the driver's copies have no twin), and
     // the copy kernel's twin.
@@ -64,6 +119,11 @@ fn main() -> std::process::ExitCode {
             the_device_query_is_consistent,
         ),
         trial("too_large_is_an_error", too_large_is_an_error),
+        trial(
+            "the_gpu_is_named_by_its_pci_bus_id",
+            the_gpu_is_named_by_its_pci_bus_id,
+        ),
+        trial("clocks_are_read_while_timing", clocks_are_read_while_timing),
         trial("bandwidth::the_lesson_runs_quick", |gpu| {
             lab_tests::run_quick::<bandwidth::BandwidthLesson>(gpu).map(drop)
         }),

@@ -165,6 +165,48 @@ fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// A cooperative grid the GPU cannot hold at once is refused by the driver
+/// (the launch never runs) and reported as a refused cooperative launch,
+/// exit status 12, not as a kernel fault. The grid is forged past
+/// admission: 131,072 tiles a row, far more blocks than any GPU holds.
+fn an_oversized_cooperative_grid_is_refused(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = lesson(gpu, Side::Rust)?;
+    let plan = lesson
+        .admit(Variant::Retained, Geometry { w: 4096, t: 128 })
+        .map_err(|e| e.to_string())?
+        .map_err(|r| r.to_string())?;
+    let forged = softmax::Launches {
+        tiles: 1 << 17,
+        ..plan
+    };
+    let blocks = (plan.group_rows.min(lesson.shape.rows) << 17) as u32;
+    match lesson.enqueue(&forged) {
+        Err(e @ host::Error::CooperativeRefused { .. }) => {
+            let message = e.to_string();
+            let want = format!(
+                "the driver refused the cooperative launch of `{}` ({blocks} blocks of 128 threads, {} bytes of \
+                 shared memory each): CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+                Variant::Retained.main_symbol(),
+                plan.shared_bytes
+            );
+            if !message.starts_with(&want)
+                || e.exit_code() != host::error::exit::COOPERATIVE_REFUSED
+            {
+                return Err(format!("{message} (exit {})", e.exit_code()));
+            }
+        }
+        Err(other) => return Err(format!("not a refusal: {other}")),
+        Ok(()) => return Err(format!("{blocks} co-resident blocks were launched")),
+    }
+    // Nothing ran and nothing sticks: the admitted plan still runs right.
+    let got = lesson.run_once(&plan).map_err(|e| e.to_string())?;
+    let want = lesson.reference();
+    match softmax::check(Variant::Retained.label(), &got, &want, lesson.shape.n) {
+        (Some(f), _) => Err(format!("after the refusal: {f}")),
+        _ => Ok(()),
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let mut trials = Vec::new();
     for side in [Side::Rust, Side::CudaC] {
@@ -182,6 +224,10 @@ fn main() -> std::process::ExitCode {
             graphs_have_the_expected_nodes,
         ),
         trial("twins_agree_bit_for_bit", twins_agree_bit_for_bit),
+        trial(
+            "an_oversized_cooperative_grid_is_refused",
+            an_oversized_cooperative_grid_is_refused,
+        ),
         trial("softmax::the_lesson_runs_quick", |gpu| {
             lab_tests::run_quick::<softmax::SoftmaxLesson>(gpu).map(drop)
         }),

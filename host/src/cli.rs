@@ -14,8 +14,9 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 /// driver cannot run; 7 not enough device memory; 8 a kernel faulted; 9 a
 /// file could not be read or written (or a baseline does not match); 10 a
 /// needed tool (NVRTC, ncu) is missing or failed; 11 a bug in the lab (a
-/// launch whose arguments are not its kernel's, a kernel the PTX lacks);
-/// 1 any other driver error.
+/// launch whose arguments are not its kernel's, a kernel the PTX lacks); 12
+/// the driver refused a cooperative launch (softmax); 1 any other driver
+/// error.
 #[derive(Debug, Parser)]
 #[command(name = "lab", version)]
 pub struct Args {

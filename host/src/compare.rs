@@ -299,6 +299,9 @@ pub struct Comparison {
     pub context: Context,
     /// NVRTC's version, `major.minor`.
     pub nvrtc: String,
+    /// The NVRTC library file the twins were compiled with (a path, or the
+    /// bare name the system loader resolved).
+    pub nvrtc_library: String,
     /// Interleaved trials per kernel.
     pub trials: u32,
     /// The kernels, in table order.
@@ -312,7 +315,7 @@ impl Comparison {
         let arch = format!("sm_{}", c.compute_capability.replace('.', ""));
         let mut s = format!(
             "{}Rust kernels: PTX {} from rustc, compiled for this GPU ({arch}) by the driver when the module loads. \
-             CUDA C twins: compiled by NVRTC {} for {arch} with nvcc's defaults (FMA contraction on).\n{}\
+             CUDA C twins: compiled by NVRTC {} ({}) for {arch} with nvcc's defaults (FMA contraction on).\n{}\
              Each row: {} trials of both sides, the order alternating (Rust first, then CUDA C first, ...), each side \
              {} warm-ups and the median of {} batches of {} launches; ratio = Rust / C per trial, median and range. \
              A row is called slower or faster only when every trial's ratio is past 1 ± {}; otherwise parity.\n\
@@ -320,6 +323,7 @@ impl Comparison {
             c.header(),
             c.ptx,
             self.nvrtc,
+            self.nvrtc_library,
             self.notes
                 .iter()
                 .map(|n| format!("{n}\n"))
@@ -466,7 +470,7 @@ impl Comparison {
                     "rust": k.rust, "c": k.c, "rust_mix": k.rust_mix, "c_mix": k.c_mix,
                     "agreement": k.agreement, "verdict": k.timing.verdict(), "min_effect": MIN_EFFECT,
                     "sass": k.sass,
-                    "nvrtc": self.nvrtc,
+                    "nvrtc": self.nvrtc, "nvrtc_library": self.nvrtc_library,
                     "context": self.context,
                 })
             })

@@ -93,6 +93,29 @@ pub enum Error {
         offset: usize,
     },
 
+    /// The driver refused a cooperative launch (`cuLaunchCooperativeKernel`):
+    /// more blocks than the GPU holds at once, no cooperative launches on
+    /// this GPU or driver, or none permitted in this context. Not a fault
+    /// in the kernel: it never ran.
+    #[error(
+        "the driver refused the cooperative launch of `{kernel}` ({blocks} blocks of {threads} threads, {shared_bytes} bytes of shared memory each): {}; {}",
+        describe(.source),
+        cooperative_advice(.source)
+    )]
+    CooperativeRefused {
+        /// The kernel's exported symbol.
+        kernel: String,
+        /// Blocks in the grid.
+        blocks: u32,
+        /// Threads per block.
+        threads: u32,
+        /// Dynamic shared memory per block, bytes.
+        shared_bytes: u32,
+        /// The driver's error code: `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`,
+        /// `CUDA_ERROR_NOT_SUPPORTED` or `CUDA_ERROR_NOT_PERMITTED`.
+        source: DriverError,
+    },
+
     /// The lesson's buffers do not fit the GPU's free memory.
     #[error("{what} needs {needed} bytes of device memory ({:.1} MiB) but only {free} bytes ({:.1} MiB) are free", *.needed as f64 / 1048576.0, *.free as f64 / 1048576.0)]
     OutOfMemory {
@@ -108,13 +131,21 @@ pub enum Error {
     #[error("{0}")]
     Size(String),
 
-    /// The NVRTC library could not be loaded (needed to compile the CUDA C
-    /// twins).
+    /// No NVRTC library could be loaded (needed to compile the CUDA C twins
+    /// for `--compare` and `--asm`).
     #[error(
-        "the NVRTC library (libnvrtc.so, from CUDA 11.4 or later) could not be loaded; the CUDA C twins are compiled with it at run time: \
-         install CUDA's NVRTC (the toolkit's cuda-nvrtc package, or `pip install nvidia-cuda-nvrtc-cu12`) and put the folder holding libnvrtc.so on LD_LIBRARY_PATH"
+        "the NVRTC library could not be loaded{}: looked for libnvrtc.so, .so.13, .so.12 and .so.11 on LD_LIBRARY_PATH, \
+         in $CUDA_HOME/lib64 and /usr/local/cuda/lib64, in pip's nvidia/cu13/lib and nvidia/cuda_nvrtc/lib, and where the \
+         system loader looks; the CUDA C twins (--compare, --asm) are compiled with it at run time: install NVRTC from \
+         CUDA 12 or 13 (the toolkit's cuda-nvrtc package, `pip install nvidia-cuda-nvrtc` for CUDA 13 or \
+         `pip install nvidia-cuda-nvrtc-cu12` for CUDA 12), or put the folder holding libnvrtc.so* on LD_LIBRARY_PATH",
+        .unloadable.as_ref().map_or(String::new(), |why| format!(" (one was found but did not load: {why})"))
     )]
-    NvrtcMissing,
+    NvrtcMissing {
+        /// The first library file that was found but did not load, with the
+        /// loader's reason (a wrong architecture, a missing dependency).
+        unloadable: Option<String>,
+    },
 
     /// NVRTC failed (a compile error, with its log).
     #[error("NVRTC: {0}")]
@@ -197,6 +228,27 @@ fn describe(e: &DriverError) -> String {
     }
 }
 
+/// What to do about a refused cooperative launch, by the driver's code.
+fn cooperative_advice(e: &DriverError) -> &'static str {
+    use cudarc::driver::sys::CUresult as R;
+    match e.0 {
+        R::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE => {
+            "the grid is more blocks than the GPU holds at once; the lab sized it from the occupancy API for the \
+             whole GPU, so something gives this process less of it (another process on the GPU, an MPS active-thread \
+             limit, a MIG slice): run the lesson on a GPU of its own"
+        }
+        R::CUDA_ERROR_NOT_SUPPORTED => {
+            "this GPU or driver does not support cooperative launches (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0), \
+             so the lesson's cooperative kernels cannot run here"
+        }
+        R::CUDA_ERROR_NOT_PERMITTED => {
+            "the driver does not permit a cooperative launch in this context (a GPU shared through MPS or \
+             virtualised may forbid it): run the lesson on a GPU of its own, without MPS"
+        }
+        _ => "the driver gave no reason the lab knows",
+    }
+}
+
 /// Exit statuses of the `lab` binary, one per kind of failure, so a script
 /// can tell them apart. 0 is success; 2 is a usage error (an unknown lesson
 /// or flag); 3 is a kernel whose result disagrees with its reference.
@@ -227,6 +279,9 @@ pub mod exit {
     /// A bug in the lab itself (a launch whose arguments do not match its
     /// kernel, a kernel the PTX lacks, two report rows of one key).
     pub const BUG: u8 = 11;
+    /// The driver refused a cooperative launch (too many blocks for the GPU
+    /// as this process has it, or no cooperative launches here).
+    pub const COOPERATIVE_REFUSED: u8 = 12;
 }
 
 impl Error {
@@ -249,10 +304,40 @@ impl Error {
                 exit::KERNEL_FAULT
             }
             Error::OutOfMemory { .. } | Error::Size(_) => exit::SIZE,
-            Error::NvrtcMissing | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
+            Error::NvrtcMissing { .. } | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
             Error::UnknownKernel { .. } | Error::Usage(_) => exit::USAGE,
             Error::File { .. } | Error::Baseline(_) => exit::FILE,
             Error::Signature { .. } | Error::Bug(_) => exit::BUG,
+            Error::CooperativeRefused { .. } => exit::COOPERATIVE_REFUSED,
+        }
+    }
+
+    /// This error, read as the outcome of a cooperative launch of `grid`
+    /// blocks of `block` threads with `shared_bytes` of dynamic shared
+    /// memory each: a [`Error::KernelFault`] whose code is one of the
+    /// driver's three refusals (`CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`,
+    /// `CUDA_ERROR_NOT_SUPPORTED`, `CUDA_ERROR_NOT_PERMITTED`) becomes
+    /// [`Error::CooperativeRefused`]; any other error is returned as it is.
+    pub fn into_cooperative_refusal(self, grid: u32, block: u32, shared_bytes: u32) -> Error {
+        use cudarc::driver::sys::CUresult as R;
+        match self {
+            Error::KernelFault { kernel, source }
+                if matches!(
+                    source.0,
+                    R::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+                        | R::CUDA_ERROR_NOT_SUPPORTED
+                        | R::CUDA_ERROR_NOT_PERMITTED
+                ) =>
+            {
+                Error::CooperativeRefused {
+                    kernel,
+                    blocks: grid,
+                    threads: block,
+                    shared_bytes,
+                    source,
+                }
+            }
+            other => other,
         }
     }
 }

@@ -28,11 +28,14 @@ pub struct DeviceInfo {
     pub l2_bytes: usize,
     /// Device memory, bytes.
     pub total_memory_bytes: usize,
-    /// Peak SM clock, kHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`).
+    /// Peak SM clock, kHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`); 0 where the
+    /// driver does not report it (then every figure derived from it is
+    /// unknown).
     pub sm_clock_khz: u32,
-    /// Peak memory clock, kHz (`CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`).
+    /// Peak memory clock, kHz (`CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`); 0
+    /// where the driver does not report it.
     pub memory_clock_khz: u32,
-    /// Global memory bus width, bits.
+    /// Global memory bus width, bits; 0 where the driver does not report it.
     pub memory_bus_bits: u32,
     /// Resident threads an SM holds at most.
     pub max_threads_per_sm: u32,
@@ -118,17 +121,35 @@ impl DeviceInfo {
     /// bytes/s: memory clock x bus width x 2 (two transfers a clock, double
     /// data rate) / 8 bits. A derived figure, not a measurement and not the
     /// datasheet's: the measured copy ceiling is set beside it.
-    pub fn derived_dram_bytes_per_s(&self) -> f64 {
-        self.memory_clock_khz as f64 * 1e3 * self.memory_bus_bits as f64 * 2.0 / 8.0
+    ///
+    /// `None` (unknown) where the driver reports a memory clock or a bus
+    /// width of 0: some drivers and platforms do not report them, and a 0
+    /// would make every share of this limit infinite.
+    pub fn derived_dram_bytes_per_s(&self) -> Option<f64> {
+        if self.memory_clock_khz == 0 || self.memory_bus_bits == 0 {
+            return None;
+        }
+        Some(self.memory_clock_khz as f64 * 1e3 * self.memory_bus_bits as f64 * 2.0 / 8.0)
     }
 
     /// The theoretical FP32 rate derived from the driver's attributes,
     /// FLOP/s: SMs x FP32 lanes per SM x 2 (an FMA is two FLOP) x peak SM
-    /// clock. `None` where [`fp32_lanes_per_sm`] does not know the
-    /// architecture.
+    /// clock.
+    ///
+    /// `None` (unknown) where [`fp32_lanes_per_sm`] does not know the
+    /// architecture, or the driver reports an SM clock or an SM count of 0.
     pub fn derived_fp32_flop_per_s(&self) -> Option<f64> {
+        if self.sm_clock_khz == 0 || self.sms == 0 {
+            return None;
+        }
         fp32_lanes_per_sm(self.compute_capability)
             .map(|lanes| self.sms as f64 * lanes as f64 * 2.0 * self.sm_clock_khz as f64 * 1e3)
+    }
+
+    /// The ridge point of the derived limits, FLOP/byte: the derived FP32
+    /// rate over the derived DRAM bandwidth; `None` where either is unknown.
+    pub fn derived_ridge_flop_per_byte(&self) -> Option<f64> {
+        Some(self.derived_fp32_flop_per_s()? / self.derived_dram_bytes_per_s()?)
     }
 }
 
@@ -466,7 +487,13 @@ impl Gpu {
 }
 
 fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceInfo> {
-    let attr = |a: Attr| ctx.attribute(a).call("cuDeviceGetAttribute");
+    // A negative attribute is not a count: read it as 0, which every
+    // figure derived from it treats as unknown.
+    let attr = |a: Attr| {
+        ctx.attribute(a)
+            .call("cuDeviceGetAttribute")
+            .map(|v| v.max(0))
+    };
     let mut version = 0i32;
     // SAFETY: writes one int.
     unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }

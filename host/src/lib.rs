@@ -7,7 +7,8 @@
 //! [`runner`] (the one path `lab` drives each lesson through), [`lessons`]
 //! (the list of them), [`kernels`] (a lesson's kernels, named once, launched
 //! with checked arguments), [`sizes`] (sizes from the GPU at hand), [`gpu`]
-//! (device, module, buffers), [`timing`], [`check`], [`report`], [`record`],
+//! (device, module, buffers), [`timing`] (with [`clocks`], the clocks while
+//! timing), [`check`], [`report`], [`record`],
 //! [`error`], and for Rust-versus-CUDA-C comparisons [`nvrtc`] and
 //! [`compare`]. One module per lesson: [`roofline`], [`fusion`],
 //! [`vectorize`], [`unroll`], [`fuse`], [`specialize`], [`harness`],
@@ -17,6 +18,7 @@ pub mod asm;
 pub mod bandwidth;
 pub mod check;
 pub mod cli;
+pub mod clocks;
 pub mod compare;
 pub mod conv2d;
 pub mod error;

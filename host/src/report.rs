@@ -5,6 +5,7 @@
 use comfy_table::{ContentArrangement, Table, presets};
 use serde::Serialize;
 
+use crate::clocks::Clocks;
 use crate::gpu::DeviceInfo;
 use crate::ptx;
 use crate::timing::Plan;
@@ -20,7 +21,9 @@ pub struct Context {
     /// physical GPU ran this, where two share a name. `None` where the driver
     /// did not say; records written before this field have none either.
     pub gpu_uuid: Option<String>,
-    /// The GPU's PCI bus id (`0000:1b:00.0`); `None` as for `gpu_uuid`.
+    /// The GPU's PCI bus id (`0000:1b:00.0`, `cuDeviceGetPCIBusId`): which
+    /// GPU of the machine ran, whatever CUDA's device order; `None` as for
+    /// `gpu_uuid`.
     pub pci_bus_id: Option<String>,
     /// Compute capability, `major.minor`.
     pub compute_capability: String,
@@ -54,39 +57,10 @@ pub struct Context {
     pub date: String,
     /// The git commit the binary was built from.
     pub git_commit: &'static str,
-    /// SM and memory clocks (MHz) when the run started and when it ended,
-    /// as `nvidia-smi` reported them, where it is on the PATH.
-    pub clocks_mhz: Clocks,
-}
-
-/// Clocks read at the start and the end of a run.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Clocks {
-    /// (SM, memory) MHz before the first kernel.
-    pub start: Option<(u32, u32)>,
-    /// (SM, memory) MHz after the last.
-    pub end: Option<(u32, u32)>,
-}
-
-/// The current SM and memory clocks of device `ordinal` in MHz, from
-/// `nvidia-smi` (the driver API does not report current clocks); `None`
-/// where it is missing or says something else.
-pub fn read_clocks(ordinal: usize) -> Option<(u32, u32)> {
-    let out = std::process::Command::new("nvidia-smi")
-        .args([
-            "--query-gpu=clocks.sm,clocks.mem",
-            "--format=csv,noheader,nounits",
-        ])
-        .arg(format!("--id={ordinal}"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let mut parts = text.trim().split(',').map(|p| p.trim().parse::<u32>());
-    match (parts.next(), parts.next()) {
-        (Some(Ok(sm)), Some(Ok(mem))) => Some((sm, mem)),
-        _ => None,
-    }
+    /// The GPU's SM and memory clocks (and temperature and power) while the
+    /// run's kernels were timed, with how they were read
+    /// ([`crate::clocks`]); "not read" until `lab` sets them after the run.
+    pub clocks: Clocks,
 }
 
 impl Context {
@@ -123,7 +97,7 @@ impl Context {
             l2_flushed: timing.flush_l2,
             date: started,
             git_commit: ptx::GIT_COMMIT,
-            clocks_mhz: Clocks::default(),
+            clocks: Clocks::not_read(),
         }
     }
 
@@ -133,8 +107,12 @@ impl Context {
             Some(v) => format!("driver {v} (CUDA {})", self.driver_cuda),
             None => format!("driver CUDA {}", self.driver_cuda),
         };
+        let pci = self
+            .pci_bus_id
+            .as_ref()
+            .map_or(String::new(), |id| format!(", PCI {id}"));
         format!(
-            "GPU: {} (compute capability {}), {} SMs, {} KiB L2, {}",
+            "GPU: {} (compute capability {}{pci}), {} SMs, {} KiB L2, {}",
             self.gpu,
             self.compute_capability,
             self.sms,
@@ -143,14 +121,16 @@ impl Context {
         )
     }
 
-    /// The lines every table opens with: the device, the build, and each
-    /// streamed buffer with its multiple of the L2.
+    /// The lines every table opens with: the device, the build, each
+    /// streamed buffer with its multiple of the L2, and the clocks while
+    /// timing.
     pub fn header(&self) -> String {
         format!(
-            "{}\n{}\n{}\n",
+            "{}\n{}\n{}\n{}\n",
             self.device_line(),
             self.build_line(),
-            crate::sizes::streams_line(&self.streams, self.l2_bytes)
+            crate::sizes::streams_line(&self.streams, self.l2_bytes),
+            self.clocks.line()
         )
     }
 

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::cli::Args;
+use crate::clocks::Sampler;
 use crate::compare::{Comparison, TwinRows, compare_twins};
 use crate::error::{Error, Result, exit};
 use crate::gpu::Gpu;
 use crate::lesson::{Capabilities, Lesson, Outcome, RunOptions};
-use crate::report::{Clocks, Context, now, read_clocks};
+use crate::report::{Context, now};
 use crate::sizes::LessonSizes;
 use crate::timing::Plan;
 
@@ -96,24 +97,12 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    // Files first: a bad path is an error before minutes of GPU work.
-    if let Some(dir) = &args.graphs_dir {
-        create_dir(dir)?;
-    }
-    if args.record {
-        create_dir(&args.results)?;
-    }
-    let saved_csv = match &args.ncu_csv {
-        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| Error::file(path, e))?),
-        None => None,
-    };
-    // A baseline named by its path is read now; `last` needs the GPU's name.
-    let baseline_file = match args.baseline.as_deref() {
-        Some(spec) if spec != "last" => {
-            Some(crate::record::baseline(spec, Path::new(spec)).map_err(Error::Baseline)?)
-        }
-        _ => None,
-    };
+    // Files first: a bad path is an error before minutes of GPU work, and
+    // before a GPU is even looked for.
+    let Inputs {
+        ncu_csv: saved_csv,
+        baseline: baseline_file,
+    } = check_files(args)?;
 
     let started = now();
     let gpu = Gpu::open(args.device)?;
@@ -143,18 +132,24 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         twins.kernel_set().load_twins(&gpu, &c_ptx)?;
         let (major, minor) = gpu.info.compute_capability;
         let arch = format!("sm_{major}{minor}");
-        let kernels = match compare_twins(&mut twins, &c_ptx, COMPARE_TRIALS, plan, &arch)? {
+        let sampler = Sampler::start(gpu.info.pci_bus_id.as_deref());
+        let compared = compare_twins(&mut twins, &c_ptx, COMPARE_TRIALS, plan, &arch)?;
+        let clocks = sampler.finish();
+        let kernels = match compared {
             Err(failures) => return Ok(print_failures(&failures, "comparison")),
             Ok(kernels) => kernels,
         };
-        let (major, minor) = crate::nvrtc::version()?;
+        let nvrtc = crate::nvrtc::library()?;
+        let (major, minor) = nvrtc.version();
         let comparison = Comparison {
             context: Context {
                 timing: plan,
+                clocks,
                 ..context
             },
             notes: L::compare_notes(&sizes),
             nvrtc: format!("{major}.{minor}"),
+            nvrtc_library: nvrtc.path().display().to_string(),
             trials: COMPARE_TRIALS,
             kernels,
         };
@@ -190,8 +185,10 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         graphs_dir: args.graphs_dir.as_deref(),
         progress: &progress,
     };
-    let clocks_start = read_clocks(args.device);
+    // The clocks are read while the lesson times its kernels.
+    let sampler = Sampler::start(gpu.info.pci_bus_id.as_deref());
     let outcome = L::run(&gpu, &sizes, context, &options)?;
+    let clocks = sampler.finish();
     progress.finish_and_clear();
     let mut report = match outcome {
         Outcome::Passed(report) => report,
@@ -203,10 +200,7 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
             return Err(error);
         }
     };
-    report.context_mut().clocks_mhz = Clocks {
-        start: clocks_start,
-        end: read_clocks(args.device),
-    };
+    report.context_mut().clocks = clocks;
     if let Some(counters) = counters {
         report.merge_counters(counters);
     }
@@ -234,16 +228,101 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What [`check_files`] read from the files the command line names.
+pub struct Inputs {
+    /// The text of `--ncu-csv FILE`.
+    pub ncu_csv: Option<String>,
+    /// The run in `--baseline FILE` (`last` needs the GPU's name: read
+    /// later).
+    pub baseline: Option<Vec<crate::record::Run>>,
+}
+
+/// Checks every file and folder the command line names, before any GPU
+/// work: `--graphs-dir DIR` is created and written in; `--results DIR`
+/// likewise where `--record` or `--ncu` will write there; `--plot FILE`'s
+/// folder is created and the file opened for writing; `--ncu-csv FILE` and
+/// `--baseline FILE` are read.
+///
+/// # Errors
+/// [`Error::File`] naming the path, the flag and the operating system's
+/// reason (exit status 9); [`Error::Baseline`] for a baseline file that
+/// holds no run.
+pub fn check_files(args: &Args) -> Result<Inputs> {
+    if let Some(dir) = &args.graphs_dir {
+        writable_dir(
+            dir,
+            "--graphs-dir writes the DOT files into",
+            "choose another --graphs-dir",
+        )?;
+    }
+    if args.record || args.ncu {
+        let flag = if args.record {
+            "--record writes the run's rows into"
+        } else {
+            "--ncu saves its CSV into"
+        };
+        writable_dir(&args.results, flag, "choose another with --results DIR")?;
+    }
+    if let Some(path) = &args.plot {
+        writable(path).map_err(|e| match e {
+            Error::File { path, why } => Error::File {
+                path,
+                why: format!("--plot cannot write the chart here: {why}; choose another FILE.svg"),
+            },
+            other => other,
+        })?;
+    }
+    let ncu_csv = match &args.ncu_csv {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| Error::file(path, format!("--ncu-csv cannot read it: {e}")))?,
+        ),
+        None => None,
+    };
+    // A baseline named by its path is read now; `last` needs the GPU's name.
+    let baseline = match args.baseline.as_deref() {
+        Some(spec) if spec != "last" => {
+            Some(crate::record::baseline(spec, Path::new(spec)).map_err(Error::Baseline)?)
+        }
+        _ => None,
+    };
+    Ok(Inputs { ncu_csv, baseline })
+}
+
 /// Creates `dir` (and its parents), as a [`Error::File`] on failure.
 fn create_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::file(dir, format!("cannot create the folder: {e}")))
 }
 
+/// Fails unless `dir` exists or can be created, and a file can be made in
+/// it (a probe file, removed again). `purpose` ("--record writes ... into")
+/// and `fix` ("choose another ...") complete the message.
+fn writable_dir(dir: &Path, purpose: &str, fix: &str) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::file(
+            dir,
+            format!("cannot create the folder {purpose}: {e}; {fix}"),
+        )
+    })?;
+    let probe = dir.join(format!(".lab-write-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| {
+            Error::file(
+                dir,
+                format!("cannot write in the folder {purpose}: {e}; {fix}"),
+            )
+        })?;
+    std::fs::remove_file(&probe).map_err(|e| Error::file(&probe, e))
+}
+
 /// Fails unless `file` can be appended to: its folder is created, and the
 /// file opened for appending (a file made only to try is removed again).
 fn writable(file: &Path) -> Result<()> {
-    if let Some(dir) = file.parent() {
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_dir(dir)?;
     }
     let existed = file.exists();

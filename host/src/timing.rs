@@ -102,6 +102,8 @@ pub fn time_kernel(
             .call("cuEventCreate")
     };
     let (start, stop) = (event()?, event()?);
+    // The clocks are read while this guard lives: the timed batches only.
+    let _timed = crate::clocks::timed_work();
     let mut samples_ms = Vec::with_capacity(plan.batches as usize);
     for _ in 0..plan.batches {
         if plan.flush_l2 {

@@ -210,3 +210,130 @@ fn each_failure_exits_under_its_own_kind() {
     assert_eq!(code, 9, "{stderr}");
     std::fs::remove_file(&blocker).ok();
 }
+
+#[test]
+fn asm_works_with_nvrtc_named_libnvrtc_so_13_alone() {
+    // The NVRTC this test process loads (`cargo xtask test` provides one),
+    // linked into a folder under CUDA 13's name only, as a CUDA 13
+    // runtime-only install ships it; no GPU is needed.
+    let nvrtc = match host::nvrtc::library() {
+        Ok(nvrtc) => nvrtc,
+        Err(e) => {
+            assert!(std::env::var_os("CI").is_none(), "CI must run this: {e}");
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let Some(real) = std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .map(std::path::PathBuf::from)
+        .find(|p| p.file_name() == nvrtc.path().file_name())
+    else {
+        eprintln!("skipped: {:?} is not in /proc/self/maps", nvrtc.path());
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("lab-cli-nvrtc13-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("libnvrtc.so.13");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["roofline", "--asm", "copy_coalesced", "--arch", "sm_90"])
+        .env("LD_LIBRARY_PATH", &dir)
+        .output()
+        .expect("lab runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("CUDA C PTX (NVRTC, sm_90)"), "{stdout}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn every_file_flag_is_checked_before_a_gpu_is_looked_for() {
+    // A regular file where a folder is wanted: nothing can be made below it
+    // (whoever runs the test, root included). This machine's lack of a GPU
+    // would be exit 4; each bad path must be exit 9 first, in one line.
+    let blocker = std::env::temp_dir().join(format!("lab-cli-files-{}", std::process::id()));
+    std::fs::write(&blocker, "a file where a folder is wanted").unwrap();
+    let below = blocker.join("sub");
+    let below = below.to_str().unwrap();
+    // "Not a directory (os error 20)", in the C library's words.
+    let enotdir = std::io::Error::from_raw_os_error(20).to_string();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["vectorize", "--record", "--results", below],
+            format!(
+                "error: {below}: cannot create the folder --record writes the run's rows into: {enotdir}; \
+                 choose another with --results DIR\n"
+            ),
+        ),
+        (
+            vec!["roofline", "--ncu", "--results", below],
+            format!(
+                "error: {below}: cannot create the folder --ncu saves its CSV into: {enotdir}; \
+                 choose another with --results DIR\n"
+            ),
+        ),
+        (
+            vec!["softmax", "--graphs-dir", below],
+            format!(
+                "error: {below}: cannot create the folder --graphs-dir writes the DOT files into: {enotdir}; \
+                 choose another --graphs-dir\n"
+            ),
+        ),
+        (
+            vec!["roofline", "--ncu-csv", below],
+            format!("error: {below}: --ncu-csv cannot read it: {enotdir}\n"),
+        ),
+    ];
+    for (args, want) in &cases {
+        let (code, stdout, stderr) = lab(args);
+        assert_eq!(code, 9, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(&stderr, want, "{args:?}");
+    }
+    // --plot's folder cannot be made below the file either.
+    let chart = format!("{below}/roofline.svg");
+    let (code, _, stderr) = lab(&["roofline", "--plot", &chart]);
+    assert_eq!(code, 9, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {below}: --plot cannot write the chart here: cannot create the folder: "
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.ends_with("; choose another FILE.svg\n"), "{stderr}");
+    std::fs::remove_file(&blocker).ok();
+
+    // Writable paths pass the check and leave nothing behind: the run then
+    // stops where it looks for the GPU (exit 4 on a machine without one).
+    // SAFETY: only tries to dlopen the driver library.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("lab-cli-files-ok-{}", std::process::id()));
+    let results = dir.join("results");
+    let chart = dir.join("charts/roofline.svg");
+    let (code, _, stderr) = lab(&[
+        "roofline",
+        "--record",
+        "--results",
+        results.to_str().unwrap(),
+        "--plot",
+        chart.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 4, "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(&results).unwrap().count(),
+        0,
+        "a probe was left"
+    );
+    assert!(!chart.exists(), "the chart's trial file was left");
+    std::fs::remove_dir_all(&dir).ok();
+}

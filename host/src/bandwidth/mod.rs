@@ -473,14 +473,15 @@ pub fn host_copy_failure(src: &[u8], dst: &[u8], n: usize) -> Option<Failure> {
 }
 
 /// The section that sets each copy of `rows` (the timed copies) against its
-/// limit: device-to-device against the derived DRAM limit `dram` (bytes/s),
-/// host-device against the link. The link compared is `current` (read
+/// limit: device-to-device against the derived DRAM limit `dram` (bytes/s;
+/// `None` where the driver's attributes leave it unknown, and then no share
+/// of it is printed), host-device against the link. The link compared is `current` (read
 /// after the copies) unless a copy already beat it (the link had trained
 /// down to save power), then `max`; `None` where neither is known. Also
 /// returns the link compared.
 pub fn limits_section(
     rows: &[Row],
-    dram: f64,
+    dram: Option<f64>,
     current: Option<query::PcieLink>,
     max: Option<query::PcieLink>,
     pci_address: &str,
@@ -492,14 +493,26 @@ pub fn limits_section(
             .and_then(Row::gb_per_s)
             .unwrap_or(f64::NAN)
     };
+    // "N%" of the derived DRAM limit, or "an unknown share".
+    let share = |gb_s: f64| match dram {
+        Some(d) => format!("{:.1}%", 100.0 * gb_s * 1e9 / d),
+        None => "an unknown share".to_string(),
+    };
+    // "N% of the derived DRAM D GB/s", or that the limit is unknown.
+    let of_dram = |gb_s: f64| match dram {
+        Some(d) => format!("{} of the derived DRAM {:.1} GB/s", share(gb_s), d / 1e9),
+        None => format!(
+            "{} of the derived DRAM limit, unknown here (the driver reports a memory clock or bus width of 0)",
+            share(gb_s)
+        ),
+    };
     let mut limits = Section::new("Against the limits");
     for copy in [Copy::DtodEngine, Copy::DtodKernel] {
         limits.line(format!(
-            "{:<18} {:>8.1} GB/s = {:.1}% of the derived DRAM {:.1} GB/s",
+            "{:<18} {:>8.1} GB/s = {}",
             copy.key(),
             gbs(copy.key()),
-            100.0 * gbs(copy.key()) * 1e9 / dram,
-            dram / 1e9
+            of_dram(gbs(copy.key()))
         ));
     }
     // The link to compare with: the one read after the copies, unless a
@@ -528,12 +541,12 @@ pub fn limits_section(
                 Copy::DtohPinned,
             ] {
                 limits.line(format!(
-                    "{:<18} {:>8.1} GB/s = {:.1}% of the link's {:.1} GB/s per direction ({:.1}% of the DRAM limit)",
+                    "{:<18} {:>8.1} GB/s = {:.1}% of the link's {:.1} GB/s per direction ({} of the DRAM limit)",
                     copy.key(),
                     gbs(copy.key()),
                     100.0 * gbs(copy.key()) * 1e9 / limit,
                     limit / 1e9,
-                    100.0 * gbs(copy.key()) * 1e9 / dram
+                    share(gbs(copy.key()))
                 ));
             }
             format!(
@@ -571,10 +584,10 @@ pub fn limits_section(
                 Copy::DtohPinned,
             ] {
                 limits.line(format!(
-                    "{:<18} {:>8.1} GB/s = {:.1}% of the DRAM limit (the link is the bound, and unknown here)",
+                    "{:<18} {:>8.1} GB/s = {} of the DRAM limit (the link is the bound, and unknown here)",
                     copy.key(),
                     gbs(copy.key()),
-                    100.0 * gbs(copy.key()) * 1e9 / dram
+                    share(gbs(copy.key()))
                 ));
             }
             format!(

@@ -135,20 +135,33 @@ pub fn lines(info: &DeviceInfo, q: &DeviceQuery) -> Vec<String> {
             q.copy_engines
         ),
     ];
-    let dram = info.derived_dram_bytes_per_s();
-    out.push(format!(
-        "derived: DRAM {:.1} GB/s = 2 x {} MHz x {} bits / 8 (a figure from the attributes, not a measurement)",
-        dram / 1e9,
-        info.memory_clock_khz / 1000,
-        info.memory_bus_bits
-    ));
-    match (info.derived_fp32_flop_per_s(), crate::gpu::fp32_lanes_per_sm(info.compute_capability)) {
+    match info.derived_dram_bytes_per_s() {
+        Some(dram) => out.push(format!(
+            "derived: DRAM {:.1} GB/s = 2 x {} MHz x {} bits / 8 (a figure from the attributes, not a measurement)",
+            dram / 1e9,
+            info.memory_clock_khz / 1000,
+            info.memory_bus_bits
+        )),
+        None => out.push(format!(
+            "derived: DRAM unknown: the driver reports a memory clock of {} MHz and a bus of {} bits",
+            info.memory_clock_khz / 1000,
+            info.memory_bus_bits
+        )),
+    }
+    let lanes = crate::gpu::fp32_lanes_per_sm(info.compute_capability);
+    match (info.derived_fp32_flop_per_s(), lanes) {
         (Some(flops), Some(lanes)) => out.push(format!(
-            "derived: FP32 {:.1} TFLOP/s = {} SMs x {lanes} lanes x 2 (an FMA) x {} MHz; ridge point {:.1} FLOP/byte",
+            "derived: FP32 {:.1} TFLOP/s = {} SMs x {lanes} lanes x 2 (an FMA) x {} MHz; ridge point {}",
             flops / 1e12,
             info.sms,
             info.sm_clock_khz / 1000,
-            flops / dram
+            info.derived_ridge_flop_per_byte()
+                .map_or("unknown (no DRAM limit)".to_string(), |r| format!("{r:.1} FLOP/byte"))
+        )),
+        (None, Some(_)) => out.push(format!(
+            "derived: FP32 peak unknown: the driver reports {} SMs at an SM clock of {} MHz",
+            info.sms,
+            info.sm_clock_khz / 1000
         )),
         _ => out.push("derived: FP32 peak unknown for this compute capability".to_string()),
     }

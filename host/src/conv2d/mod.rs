@@ -463,10 +463,13 @@ impl LessonSizes for Sizes {
 
 /// The roofline's bound for a kernel of `intensity` FLOP/byte on this GPU,
 /// FLOP/s: min(FP32 peak, intensity x DRAM bandwidth), both derived from
-/// the driver's attributes. `None` where the FP32 peak is unknown.
+/// the driver's attributes. `None` where either is unknown (an
+/// architecture the lanes table lacks, or a clock, SM count or bus width
+/// the driver reports as 0).
 pub fn roofline_bound(info: &DeviceInfo, intensity: f64) -> Option<f64> {
-    info.derived_fp32_flop_per_s()
-        .map(|peak| peak.min(intensity * info.derived_dram_bytes_per_s()))
+    let peak = info.derived_fp32_flop_per_s()?;
+    let dram = info.derived_dram_bytes_per_s()?;
+    Some(peak.min(intensity * dram))
 }
 
 /// How many times the time the derived DRAM limit needs for a launch's
@@ -507,18 +510,23 @@ pub fn size_reading(rows: &[Row], n: usize, info: &DeviceInfo) -> String {
                 k.intensity(n)
             ),
             None => format!(
-                "{name} {got:.2} GFLOP/s at {:.2} FLOP/byte (no bound: FP32 peak unknown)",
-                k.intensity(n)
+                "{name} {got:.2} GFLOP/s at {:.2} FLOP/byte (no bound: {} unknown)",
+                k.intensity(n),
+                match (peak, dram) {
+                    (None, None) => "the FP32 peak and the DRAM limit are",
+                    (None, Some(_)) => "the FP32 peak is",
+                    _ => "the DRAM limit is",
+                }
             ),
         }
     };
     let mut reading = format!(
-        "GPU: {}; {}. Bound = min(FP32 peak {}, intensity x DRAM {:.0} GB/s), both derived from the driver's \
+        "GPU: {}; {}. Bound = min(FP32 peak {}, intensity x DRAM {}), both derived from the driver's \
          attributes.",
         against_bound(Kernel::Valid, valid),
         against_bound(Kernel::Same, same),
         peak.map_or("unknown".to_string(), |p| format!("{:.0} GFLOP/s", p / 1e9)),
-        dram / 1e9,
+        dram.map_or("unknown".to_string(), |d| format!("{:.0} GB/s", d / 1e9)),
     );
     let blocks = |k: Kernel| {
         let g = k.launch_config(n).grid_dim;
@@ -526,22 +534,32 @@ pub fn size_reading(rows: &[Row], n: usize, info: &DeviceInfo) -> String {
     };
     if blocks(Kernel::Same) < info.sms as usize {
         let measured_us = 1e3 * valid.timing.median_ms();
-        let dram_us = 1e6 * Kernel::Valid.compulsory_bytes(n) as f64 / dram;
-        let ratio = measured_us / dram_us;
-        reading.push_str(&format!(
+        let grids = format!(
             " The grids are {} and {} blocks for {} SMs, so most SMs have nothing to do; the valid kernel took \
-             {measured_us:.1} us where the derived DRAM limit moves its {} compulsory bytes in {dram_us:.3} us \
-             ({ratio:.0}x){}",
+             {measured_us:.1} us",
             blocks(Kernel::Valid),
             blocks(Kernel::Same),
             info.sms,
-            Kernel::Valid.compulsory_bytes(n),
-            if ratio >= FIXED_COST_RATIO {
-                ": the time is fixed cost (the launch, block scheduling), not memory traffic."
-            } else {
-                "."
+        );
+        reading.push_str(&grids);
+        match dram {
+            Some(dram) => {
+                let dram_us = 1e6 * Kernel::Valid.compulsory_bytes(n) as f64 / dram;
+                let ratio = measured_us / dram_us;
+                reading.push_str(&format!(
+                    " where the derived DRAM limit moves its {} compulsory bytes in {dram_us:.3} us ({ratio:.0}x){}",
+                    Kernel::Valid.compulsory_bytes(n),
+                    if ratio >= FIXED_COST_RATIO {
+                        ": the time is fixed cost (the launch, block scheduling), not memory traffic."
+                    } else {
+                        "."
+                    }
+                ));
             }
-        ));
+            None => reading.push_str(
+                " (the derived DRAM limit is unknown, so the time is not set against the traffic's).",
+            ),
+        }
     }
     if let Some(cpu) = rows
         .iter()

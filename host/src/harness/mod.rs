@@ -259,6 +259,9 @@ impl<'g> Harness<'g> {
         synchronised: bool,
     ) -> Result<Timing> {
         let mut samples_ms = Vec::with_capacity(batches as usize);
+        // The clocks are read while this guard lives (warm-ups included:
+        // the seed's protocol repeats them before every batch).
+        let _timed = crate::clocks::timed_work();
         for _ in 0..batches {
             for _ in 0..warmups {
                 self.launch(n)?;
@@ -310,27 +313,29 @@ impl Twinned for Harness<'_> {
 /// What each method measured, for one size's section: `first_section`
 /// (the seed's size, with the first call and the CPU row), the seed
 /// harness's `runs`, method 1's implied GB/s, the derived DRAM peak in GB/s
-/// and whether the three buffers fit in the L2 (where the DRAM peak is no
-/// hard limit).
+/// (`None` where the driver's attributes leave it unknown) and whether the
+/// three buffers fit in the L2 (where the DRAM peak is no hard limit).
 pub fn reading(
     first_section: bool,
     runs: u32,
     no_sync_gb_s: f64,
-    dram_gb_s: f64,
+    dram_gb_s: Option<f64>,
     fits_l2: bool,
 ) -> String {
-    let over_peak = if no_sync_gb_s <= dram_gb_s {
-        String::new()
-    } else if fits_l2 {
-        format!(
-            ": its \"{no_sync_gb_s:.0} GB/s\" is over the device's derived DRAM peak of {dram_gb_s:.0} GB/s (not a \
+    let over_peak = match dram_gb_s {
+        None => format!(
+            ": its \"{no_sync_gb_s:.0} GB/s\" cannot be set against the device's DRAM peak, unknown here (the \
+             driver reports a memory clock or bus width of 0)"
+        ),
+        Some(dram) if no_sync_gb_s <= dram => String::new(),
+        Some(dram) if fits_l2 => format!(
+            ": its \"{no_sync_gb_s:.0} GB/s\" is over the device's derived DRAM peak of {dram:.0} GB/s (not a \
              hard limit here: the three buffers fit in the L2)"
-        )
-    } else {
-        format!(
-            ": its \"{no_sync_gb_s:.0} GB/s\" is over the device's derived DRAM peak of {dram_gb_s:.0} GB/s, \
+        ),
+        Some(dram) => format!(
+            ": its \"{no_sync_gb_s:.0} GB/s\" is over the device's derived DRAM peak of {dram:.0} GB/s, \
              impossible for a kernel that streams these bytes from DRAM"
-        )
+        ),
     };
     format!(
         "(1) measures how fast the host hands launches to the driver, not the kernel{over_peak}. {}(3) adds one \
@@ -460,7 +465,7 @@ impl lesson::Lesson for HarnessLesson {
         } else {
             (SEED_WARMUPS, SEED_RUNS, plan.batches)
         };
-        let dram = gpu.info.derived_dram_bytes_per_s() / 1e9;
+        let dram = gpu.info.derived_dram_bytes_per_s().map(|d| d / 1e9);
         let mut sections = Vec::new();
         let mut facts = Vec::new();
         for (index, &n) in sizes.iter().enumerate() {

@@ -422,15 +422,15 @@ impl crate::lesson::Report for Report {
             "derived limit",
             "% of derived",
         ]);
-        let dram = self.info.derived_dram_bytes_per_s() / 1e9;
+        let dram = self.info.derived_dram_bytes_per_s().map(|d| d / 1e9);
         let bandwidth_row = |label: String, timing: &Timing, gb_per_s: f64| {
             vec![
                 Cell::new(label),
                 num(timing.median_ms(), 3),
                 num(timing.spread_pct(), 1),
                 Cell::new(format!("{gb_per_s:.1} GB/s")),
-                Cell::new(format!("{dram:.1} GB/s")),
-                num(100.0 * gb_per_s / dram, 1),
+                Cell::new(dram.map_or("unknown".into(), |d| format!("{d:.1} GB/s"))),
+                dram.map_or(Cell::new("-"), |d| num(100.0 * gb_per_s / d, 1)),
             ]
         };
         for (i, r) in self.streams.iter().enumerate() {
@@ -506,8 +506,9 @@ impl crate::lesson::Report for Report {
         );
         let _ = writeln!(
             s,
-            "Derived limits come from the driver's attributes, not a measurement: DRAM = {:.0} MHz memory clock x \
-             {}-bit bus x 2 / 8; FP32 = {} SMs x {} FMA lanes x 2 FLOP x {:.0} MHz peak SM clock.\n",
+            "Derived limits come from the driver's attributes, not a measurement (an attribute the driver reports \
+             as 0 makes its limit unknown): DRAM = {:.0} MHz memory clock x {}-bit bus x 2 / 8; FP32 = {} SMs x {} FMA \
+             lanes x 2 FLOP x {:.0} MHz peak SM clock.\n",
             self.info.memory_clock_khz as f64 / 1e3,
             self.info.memory_bus_bits,
             self.info.sms,
@@ -613,14 +614,14 @@ impl crate::lesson::Report for Report {
             }
             row
         };
-        let dram = self.info.derived_dram_bytes_per_s() / 1e9;
+        let dram = self.info.derived_dram_bytes_per_s().map(|d| d / 1e9);
         let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
         let best = self.best();
         let mut lines = vec![json!({
             "variant": "ceiling-bandwidth", "symbol": null, "set_by": best.kernel.symbol(),
             "shape": best.shape, "bytes": best.cost.bytes,
             "metric": "bandwidth", "value": best.gb_per_s, "unit": "GB/s",
-            "derived_limit": dram, "share_of_derived": best.gb_per_s / dram,
+            "derived_limit": dram, "share_of_derived": dram.map(|d| best.gb_per_s / d),
             "context": ctx.clone(),
         })];
         for r in &self.streams {
@@ -631,7 +632,7 @@ impl crate::lesson::Report for Report {
                     "key": format!("{}/{}", r.kernel.symbol(), r.shape.key()),
                     "flop": r.cost.flop, "bytes": r.cost.bytes,
                     "metric": "bandwidth", "value": r.gb_per_s, "unit": "GB/s",
-                    "derived_limit": dram, "share_of_derived": r.gb_per_s / dram,
+                    "derived_limit": dram, "share_of_derived": dram.map(|d| r.gb_per_s / d),
                 }),
                 &r.timing,
             ));
@@ -641,7 +642,7 @@ impl crate::lesson::Report for Report {
                 "variant": "seed-copy", "symbol": Kernel::Copy.symbol(),
                 "bytes": cost(Kernel::Copy, &self.sizes).bytes,
                 "metric": "bandwidth", "value": self.seed_copy_gb_per_s(), "unit": "GB/s",
-                "derived_limit": dram, "share_of_derived": self.seed_copy_gb_per_s() / dram,
+                "derived_limit": dram, "share_of_derived": dram.map(|d| self.seed_copy_gb_per_s() / d),
             }),
             &self.copy,
         ));
@@ -659,7 +660,7 @@ impl crate::lesson::Report for Report {
                 "variant": "driver-copy", "symbol": "cuMemcpyDtoDAsync",
                 "bytes": cost(Kernel::Copy, &self.sizes).bytes,
                 "metric": "bandwidth", "value": self.driver_copy_gb_per_s(), "unit": "GB/s",
-                "derived_limit": dram, "share_of_derived": self.driver_copy_gb_per_s() / dram,
+                "derived_limit": dram, "share_of_derived": dram.map(|d| self.driver_copy_gb_per_s() / d),
             }),
             &self.driver_copy,
         ));
