@@ -403,14 +403,17 @@ impl<'a> Launch<'a> {
     /// once, which the driver checks).
     ///
     /// # Errors
-    /// As [`Launch::launch`]; the driver refuses a grid larger than the
-    /// GPU holds at once.
+    /// As [`Launch::launch`]; a refusal (a grid larger than the GPU holds at
+    /// once, no cooperative launch on this GPU or in this context) is
+    /// [`crate::Error::CooperativeRefused`], not a fault of the kernel.
     ///
     /// # Safety
     /// As [`Launch::launch`].
     pub unsafe fn launch_cooperative(self, cfg: LaunchConfig) -> Result<()> {
         // SAFETY: passed on from the caller.
-        unsafe { self.go(cfg, true) }
+        unsafe { self.go(cfg, true) }.map_err(|e| {
+            e.into_cooperative_refusal(cfg.grid_dim.0, cfg.block_dim.0, cfg.shared_mem_bytes)
+        })
     }
 
     unsafe fn go(mut self, cfg: LaunchConfig, cooperative: bool) -> Result<()> {

@@ -677,12 +677,7 @@ impl<'g> Softmax<'g> {
             // SAFETY: admission checked that the shared memory fits and
             // every block of `count` rows' tiles is resident at once, which
             // the cooperative launch enforces; argument kinds checked.
-            // A refusal (too many blocks for the GPU as this process has
-            // it, no cooperative launch here) is said as such, not as a
-            // fault of the kernel.
-            unsafe { retained.launch_cooperative(cfg) }.map_err(|e| {
-                e.into_cooperative_refusal(cfg.grid_dim.0, cfg.block_dim.0, cfg.shared_mem_bytes)
-            })?;
+            unsafe { retained.launch_cooperative(cfg) }?;
             row_base += count;
         }
         Ok(())
