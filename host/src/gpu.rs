@@ -313,11 +313,22 @@ impl Gpu {
     /// The contents are undefined: `T` must be valid for any bits, or the
     /// buffer written before it is read.
     pub unsafe fn alloc<T: cudarc::driver::DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
-        let size = size_of::<T>().max(1);
+        const {
+            assert!(
+                size_of::<T>() > 0,
+                "a buffer of zero-sized elements has no end to guard"
+            )
+        };
+        let size = size_of::<T>();
         let extra = self.guards.bytes().div_ceil(size);
         // SAFETY: passed on from the caller.
         let whole = unsafe { self.stream.alloc::<T>(len + extra) }.call("cuMemAllocAsync")?;
         let base = whole.leak();
+        // SAFETY: `base` is this stream's allocation of `len + extra`
+        // elements, now owned by the returned buffer alone (leaked above),
+        // which frees the whole allocation, guard included, when dropped
+        // (on an error below too).
+        let buf = unsafe { self.stream.upgrade_device_ptr::<T>(base, len) };
         if extra > 0 {
             // SAFETY: the allocation holds (len + extra) elements, so the
             // guard's extra elements start len elements in.
@@ -332,10 +343,7 @@ impl Gpu {
             .call("cuMemsetD8Async (a buffer's guard)")?;
             self.guards.register(base, len * size);
         }
-        // SAFETY: `base` is this stream's allocation of at least `len`
-        // elements, now owned by the returned buffer alone (leaked above),
-        // which frees the whole allocation, guard included, when dropped.
-        Ok(unsafe { self.stream.upgrade_device_ptr::<T>(base, len) })
+        Ok(buf)
     }
 
     /// As [`Gpu::alloc`], every byte of the buffer 0.
@@ -459,12 +467,35 @@ impl Gpu {
     /// [`Error::KernelFault`] for a fault; [`Error::WrotePastEnd`] for a
     /// changed guard byte, naming the kernel given that buffer.
     pub fn sync_after(&self, kernel: &str) -> Result<()> {
+        self.sync(kernel)?;
+        self.check_guards()
+    }
+
+    /// Waits for the stream, charging an error to `kernel`, without reading
+    /// any guard back: for a host-clocked window, which must hold nothing
+    /// but the launches and the wait ([`Gpu::check_guards`] after the clock
+    /// stops).
+    ///
+    /// # Errors
+    /// [`Error::KernelFault`] for a fault.
+    pub fn sync(&self, kernel: &str) -> Result<()> {
         self.stream
             .synchronize()
             .map_err(|source| Error::KernelFault {
                 kernel: kernel.to_string(),
                 source,
-            })?;
+            })
+    }
+
+    /// Reads back the guard of every buffer a launch was given to write
+    /// since the last check (the stream must be idle: call after
+    /// [`Gpu::sync`]).
+    ///
+    /// # Errors
+    /// [`Error::WrotePastEnd`] for the first changed guard byte found, naming
+    /// the first kernel given that buffer since the last check (the other
+    /// buffers are not read then); driver errors.
+    pub fn check_guards(&self) -> Result<()> {
         for w in self.guards.take_written() {
             let mut guard = vec![0u8; self.guards.bytes()];
             // SAFETY: the buffer was allocated with this guard after it and

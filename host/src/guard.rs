@@ -90,12 +90,28 @@ impl Guards {
         self.bytes
     }
 
-    /// Records a buffer of `bytes` at `base` whose guard is poisoned (a new
-    /// buffer at an address an old one had replaces it).
+    /// Records a buffer of `bytes` at `base` whose guard is poisoned. Live
+    /// allocations never overlap, so any recorded buffer that overlaps the
+    /// new one (with its guard) was freed: it is forgotten, and so is any
+    /// note of a launch on it.
     pub fn register(&self, base: u64, bytes: usize) {
-        if self.bytes > 0 {
-            self.lock().buffers.insert(base, bytes);
+        if self.bytes == 0 {
+            return;
         }
+        let end = base + (bytes + self.bytes) as u64;
+        let guard = self.bytes as u64;
+        let mut state = self.lock();
+        let stale: Vec<u64> = state
+            .buffers
+            .range(..end)
+            .filter(|&(&b, &n)| b + n as u64 + guard > base)
+            .map(|(&b, _)| b)
+            .collect();
+        for b in &stale {
+            state.buffers.remove(b);
+        }
+        state.written.retain(|w| !stale.contains(&w.base));
+        state.buffers.insert(base, bytes);
     }
 
     /// Notes that `kernel` was given the buffer holding address `ptr` as
@@ -122,9 +138,15 @@ impl Guards {
         }
     }
 
-    /// The buffers written since the last call, forgotten here.
+    /// The buffers written since the last call (those still recorded),
+    /// forgotten here.
     pub fn take_written(&self) -> Vec<Written> {
-        std::mem::take(&mut self.lock().written)
+        let mut state = self.lock();
+        let written = std::mem::take(&mut state.written);
+        written
+            .into_iter()
+            .filter(|w| state.buffers.get(&w.base) == Some(&w.bytes))
+            .collect()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -193,6 +215,24 @@ mod tests {
         }
         assert!(g.take_written().is_empty());
         g.note_output(0x1000, "checked", 0);
+        assert_eq!(g.take_written().len(), 1);
+    }
+
+    #[test]
+    fn a_new_buffer_over_a_freed_one_replaces_it_and_its_notes() {
+        let g = Guards::new(true);
+        g.register(0x1000, 4000);
+        g.note_output(0x1000, "k", 0);
+        // Freed, and a new allocation starts inside the old range: the old
+        // buffer, its guard and the note on it are gone.
+        g.register(0x1800, 64);
+        assert!(g.take_written().is_empty());
+        g.note_output(0x1000, "stale", 0);
+        assert!(g.take_written().is_empty(), "0x1000 is no buffer any more");
+        // One ending just before another's start (guard included) stays.
+        g.register(0x4000, 100);
+        g.register(0x4000 + 100 + GUARD_BYTES as u64, 8);
+        g.note_output(0x4000, "k", 0);
         assert_eq!(g.take_written().len(), 1);
     }
 

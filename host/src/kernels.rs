@@ -280,6 +280,9 @@ pub struct Launch<'a> {
     kinds: [Param; MAX_PARAMS],
     guards: [Option<SyncOnDrop<'a>>; MAX_PARAMS],
     len: usize,
+    /// The device address of each argument that is an output (0 for the
+    /// others): noted for the guard check once the launch is queued.
+    outputs: [u64; MAX_PARAMS],
     _borrows: PhantomData<&'a ()>,
 }
 
@@ -302,6 +305,7 @@ impl<'a> Launch<'a> {
             kinds: [Param::U32; MAX_PARAMS],
             guards: [const { None }; MAX_PARAMS],
             len: 0,
+            outputs: [0; MAX_PARAMS],
             _borrows: PhantomData,
         }
     }
@@ -332,12 +336,14 @@ impl<'a> Launch<'a> {
     }
 
     /// A buffer the kernel writes (a device pointer, with write intent).
-    /// Notes the buffer for the guard check of the next
-    /// [`Gpu::sync_after`](crate::gpu::Gpu::sync_after).
-    pub fn output<T>(self, buffer: &'a mut impl DevicePtrMut<T>) -> Self {
+    /// Once the launch is queued, the buffer is noted for the guard check
+    /// of the next [`Gpu::sync_after`](crate::gpu::Gpu::sync_after).
+    pub fn output<T>(mut self, buffer: &'a mut impl DevicePtrMut<T>) -> Self {
         let gpu = self.gpu;
         let (ptr, guard) = buffer.device_ptr_mut(&gpu.stream);
-        gpu.guards.note_output(ptr, self.symbol, self.len);
+        if self.len < MAX_PARAMS {
+            self.outputs[self.len] = ptr;
+        }
         self.push(Param::Ptr, ptr.to_ne_bytes(), std::ptr::null(), Some(guard))
     }
 
@@ -462,7 +468,15 @@ impl<'a> Launch<'a> {
                 )
             }
         }
-        .map_err(fault)
+        .map_err(fault)?;
+        // Queued: its outputs are the next check's to read guards of (a
+        // refused launch wrote nothing and notes nothing).
+        for (argument, &ptr) in self.outputs.iter().enumerate().take(self.len) {
+            if ptr != 0 {
+                self.gpu.guards.note_output(ptr, self.symbol, argument);
+            }
+        }
+        Ok(())
     }
 }
 
