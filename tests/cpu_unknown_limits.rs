@@ -268,3 +268,14 @@ fn the_roofline_report_prints_unknown_and_a_dash() {
         assert_eq!(line["share_of_derived"], serde_json::Value::Null, "{line}");
     }
 }
+
+#[test]
+fn an_unknown_l2_still_sizes_the_bandwidth_ceiling_in_gib() {
+    let info = host::gpu::DeviceInfo {
+        l2_bytes: 0,
+        ..lab_tests::synthetic_device(60 << 20, 132)
+    };
+    let s = RooflineSizes::for_device(&info);
+    assert_eq!(s.stream_n4 * 16, 1 << 30);
+    s.validate().unwrap();
+}

@@ -185,13 +185,20 @@ impl Sizes {
     /// FMA_BLOCKS_PER_SM blocks per SM.
     ///
     /// The bandwidth ceiling's three buffers are STREAM_L2_MULTIPLE times
-    /// the L2, rounded up to a power of two (2 GiB on an H200), halved while
-    /// one is over an eighth of the GPU's memory; its grid-stride grid fills
+    /// the L2, rounded up to a power of two (2 GiB on an H200; 1 GiB where
+    /// the driver reports no L2 size), halved while one is over an eighth
+    /// of the GPU's memory; its grid-stride grid fills
     /// every SM with threads (more blocks only where the dot's exactness
     /// needs them).
     pub fn for_device(info: &DeviceInfo) -> Sizes {
         let side = grown_side(SEED_SIDE, size_of::<f32>(), info.l2_bytes);
-        let mut stream_bytes = (STREAM_L2_MULTIPLE * info.l2_bytes.max(1)).next_power_of_two();
+        // An L2 the driver reports as 0 is unknown: 1 GiB a buffer then.
+        let l2 = if info.l2_bytes == 0 {
+            (1 << 30) / STREAM_L2_MULTIPLE
+        } else {
+            info.l2_bytes
+        };
+        let mut stream_bytes = (STREAM_L2_MULTIPLE * l2).next_power_of_two();
         while stream_bytes > (info.total_memory_bytes / 8).max(1 << 24) {
             stream_bytes /= 2;
         }
@@ -755,11 +762,8 @@ impl<'g> Roofline<'g> {
                 got
             }
             Kernel::MatmulNaive | Kernel::MatmulTiled => {
-                // The lesson's fills repeat every 7 and 5 elements, and 512 =
-                // 1 mod 7, so rows of `a` repeat every 7 rows: a row index off
-                // by a multiple of 7 would pass. The check uses inputs of its
-                // own, small integers in a pseudo-random order (exact dot
-                // products still), then restores the fills.
+                // Inputs of its own, small signed integers in a hashed order
+                // (every dot product exact), then restores the fills.
                 let len = s.mat_dim * s.mat_dim;
                 let (ca, cb): (Vec<f32>, Vec<f32>) = (0..len)
                     .map(|i| {

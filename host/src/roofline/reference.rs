@@ -51,33 +51,23 @@ pub fn triad(i: usize) -> f32 {
 /// `(i mod (blocks x threads)) / threads`. Summed in integers (every
 /// product is an integer), so the result is exact in any order; the lesson
 /// keeps every block sum below 2^24, where f32 is exact too. Computed on all
-/// CPU cores.
+/// CPU cores, a block at a time.
 pub fn stream_dot_partials(n4: usize, blocks: usize, threads: usize) -> Vec<f32> {
     let grid = blocks * threads;
-    let workers = std::thread::available_parallelism().map_or(1, |p| p.get());
-    let per = n4.div_ceil(workers).max(1 << 16);
-    let sums: Vec<Vec<i64>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n4)
-            .step_by(per)
-            .map(|start| {
-                s.spawn(move || {
-                    let mut sums = vec![0i64; blocks];
-                    for i in start..(start + per).min(n4) {
-                        let dot: f32 = (4 * i..4 * i + 4).map(|j| fill_a(j) * fill_b(j)).sum();
-                        sums[(i % grid) / threads] += dot as i64;
-                    }
-                    sums
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a worker panicked"))
-            .collect()
-    });
-    (0..blocks)
-        .map(|b| sums.iter().map(|w| w[b]).sum::<i64>() as f32)
-        .collect()
+    // Each worker sums whole blocks: block b's pairs are b * threads + t +
+    // k * grid for its threads t and every k.
+    crate::fill::filled(0..blocks, |b| {
+        let mut sum = 0i64;
+        for t in 0..threads {
+            let mut i = b * threads + t;
+            while i < n4 {
+                let dot: f32 = (4 * i..4 * i + 4).map(|j| fill_a(j) * fill_b(j)).sum();
+                sum += dot as i64;
+                i += grid;
+            }
+        }
+        sum as f32
+    })
 }
 
 /// `out[i] = a[i] + b[i]`.

@@ -39,14 +39,23 @@ pub struct Row {
     pub memory_bound: bool,
     /// The measured rate as a percentage of the ceiling that binds it.
     pub percent_of_ceiling: f64,
+    /// The noise between the row and its ceiling, percent: the row's
+    /// batch spread plus the ceiling's.
+    pub noise_pct: f64,
 }
 
 impl Row {
-    /// Faster than the roof at its compulsory intensity: no kernel moves its
-    /// compulsory bytes faster than the bandwidth ceiling, so caches served
-    /// part of them (or, right of the ridge, it beat the FMA ceiling).
+    /// Faster than the roof at its compulsory intensity by more than the
+    /// noise: left of the ridge, no kernel moves its compulsory bytes from
+    /// DRAM faster than the bandwidth ceiling, so caches likely served part
+    /// of them; right of it, the kernel beat the FMA ceiling.
     pub fn above_roof(&self) -> bool {
-        self.percent_of_ceiling > 100.0
+        self.percent_of_ceiling > 100.0 + self.noise_pct
+    }
+
+    /// Over 100% of its ceiling, but within the noise: at the roof.
+    pub fn at_roof(&self) -> bool {
+        self.percent_of_ceiling > 100.0 && !self.above_roof()
     }
 }
 
@@ -152,11 +161,19 @@ pub fn build(
             let gb_per_s = per_second_e9(c.bytes, ms);
             let gflop_per_s = per_second_e9(c.flop, ms);
             let memory_bound = c.intensity() < ceilings.ridge();
-            let percent_of_ceiling = if memory_bound {
-                100.0 * gb_per_s / ceilings.bandwidth_gb_per_s
+            let own_spread = timing.spread_pct();
+            let (percent_of_ceiling, spread) = if memory_bound {
+                (
+                    100.0 * gb_per_s / ceilings.bandwidth_gb_per_s,
+                    streams[best_stream].timing.spread_pct(),
+                )
             } else {
-                100.0 * gflop_per_s / ceilings.fma_gflop_per_s
+                (
+                    100.0 * gflop_per_s / ceilings.fma_gflop_per_s,
+                    fma.spread_pct(),
+                )
             };
+            let noise_pct = own_spread + spread;
             Row {
                 kernel,
                 cost: c,
@@ -165,6 +182,7 @@ pub fn build(
                 gflop_per_s,
                 memory_bound,
                 percent_of_ceiling,
+                noise_pct,
             }
         })
         .collect();
@@ -491,10 +509,17 @@ impl crate::lesson::Report for Report {
             ),
             ("The driver's copy".to_string(), self.driver_copy_gb_per_s()),
         ] {
-            if gb_per_s > best.gb_per_s {
+            let noise = best.timing.spread_pct()
+                + if what.starts_with("The seed") {
+                    self.copy.spread_pct()
+                } else {
+                    self.driver_copy.spread_pct()
+                };
+            if gb_per_s > best.gb_per_s * (1.0 + noise / 100.0) {
                 let _ = writeln!(
                     s,
-                    "{what} beat it ({gb_per_s:.1} GB/s): at {:.1}x the L2 part of its bytes can be L2 hits.",
+                    "{what} beat it ({gb_per_s:.1} GB/s, past the {noise:.1}% of their spreads): at {:.1}x the L2 part of \
+                     its bytes can be L2 hits.",
                     (z.n * 4) as f64 / l2 as f64
                 );
             }
@@ -537,6 +562,11 @@ impl crate::lesson::Report for Report {
                     format!("above the roof, {:.2}x", r.percent_of_ceiling / 100.0),
                     Cell::new("-").set_alignment(CellAlignment::Right),
                 )
+            } else if r.at_roof() {
+                (
+                    "at the roof (within the noise)".to_string(),
+                    num(r.percent_of_ceiling, 1),
+                )
             } else {
                 (
                     (if r.memory_bound { "memory" } else { "compute" }).to_string(),
@@ -567,23 +597,33 @@ impl crate::lesson::Report for Report {
             "The compulsory columns are the bytes the algorithm asks global memory for, over measured time: \
              not what DRAM moved."
         );
-        let above: Vec<&str> = self
-            .rows
-            .iter()
-            .filter(|r| r.above_roof())
-            .map(|r| r.kernel.label())
-            .collect();
-        if !above.is_empty() {
+        let above = |memory: bool| -> Vec<&str> {
+            self.rows
+                .iter()
+                .filter(|r| r.above_roof() && r.memory_bound == memory)
+                .map(|r| r.kernel.label())
+                .collect()
+        };
+        let (left_above, right_above) = (above(true), above(false));
+        if !left_above.is_empty() {
             let _ = writeln!(
                 s,
-                "Above the roof at their compulsory intensity: {}. No kernel moves bytes from DRAM faster than the \
-                 bandwidth ceiling, so caches served part of their compulsory bytes; {}",
-                above.join(", "),
+                "Above the roof at their compulsory intensity, past the noise: {}. No kernel moves bytes from DRAM \
+                 faster than the bandwidth ceiling, so caches likely served part of their compulsory bytes; {}",
+                left_above.join(", "),
                 if self.counters.is_some() {
-                    "the measured-bytes table below and the chart place them by the bytes DRAM moved too."
+                    "the measured-bytes table below and the chart place them by the bytes DRAM moved."
                 } else {
-                    "--ncu places them by the bytes DRAM moved."
+                    "--ncu measures the bytes DRAM moved and places them by those."
                 }
+            );
+        }
+        if !right_above.is_empty() {
+            let _ = writeln!(
+                s,
+                "Faster than the FMA ceiling, past the noise: {}. For this instruction mix the FMA chains are not the \
+                 GPU's FP32 limit.",
+                right_above.join(", ")
             );
         }
         if let Some(counters) = &self.counters {
@@ -689,6 +729,7 @@ impl crate::lesson::Report for Report {
                     "gb_per_s": r.gb_per_s, "gflop_per_s": r.gflop_per_s,
                     "bound": if r.memory_bound { "memory" } else { "compute" },
                     "percent_of_ceiling": r.percent_of_ceiling, "above_roof": r.above_roof(),
+                    "noise_pct": r.noise_pct,
                     "metric": "time", "value": r.timing.median_ms(), "unit": "ms",
                 }),
                 &r.timing,
