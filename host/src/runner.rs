@@ -19,8 +19,14 @@ use crate::report::{Context, now};
 use crate::sizes::LessonSizes;
 use crate::timing::Plan;
 
-/// Interleaved trials per kernel pair in a comparison.
-pub const COMPARE_TRIALS: u32 = 7;
+/// Interleaved trials per kernel pair in a comparison: even, so each side is
+/// timed first in as many trials as the other (the records of commit
+/// 23c4bfd and before used 7: Rust first in 4).
+pub const COMPARE_TRIALS: u32 = 8;
+const _: () = assert!(
+    COMPARE_TRIALS % 2 == 0,
+    "each side goes first equally often"
+);
 
 /// The timing of one side in one trial: shorter than a lesson's, as each
 /// kernel is timed 2 x COMPARE_TRIALS times.

@@ -32,8 +32,9 @@ pub fn shfl_xor(value: f32, lane_mask: u32) -> f32 {
 ///
 /// # Safety
 /// Every thread of the block must call it (it holds two barriers); the
-/// block is a whole number of warps; `scratch` points to shared memory
-/// holding a float per warp, and is free again when it returns.
+/// block is one-dimensional and a whole number of warps; `scratch` points
+/// to shared memory holding a float per warp (block_dim / 32 floats), and
+/// is free again when it returns.
 #[inline(always)]
 pub unsafe fn block_reduce<const MAX: bool>(mut v: f32, scratch: *mut f32) -> f32 {
     let mut lane_mask = 16;
