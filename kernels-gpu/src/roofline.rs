@@ -102,12 +102,22 @@ pub const SEED_FMA_ITERS: i32 = 2048;
 /// ramp and tail being a smaller share of a longer run (experiment 3 in
 /// docs/results/experiments). 4.3 ms a launch on an H200.
 pub const FMA_ITERS: i32 = 16_384;
-/// Steps of every chain per trip of the FMA kernel's run-time loop: 32 x 8
-/// = 256 FMAs per loop branch (4 KiB of SASS, well inside the instruction
-/// caches). Measured on an H200 (2026-11-29, 2048 iterations): 8 steps a
-/// trip (LLVM's own choice) gave 92.4% of the clock-derived FP32 peak, 16
-/// gave 94.6 to 95.0%, 32 gave 96.4 to 96.9%.
-pub const FMA_UNROLL: i32 = 32;
+/// Steps of every chain per trip of the FMA kernel's run-time loop: 128 x 8
+/// = 1024 FMAs per loop branch (16 KiB of SASS). The loop's own work (counter,
+/// compare, branch and a reload of the multiplier: 4 instructions in the
+/// sm_90 SASS) takes issue slots the FMAs need, as an SM sub-partition issues
+/// one warp instruction a cycle and its 32 FP32 lanes take one FFMA a cycle.
+/// Measured on an H200 (16384 iterations, three processes each,
+/// experiment 10 in docs/results/experiments): 32 steps a trip gave 97.6 to
+/// 97.7% of the clock-derived FP32 peak, 64 gave 98.6 to 98.8%, 128 gave
+/// 99.2 to 99.3%. Earlier (2048 iterations, 2026-11-29): 8 steps (LLVM's own
+/// choice) 92.4%, 16 steps 94.6 to 95.0%.
+pub const FMA_UNROLL: i32 = 128;
+/// Steps in one fully unrolled block of the FMA loop. LLVM flattens a
+/// 32-step loop of 8 chains (256 FMAs) but leaves a 64-step loop as a loop
+/// of 8-step blocks, so a trip of FMA_UNROLL steps is written as
+/// FMA_UNROLL / FMA_BLOCK_STEPS such blocks, each of which it flattens.
+pub const FMA_BLOCK_STEPS: i32 = 32;
 /// Blocks launched per SM: a launch multiplier, not a residency figure.
 /// Several waves queue behind the resident blocks, so the last wave's tail is
 /// a small share of the run.
@@ -137,6 +147,14 @@ const _: () = assert!(
 const _: () = assert!(
     (SEED_SIDE * SEED_SIDE) % STRIDE as usize == 0,
     "the strided add's 2D grid is a permutation only when the stride divides n"
+);
+const _: () = assert!(
+    FMA_UNROLL % FMA_BLOCK_STEPS == 0,
+    "a trip of the FMA loop is a whole number of flattened blocks"
+);
+const _: () = assert!(
+    SEED_FMA_ITERS % FMA_UNROLL == 0 && FMA_ITERS % FMA_UNROLL == 0,
+    "both FMA runs are whole trips, so the remainder loop does not run"
 );
 const _: () = assert!(
     TRANSPOSE_TILE * TRANSPOSE_TILE <= 1024,
@@ -785,12 +803,20 @@ mod kernels {
         for (q, a) in acc.iter_mut().enumerate() {
             *a = q as f32 * 0.125;
         }
+        /// FMA_BLOCK_STEPS steps of every chain, flattened by LLVM.
+        #[inline(always)]
+        fn block(acc: &mut [f32; FMA_CHAINS]) {
+            for _ in 0..FMA_BLOCK_STEPS {
+                step(acc);
+            }
+        }
+
         // FMA_UNROLL steps per trip of the run-time loop, then the rest: the
         // loop's own counter, compare and branch take issue slots from the
         // FMAs, so fewer trips leave more of the SM's issue rate to them.
         for _ in 0..iters / FMA_UNROLL {
-            for _ in 0..FMA_UNROLL {
-                step(&mut acc);
+            for _ in 0..FMA_UNROLL / FMA_BLOCK_STEPS {
+                block(&mut acc);
             }
         }
         for _ in 0..iters % FMA_UNROLL {
