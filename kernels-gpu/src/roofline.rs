@@ -109,7 +109,7 @@ pub const FMA_ITERS: i32 = 16_384;
 /// one warp instruction a cycle and its 32 FP32 lanes take one FFMA a cycle.
 /// Measured on an H200 (16384 iterations, three processes each,
 /// experiment 10 in docs/results/experiments): 32 steps a trip gave 97.6 to
-/// 97.7% of the clock-derived FP32 peak, 64 gave 98.6 to 98.8%, 128 gave
+/// 97.8% of the clock-derived FP32 peak, 64 gave 98.6 to 98.9%, 128 gave
 /// 99.2 to 99.3%. Earlier (2048 iterations, 2026-11-29): 8 steps (LLVM's own
 /// choice) 92.4%, 16 steps 94.6 to 95.0%.
 pub const FMA_UNROLL: i32 = 128;
