@@ -7,8 +7,8 @@ use host::kernels::KernelId;
 use host::lesson::Report as _;
 use host::ptx::{PTX, entries, entry_body};
 use host::softmax::{
-    Geometry, GraphFacts, Kernel, Launches, Ran, Refusal, Row, Shape, Variant, admit_shared,
-    check_geometry, check_shape, protocol, reference, rows_per_group,
+    Geometry, GraphFacts, Kernel, Launches, NodeKernel, Ran, Refusal, Row, Shape, Variant,
+    admit_shared, check_geometry, check_shape, protocol, reference, rows_per_group,
 };
 
 /// The lesson's kernels' symbols.
@@ -200,35 +200,84 @@ fn bad_geometries_and_shapes_are_errors_not_launches() {
 
 // ---- the report's text, on made-up rows ----------------------------------------
 
-fn ran(variant: Variant, ms: f64) -> Row {
+/// The plan the made-up rows use: 64 rows of 123 tiles at W = 8192,
+/// T = 256; the megakernels in 11 groups (10 of 6 rows, one of 4).
+fn plan_of(variant: Variant, geometry: Geometry) -> Launches {
     let cooperative = variant.cooperative();
-    let launches = if cooperative { 11 } else { 3 };
+    Launches {
+        variant,
+        geometry,
+        tiles: 123,
+        group_rows: if cooperative { 6 } else { 64 },
+        launches: if cooperative { 11 } else { 3 },
+        shared_bytes: if cooperative { 32_896 } else { 0 },
+        blocks_per_sm: cooperative.then_some(6),
+    }
+}
+
+/// The graph a correct capture of `plan` over 64 rows gives.
+fn facts_of(plan: &Launches) -> GraphFacts {
+    let kernels: Vec<NodeKernel> = if plan.variant.cooperative() {
+        (0..plan.launches)
+            .map(|i| {
+                let rows = if i < 10 { 6 } else { 4 };
+                NodeKernel {
+                    symbol: Some(plan.variant.main_symbol()),
+                    grid: ((rows * plan.tiles) as u32, 1, 1),
+                    block: (plan.geometry.t, 1, 1),
+                    dynamic_shared_bytes: plan.shared_bytes as u32,
+                    registers: 37,
+                    static_shared_bytes: 0,
+                    local_bytes: 0,
+                }
+            })
+            .collect()
+    } else {
+        plan.variant
+            .sequence()
+            .iter()
+            .map(|k| NodeKernel {
+                symbol: Some(k.symbol()),
+                grid: ((64 * plan.tiles) as u32, 1, 1),
+                block: (plan.geometry.t, 1, 1),
+                dynamic_shared_bytes: 0,
+                registers: 30,
+                static_shared_bytes: 128,
+                local_bytes: 0,
+            })
+            .collect()
+    };
+    GraphFacts {
+        nodes: plan.launches,
+        kernel_nodes: plan.launches,
+        cooperative: vec![plan.variant.cooperative(); plan.launches],
+        node_types: vec!["kernel".into(); plan.launches],
+        kernels,
+        capture_us: 50.0,
+        instantiate_us: 80.0,
+        first_replay_us: 500.0,
+    }
+}
+
+/// A made-up row of `variant` at `geometry` whose replay batches took
+/// `samples` ms.
+fn ran_at(variant: Variant, geometry: Geometry, samples: &[f64]) -> Row {
+    let plan = plan_of(variant, geometry);
     Row::Ran(Box::new(Ran {
-        plan: Launches {
-            variant,
-            geometry: Geometry { w: 8192, t: 256 },
-            tiles: 123,
-            group_rows: if cooperative { 6 } else { 64 },
-            launches,
-            shared_bytes: if cooperative { 32_896 } else { 0 },
-            blocks_per_sm: cooperative.then_some(6),
-        },
+        plan,
         max_rel_error: 1e-6,
-        graph: GraphFacts {
-            nodes: launches,
-            kernel_nodes: launches,
-            cooperative: vec![cooperative; launches],
-            capture_us: 50.0,
-            instantiate_us: 80.0,
-            first_replay_us: 500.0,
-        },
+        graph: facts_of(&plan),
         direct: Timing {
-            samples_ms: vec![ms + 0.01],
+            samples_ms: samples.iter().map(|s| s + 0.01).collect(),
         },
         replay: Timing {
-            samples_ms: vec![ms],
+            samples_ms: samples.to_vec(),
         },
     }))
+}
+
+fn ran(variant: Variant, ms: f64) -> Row {
+    ran_at(variant, Geometry { w: 8192, t: 256 }, &[ms])
 }
 
 fn report_of(rows: Vec<Row>, plan: Plan) -> String {
@@ -309,7 +358,7 @@ fn the_protocol_is_twelve_geometries_none_dividing_the_rows() {
 #[test]
 fn the_byte_model() {
     let floats: Vec<f64> = Variant::ALL.iter().map(|v| v.floats_per_elem()).collect();
-    assert_eq!(floats, [5.0, 4.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(floats, [5.0, 4.0, 2.0, 2.0, 2.0, 3.0, 4.0, 5.0]);
     assert_eq!(host::softmax::COMPULSORY_FLOATS, 2.0);
     assert!(
         Variant::ALL
@@ -321,7 +370,251 @@ fn the_byte_model() {
         Variant::BothReload.controls(),
         RELOAD_INPUT | ROUNDTRIP_EXPONENTIALS
     );
-    assert_eq!(Variant::Retained.controls(), 0);
+    for v in [
+        Variant::Retained,
+        Variant::RowRetained,
+        Variant::RoundtripOff,
+    ] {
+        assert_eq!(v.controls(), 0, "{v:?}");
+    }
+    assert_eq!(Variant::RoundtripOn.controls(), ROUNDTRIP_EXPONENTIALS);
+    assert_eq!(Variant::InputReload.controls(), RELOAD_INPUT);
+}
+
+// ---- the families and what each isolates --------------------------------------
+
+#[test]
+fn the_families_are_the_seeds() {
+    let labels: Vec<&str> = Variant::ALL.iter().map(|v| v.label()).collect();
+    assert_eq!(
+        labels,
+        [
+            "staged",
+            "recompute",
+            "retained",
+            "row_retained",
+            "roundtrip_off",
+            "input_reload",
+            "roundtrip_on",
+            "both_reload"
+        ]
+    );
+    // The four control families launch the control kernel; retained and
+    // row_retained each their own kernel, which carries no flag.
+    assert_eq!(Variant::Retained.main_kernel(), Kernel::Retained);
+    assert_eq!(Variant::RowRetained.main_kernel(), Kernel::RowRetained);
+    for v in [
+        Variant::RoundtripOff,
+        Variant::InputReload,
+        Variant::RoundtripOn,
+        Variant::BothReload,
+    ] {
+        assert_eq!(v.main_kernel(), Kernel::RetainedControl, "{v:?}");
+        assert_eq!(v.sequence(), [Kernel::RetainedControl]);
+    }
+    assert_eq!(
+        Variant::Staged.sequence(),
+        [Kernel::Stats, Kernel::Exp, Kernel::Normalize]
+    );
+}
+
+#[test]
+fn each_isolation_differs_in_one_thing() {
+    for i in Variant::ISOLATIONS {
+        let (a, b) = (i.variant, i.against);
+        assert!(a.cooperative() && b.cooperative(), "{i:?}");
+        let same_kernel = a.main_kernel() == b.main_kernel();
+        let same_controls = a.controls() == b.controls();
+        let same_traffic = a.floats_per_elem() == b.floats_per_elem();
+        // Exactly one of: the kernel differs (flags carried, or the
+        // barrier's scope) with the same flags and traffic; or the flags
+        // differ on the same kernel.
+        assert!(
+            (!same_kernel && same_controls && same_traffic) || (same_kernel && !same_controls),
+            "{i:?}"
+        );
+    }
+    // The flags' cost is isolated against retained, and every control is
+    // priced against roundtrip_off, not retained.
+    assert_eq!(Variant::ISOLATIONS[0].variant, Variant::RoundtripOff);
+    assert_eq!(Variant::ISOLATIONS[0].against, Variant::Retained);
+    assert_eq!(Variant::ISOLATIONS[1].against, Variant::RowRetained);
+    assert!(
+        Variant::ISOLATIONS[2..]
+            .iter()
+            .all(|i| i.against == Variant::RoundtripOff)
+    );
+}
+
+#[test]
+fn the_report_reads_each_isolation_against_the_noise() {
+    let g = Geometry { w: 8192, t: 256 };
+    let slow = Geometry { w: 4096, t: 64 };
+    // retained 0.400 ms (batches 0.399-0.401), roundtrip_off 0.410
+    // (0.409-0.411): +10 us against 2 us of noise, +2.5%.
+    // row_retained 0.3995 (0.398-0.402): retained - row_retained = +0.5 us,
+    // within 4 us of noise. The controls priced against roundtrip_off.
+    let rows = vec![
+        ran_at(Variant::Retained, g, &[0.399, 0.400, 0.401]),
+        ran_at(Variant::RowRetained, g, &[0.398, 0.3995, 0.402]),
+        ran_at(Variant::RoundtripOff, g, &[0.409, 0.410, 0.411]),
+        ran_at(Variant::InputReload, g, &[0.439, 0.440, 0.441]),
+        ran_at(Variant::RoundtripOn, g, &[0.405, 0.406, 0.407]),
+        ran_at(Variant::BothReload, g, &[0.600, 0.601, 0.602]),
+        // A slower geometry, where the flags save time past the noise.
+        ran_at(Variant::Retained, slow, &[1.000, 1.001, 1.002]),
+        ran_at(Variant::RoundtripOff, slow, &[0.900, 0.901, 0.902]),
+    ];
+    let s = report_of(rows.clone(), Plan::DEFAULT);
+    assert!(
+        s.contains(
+            "roundtrip_off - retained (carrying the control flags (same traffic, same grid barrier)): at W=8192 \
+             T=256 (retained's fastest) +10.0 us (+2.5%), a cost past the noise (2.0 us); over the 2 geometries \
+             both ran at: a cost past the noise at 1, a saving at 1, within the noise at 0"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains(
+            "retained - row_retained (a grid barrier instead of row barriers (same traffic, no flags)): at \
+             W=8192 T=256 (row_retained's fastest) +0.5 us (+0.1%), within the noise (4.0 us)"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("input_reload - roundtrip_off (reloading x in phase 2 (+4 bytes per element)): at W=8192 T=256 (roundtrip_off's fastest) +30.0 us (+7.3%), a cost past the noise"),
+        "{s}"
+    );
+    // roundtrip_on faster than roundtrip_off here: a saving, said as such.
+    assert!(
+        s.contains("-4.0 us (-1.0%), a saving past the noise (2.0 us)"),
+        "{s}"
+    );
+    // One batch a row: no reading is made.
+    let s = report_of(
+        vec![ran(Variant::Retained, 0.4), ran(Variant::RoundtripOff, 0.5)],
+        Plan::QUICK,
+    );
+    assert!(
+        s.contains("+100.0 us (+25.0%), one batch: no spread measured, so no reading"),
+        "{s}"
+    );
+    // A pair that never ran together says so.
+    assert!(
+        s.contains("retained - row_retained (a grid barrier instead of row barriers (same traffic, no flags)): not measured"),
+        "{s}"
+    );
+}
+
+#[test]
+fn the_json_rows_carry_the_graphs_metadata() {
+    let info = lab_tests::synthetic_device(60 << 20, 132);
+    let context = host::report::Context::new(
+        "softmax",
+        &info,
+        &host::softmax::Sizes::of(Shape::LESSON),
+        host::softmax::report::block_sizes_json(),
+        Plan::DEFAULT,
+        "2026-01-01T00:00:00Z".into(),
+    );
+    let report = host::softmax::report::build(
+        context,
+        Shape::LESSON,
+        vec![ran(Variant::Staged, 0.5), ran(Variant::RoundtripOff, 0.4)],
+        232_448,
+    );
+    let lines = report.json_lines();
+    let staged = &lines[0];
+    assert_eq!(
+        staged["node_types"],
+        serde_json::json!(["kernel", "kernel", "kernel"])
+    );
+    assert_eq!(staged["kernel_launches"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        staged["resources"]["softmax_tile_exp"]["registers"],
+        serde_json::json!(30)
+    );
+    assert_eq!(
+        staged["resources"]["softmax_tile_stats"]["static_shared_bytes"],
+        serde_json::json!(128)
+    );
+    let off = &lines[1];
+    assert_eq!(off["variant"], "roundtrip_off");
+    assert_eq!(off["kernel_symbol"], "softmax_retained_control");
+    let launches = off["kernel_launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 11);
+    assert_eq!(launches[0]["grid"], serde_json::json!([6 * 123, 1, 1]));
+    assert_eq!(
+        launches[0]["dynamic_shared_bytes"],
+        serde_json::json!(32_896)
+    );
+    assert_eq!(
+        off["resources"]["softmax_retained_control"]["registers"],
+        serde_json::json!(37)
+    );
+    let text = report.table();
+    assert!(text.contains("softmax_retained_control 37, 0"), "{text}");
+}
+
+#[test]
+fn the_graph_check_can_fail() {
+    let g = Geometry { w: 8192, t: 256 };
+    for v in Variant::ALL {
+        let plan = plan_of(v, g);
+        assert_eq!(facts_of(&plan).verify(&plan, 64), None, "{v:?}");
+    }
+    let plan = plan_of(Variant::Retained, g);
+    let good = facts_of(&plan);
+    // A node launching another kernel.
+    let mut bad = good.clone();
+    bad.kernels[3].symbol = Some("softmax_row_retained");
+    assert!(bad.verify(&plan, 64).unwrap().contains("softmax_retained"));
+    // A function the lesson never loaded.
+    let mut bad = good.clone();
+    bad.kernels[0].symbol = None;
+    assert!(bad.verify(&plan, 64).is_some());
+    // Registers not reported.
+    let mut bad = good.clone();
+    bad.kernels[5].registers = 0;
+    assert!(bad.verify(&plan, 64).unwrap().contains("0 registers"));
+    // A tile left out of the grids.
+    let mut bad = good.clone();
+    bad.kernels[10].grid.0 -= 1;
+    assert!(bad.verify(&plan, 64).unwrap().contains("tiles"));
+    // The wrong dynamic shared memory.
+    let mut bad = good.clone();
+    bad.kernels[1].dynamic_shared_bytes = 0;
+    assert!(bad.verify(&plan, 64).unwrap().contains("dynamic shared"));
+    // A missing node.
+    let mut bad = good;
+    bad.nodes -= 1;
+    assert!(bad.verify(&plan, 64).is_some());
+    // The staged sequence with one phase launched twice.
+    let plan = plan_of(Variant::Staged, g);
+    let mut bad = facts_of(&plan);
+    bad.kernels[2].symbol = Some("softmax_tile_exp");
+    assert!(bad.verify(&plan, 64).is_some());
+}
+
+#[test]
+fn node_types_in_the_drivers_words() {
+    use cudarc::driver::sys::CUgraphNodeType as T;
+    assert_eq!(
+        host::graph::node_type_name(T::CU_GRAPH_NODE_TYPE_KERNEL),
+        "kernel"
+    );
+    assert_eq!(
+        host::graph::node_type_name(T::CU_GRAPH_NODE_TYPE_MEMSET),
+        "memset"
+    );
+    assert_eq!(
+        host::graph::node_type_name(T::CU_GRAPH_NODE_TYPE_MEMCPY),
+        "memcpy"
+    );
+    assert_eq!(
+        host::graph::node_type_name(T::CU_GRAPH_NODE_TYPE_WAIT_EVENT),
+        "wait_event"
+    );
 }
 
 // ---- the PTX ----------------------------------------------------------------
@@ -334,30 +627,62 @@ fn every_kernel_is_an_entry() {
     }
 }
 
+const MEGAKERNELS: [&str; 3] = [
+    "softmax_retained",
+    "softmax_retained_control",
+    "softmax_row_retained",
+];
+
 #[test]
 fn the_barrier_uses_gpu_scoped_orderings() {
-    let body = entry_body(PTX, "softmax_retained").unwrap();
-    for op in [
-        "atom.acq_rel.gpu.global.add.u32",
-        "ld.acquire.gpu.global.u32",
-        "st.release.gpu.global.u32",
-        "ld.relaxed.gpu.global.u32",
-        "nanosleep.u32",
-        "bar.sync",
-    ] {
-        assert!(body.contains(op), "softmax_retained lacks {op}");
+    for k in MEGAKERNELS {
+        let body = entry_body(PTX, k).unwrap();
+        for op in [
+            "atom.acq_rel.gpu.global.add.u32",
+            "ld.acquire.gpu.global.u32",
+            "st.release.gpu.global.u32",
+            "ld.relaxed.gpu.global.u32",
+            "nanosleep.u32",
+            "bar.sync",
+        ] {
+            assert!(body.contains(op), "{k} lacks {op}");
+        }
+        // No system-scope or unordered atomics slipped in.
+        assert!(!body.contains(".sys"), "a system-scope access in {k}");
     }
-    // No system-scope or unordered atomics slipped in.
-    assert!(
-        !body.contains(".sys"),
-        "a system-scope access in the barrier"
-    );
+}
+
+#[test]
+fn only_the_control_kernel_reads_its_flags_and_only_the_grid_kernels_size_the_grid() {
+    // The controls are the 16th argument (param_15). The kernels without
+    // flags never load it: their flag branches are folded away.
+    for (k, reads_flags, reads_grid) in [
+        ("softmax_retained", false, true),
+        ("softmax_retained_control", true, true),
+        ("softmax_row_retained", false, false),
+    ] {
+        let body = entry_body(PTX, k).unwrap();
+        let param = format!("[{k}_param_15]");
+        assert_eq!(body.contains(&param), reads_flags, "{k} and its controls");
+        // The grid barrier counts every block of the launch: %nctaid.x.
+        assert_eq!(
+            body.contains("%nctaid.x"),
+            reads_grid,
+            "{k} and the grid size"
+        );
+    }
 }
 
 #[test]
 fn the_tile_lives_in_dynamic_shared_memory() {
     assert!(PTX.contains(".extern .shared .align 16 .b8 SOFTMAX_TILE[]"));
-    let body = entry_body(PTX, "softmax_retained").unwrap();
+    for k in MEGAKERNELS {
+        the_tile_is_shared_in(k);
+    }
+}
+
+fn the_tile_is_shared_in(kernel: &str) {
+    let body = entry_body(PTX, kernel).unwrap();
     assert!(body.contains("ld.shared") && body.contains("st.shared"));
     // Every load and store names its state space: none stays generic.
     for line in body.lines().map(str::trim) {
@@ -396,8 +721,11 @@ fn the_twins_compile_with_nvrtc_and_show_the_same() {
     let Some(ptx) = lab_tests::twin_ptx_on_cpu::<host::softmax::SoftmaxLesson>((7, 5)) else {
         return;
     };
-    let body = entry_body(&ptx, "softmax_retained").unwrap();
-    assert!(
-        body.contains("atom.acq_rel.gpu.global.add.u32") && body.contains("ex2.approx.ftz.f32")
-    );
+    for k in MEGAKERNELS {
+        let body = entry_body(&ptx, k).unwrap();
+        assert!(
+            body.contains("atom.acq_rel.gpu.global.add.u32") && body.contains("ex2.approx.ftz.f32"),
+            "{k}"
+        );
+    }
 }

@@ -2,12 +2,14 @@
 //! columns: no tile width divides a row, so every last tile is partial):
 //! every variant at every protocol geometry on both sides against the f64
 //! reference (the megakernel refusing the 131,072-column tile), the row
-//! barrier reused across launches and graph replays, and the captured
-//! graphs' nodes. Where no NVIDIA driver is present, every test is reported
-//! as ignored.
+//! barrier reused across launches and graph replays, the captured
+//! graphs' nodes and their metadata (node types, each kernel node's kernel
+//! and resources), and a DOT file per graph from a run at the full size.
+//! Where no NVIDIA driver is present, every test is reported as ignored.
 
 use host::compare::{Side, TwinRows};
 use host::gpu::Gpu;
+use host::kernels::KernelId;
 use host::softmax::{self, Geometry, Refusal, Shape, Softmax, Variant, protocol};
 use lab_tests::{run_gpu_trials, trial, use_side};
 
@@ -59,7 +61,11 @@ fn barrier_is_reusable(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = lesson(gpu, Side::Rust)?;
     let want = lesson.reference();
     let geometry = Geometry { w: 4096, t: 128 };
-    for variant in [Variant::Retained, Variant::Roundtrip] {
+    for variant in [
+        Variant::Retained,
+        Variant::RowRetained,
+        Variant::RoundtripOn,
+    ] {
         let plan = lesson
             .admit(variant, geometry)
             .map_err(|e| e.to_string())?
@@ -101,15 +107,14 @@ fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
         }
         let graph = lesson.capture(&plan).map_err(|e| e.to_string())?;
         let nodes = graph.nodes().map_err(|e| e.to_string())?;
-        let facts = softmax::GraphFacts {
-            nodes: nodes.len(),
-            kernel_nodes: nodes.iter().filter(|n| n.is_kernel()).count(),
-            cooperative: nodes.iter().filter_map(|n| n.cooperative).collect(),
-            capture_us: graph.capture_us,
-            instantiate_us: graph.instantiate_us,
-            first_replay_us: 0.0,
-        };
-        if let Some(problem) = facts.verify(&plan) {
+        let facts = softmax::GraphFacts::of(
+            &nodes,
+            |f| lesson.symbol_of(f),
+            graph.capture_us,
+            graph.instantiate_us,
+            0.0,
+        );
+        if let Some(problem) = facts.verify(&plan, lesson.shape.rows) {
             return Err(format!("{}: {problem}", variant.label()));
         }
         let want_nodes = if variant.cooperative() {
@@ -137,6 +142,158 @@ fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
             facts.cooperative
         );
     }
+    Ok(())
+}
+
+/// Each graph's metadata on both sides: every node a kernel node, each
+/// naming a kernel of the variant's sequence (the C twins' handles resolve
+/// too), with registers above zero, no local memory, the planned block and
+/// dynamic shared memory, and static shared memory only where the kernel
+/// declares it (the staged kernels' reduction scratch; the megakernels take
+/// theirs from the dynamic array).
+fn graphs_carry_their_metadata(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = lesson(gpu, Side::CudaC)?;
+    for side in [Side::Rust, Side::CudaC] {
+        lesson.kernel_set().use_side(side);
+        for variant in Variant::ALL {
+            let plan = lesson
+                .admit(variant, Geometry { w: 4096, t: 128 })
+                .map_err(|e| e.to_string())?
+                .map_err(|r| r.to_string())?;
+            let graph = lesson.capture(&plan).map_err(|e| e.to_string())?;
+            let nodes = graph.nodes().map_err(|e| e.to_string())?;
+            let facts = softmax::GraphFacts::of(&nodes, |f| lesson.symbol_of(f), 0.0, 0.0, 0.0);
+            let at = format!("{} ({})", variant.label(), side.label());
+            if let Some(problem) = facts.verify(&plan, lesson.shape.rows) {
+                return Err(format!("{at}: {problem}"));
+            }
+            if facts.node_types.iter().any(|t| t != "kernel") {
+                return Err(format!("{at}: node types {:?}", facts.node_types));
+            }
+            let handles = nodes.iter().filter_map(|n| n.kernel).map(|n| n.function);
+            for (k, handle) in facts.kernels.iter().zip(handles) {
+                // The node's function is the one the side in use loaded.
+                let id = <softmax::Kernel as KernelId>::ALL
+                    .iter()
+                    .find(|id| Some(id.symbol()) == k.symbol)
+                    .ok_or(format!("{at}: a node launches an unknown function"))?;
+                let loaded = lesson
+                    .function(*id, side)
+                    .ok_or(format!("{at}: {} is not loaded", id.symbol()))?;
+                if loaded.cu_function() != handle {
+                    return Err(format!(
+                        "{at}: {} is not the {} side's function",
+                        id.symbol(),
+                        side.label()
+                    ));
+                }
+                if k.registers <= 0 || k.local_bytes != 0 {
+                    return Err(format!(
+                        "{at}: {} has {} registers, {} local bytes",
+                        id.symbol(),
+                        k.registers,
+                        k.local_bytes
+                    ));
+                }
+                let wants_static = !variant.cooperative();
+                if (k.static_shared_bytes > 0) != wants_static {
+                    return Err(format!(
+                        "{at}: {:?} has {} bytes of static shared memory",
+                        k.symbol, k.static_shared_bytes
+                    ));
+                }
+            }
+            println!("{at}: {:?}", facts.resources());
+        }
+    }
+    lesson.kernel_set().use_side(Side::Rust);
+    Ok(())
+}
+
+/// The lesson's run at the full size on this GPU (its timed matrix; one
+/// timed run per row, so quick) writes one DOT file per admitted variant
+/// and geometry, each holding as many kernel nodes as the row's graph, and
+/// every row's JSON carries the node types and each kernel's resources.
+fn the_full_run_writes_a_dot_file_per_graph(gpu: &Gpu) -> Result<(), String> {
+    use host::lesson::Outcome;
+    let shape = Shape::for_device(&gpu.info);
+    let mut lesson = Softmax::new(gpu, shape).map_err(|e| e.to_string())?;
+    let dir = std::env::temp_dir().join(format!("gpu-softmax-dots-{}", std::process::id()));
+    let progress = indicatif::ProgressBar::hidden();
+    let outcome = softmax::run(
+        &mut lesson,
+        host::timing::Plan::QUICK,
+        Some(&dir),
+        &progress,
+    )
+    .map_err(|e| e.to_string())?;
+    let rows = match outcome {
+        Outcome::Passed(rows) => rows,
+        Outcome::Failed(f) => return Err(format!("{} checks failed, first: {}", f.len(), f[0])),
+        Outcome::Faulted { error, .. } => return Err(error.to_string()),
+    };
+    let mut written = 0;
+    let mut most_nodes = 0;
+    for row in &rows {
+        let softmax::Row::Ran(r) = row else { continue };
+        let name = format!(
+            "{}-W{}-T{}.dot",
+            r.plan.variant.label(),
+            r.plan.geometry.w,
+            r.plan.geometry.t
+        );
+        let text = std::fs::read_to_string(dir.join(&name)).map_err(|e| format!("{name}: {e}"))?;
+        let kernels = text.matches("{KERNEL").count();
+        if kernels != r.graph.kernel_nodes {
+            return Err(format!(
+                "{name}: {kernels} kernel nodes, the graph had {}",
+                r.graph.kernel_nodes
+            ));
+        }
+        if !text.contains(r.plan.variant.main_symbol()) {
+            return Err(format!(
+                "{name} does not name {}",
+                r.plan.variant.main_symbol()
+            ));
+        }
+        written += 1;
+        most_nodes = most_nodes.max(kernels);
+    }
+    let files = std::fs::read_dir(&dir).map_err(|e| e.to_string())?.count();
+    let _ = std::fs::remove_dir_all(&dir);
+    if files != written {
+        return Err(format!("{files} files for {written} graphs"));
+    }
+    let context = host::report::Context::new(
+        "softmax",
+        &gpu.info,
+        &softmax::Sizes::of(shape),
+        softmax::report::block_sizes_json(),
+        host::timing::Plan::QUICK,
+        host::report::now(),
+    );
+    let report = softmax::report::build(context, shape, rows, lesson.shared_optin);
+    for line in host::lesson::Report::json_lines(&report) {
+        if line["status"] != "ran" {
+            continue;
+        }
+        let types = line["node_types"].as_array().ok_or("no node_types")?;
+        let launches = line["kernel_launches"]
+            .as_array()
+            .ok_or("no kernel_launches")?;
+        if types.len() != line["nodes"].as_u64().unwrap_or(0) as usize
+            || launches.len() != line["kernel_nodes"].as_u64().unwrap_or(0) as usize
+            || launches
+                .iter()
+                .any(|k| k["registers"].as_i64().unwrap_or(0) <= 0)
+        {
+            return Err(format!("{}: {line}", line["symbol"]));
+        }
+    }
+    println!(
+        "{written} DOT files at {} x {}, the largest graph {most_nodes} kernel nodes",
+        shape.rows, shape.n
+    );
     Ok(())
 }
 
@@ -222,6 +379,11 @@ fn main() -> std::process::ExitCode {
         trial(
             "graphs_have_the_expected_nodes",
             graphs_have_the_expected_nodes,
+        ),
+        trial("graphs_carry_their_metadata", graphs_carry_their_metadata),
+        trial(
+            "the_full_run_writes_a_dot_file_per_graph",
+            the_full_run_writes_a_dot_file_per_graph,
         ),
         trial("twins_agree_bit_for_bit", twins_agree_bit_for_bit),
         trial(

@@ -1,7 +1,8 @@
 //! CUDA graphs: a stream's launch sequence captured once, instantiated, and
-//! replayed with one call, and what the captured graph holds (node types,
-//! the cooperative attribute of each kernel node), with a DOT file of it on
-//! request. The driver calls are cudarc's raw ones (`sys`): cudarc's own
+//! replayed with one call, and what the captured graph holds (each node's
+//! type; for each kernel node its function, launch shape, cooperative
+//! attribute and the function's registers and shared and local bytes), with
+//! a DOT file of it on request. The driver calls are cudarc's raw ones (`sys`): cudarc's own
 //! `end_capture` instantiates at once, and capture and instantiation are
 //! timed apart here.
 
@@ -34,6 +35,31 @@ pub struct Node {
     /// For a kernel node, whether its cooperative launch attribute is set;
     /// `None` for other nodes.
     pub cooperative: Option<bool>,
+    /// For a kernel node, what it launches; `None` for other nodes.
+    pub kernel: Option<KernelNode>,
+}
+
+/// What a kernel node launches: its parameters as the driver recorded them
+/// (`cuGraphKernelNodeGetParams`) and the function's resources
+/// (`cuFuncGetAttribute`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelNode {
+    /// The function handle the node launches (compare it with
+    /// `CudaFunction::cu_function` to name the kernel).
+    pub function: sys::CUfunction,
+    /// Blocks in x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads per block in x, y, z.
+    pub block: (u32, u32, u32),
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_shared_bytes: u32,
+    /// Registers per thread (`CU_FUNC_ATTRIBUTE_NUM_REGS`).
+    pub registers: i32,
+    /// Static shared memory per block, bytes
+    /// (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`).
+    pub static_shared_bytes: i32,
+    /// Local memory per thread, bytes (`CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`).
+    pub local_bytes: i32,
 }
 
 impl Node {
@@ -41,6 +67,60 @@ impl Node {
     pub fn is_kernel(&self) -> bool {
         self.kind == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL
     }
+
+    /// The node's type in the driver's words, lower case without the
+    /// `CU_GRAPH_NODE_TYPE_` prefix: `kernel`, `memcpy`, `memset`, `host`,
+    /// `graph`, `empty`, `wait_event`, ...
+    pub fn type_name(&self) -> String {
+        node_type_name(self.kind)
+    }
+}
+
+/// `kind` in the driver's words, lower case without the
+/// `CU_GRAPH_NODE_TYPE_` prefix (`CU_GRAPH_NODE_TYPE_KERNEL` -> `kernel`).
+pub fn node_type_name(kind: sys::CUgraphNodeType) -> String {
+    let name = format!("{kind:?}");
+    name.strip_prefix("CU_GRAPH_NODE_TYPE_")
+        .unwrap_or(&name)
+        .to_ascii_lowercase()
+}
+
+/// Reads one of `f`'s attributes.
+fn function_attribute(f: sys::CUfunction, attribute: sys::CUfunction_attribute) -> Result<i32> {
+    let mut value = 0i32;
+    // SAFETY: `f` is a kernel node's function, alive while its module is
+    // (the graph's owner keeps it); writes one int.
+    unsafe { sys::cuFuncGetAttribute(&mut value, attribute, f) }
+        .result()
+        .call("cuFuncGetAttribute")?;
+    Ok(value)
+}
+
+/// A kernel node's launch parameters and its function's resources.
+fn kernel_node(node: sys::CUgraphNode) -> Result<KernelNode> {
+    // SAFETY: a zeroed parameter struct (null pointers, zero sizes) is a
+    // valid out-parameter.
+    let mut p: sys::CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
+    // SAFETY: a kernel node of a live graph; the driver writes `p`.
+    unsafe { sys::cuGraphKernelNodeGetParams_v2(node, &mut p) }
+        .result()
+        .call("cuGraphKernelNodeGetParams")?;
+    if p.func.is_null() {
+        return Err(Error::Driver {
+            call: "cuGraphKernelNodeGetParams (a kernel node without a function handle)",
+            source: cudarc::driver::DriverError(sys::CUresult::CUDA_ERROR_INVALID_HANDLE),
+        });
+    }
+    use sys::CUfunction_attribute as A;
+    Ok(KernelNode {
+        function: p.func,
+        grid: (p.gridDimX, p.gridDimY, p.gridDimZ),
+        block: (p.blockDimX, p.blockDimY, p.blockDimZ),
+        dynamic_shared_bytes: p.sharedMemBytes,
+        registers: function_attribute(p.func, A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+        static_shared_bytes: function_attribute(p.func, A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+        local_bytes: function_attribute(p.func, A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+    })
 }
 
 /// Captures what `enqueue` puts on the GPU's stream (thread-local capture
@@ -114,8 +194,10 @@ impl Graph {
             .call("cuGraphLaunch")
     }
 
-    /// The graph's nodes, each with its type and, for kernel nodes, the
-    /// cooperative attribute (`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`).
+    /// The graph's nodes, in the driver's order, each with its type and,
+    /// for kernel nodes, the cooperative attribute
+    /// (`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`), the launch parameters and the
+    /// function's registers and shared and local bytes.
     pub fn nodes(&self) -> Result<Vec<Node>> {
         let mut count = 0usize;
         // SAFETY: a null array asks for the count only.
@@ -136,7 +218,8 @@ impl Graph {
                 unsafe { sys::cuGraphNodeGetType(node, &mut kind) }
                     .result()
                     .call("cuGraphNodeGetType")?;
-                let cooperative = if kind == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
+                let is_kernel = kind == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
+                let cooperative = if is_kernel {
                     // SAFETY: a zeroed union is a valid out-parameter.
                     let mut value: sys::CUkernelNodeAttrValue = unsafe { std::mem::zeroed() };
                     // SAFETY: a kernel node of the live graph; writes the union.
@@ -154,7 +237,16 @@ impl Graph {
                 } else {
                     None
                 };
-                Ok(Node { kind, cooperative })
+                let kernel = if is_kernel {
+                    Some(kernel_node(node)?)
+                } else {
+                    None
+                };
+                Ok(Node {
+                    kind,
+                    cooperative,
+                    kernel,
+                })
             })
             .collect()
     }

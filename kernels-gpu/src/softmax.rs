@@ -1,8 +1,12 @@
 //! The softmax lesson: an RMS-scaled softmax over the rows of a matrix,
 //! `y = exp((x - max) * s) / sum` with `s = 1 / sqrt(mean(x^2) + EPS)`, run
 //! as three kernels (staged, recompute) and as one cooperative megakernel
-//! per group of rows that keeps its tile in shared memory (retained), with
-//! control variants that undo one part of that retention at a time.
+//! per group of rows that keeps its tile in shared memory. Three
+//! megakernels share one body: `softmax_retained` (its blocks meet at a grid
+//! barrier between phases), `softmax_row_retained` (row barriers: only a
+//! row's blocks wait for each other) and `softmax_retained_control` (the
+//! grid-barrier kernel carrying runtime flags that undo one part of the
+//! retention at a time, to price it).
 //!
 //! Port of the seed `004` (an RMS-scaled softmax benchmark). A row of `n`
 //! columns is cut into tiles of `w` columns, one block of `T` threads per
@@ -114,7 +118,7 @@ mod kernels {
     use crate::device::atomic::row_barrier;
     use crate::device::math::{exp2_approx, fma};
     use crate::device::memory::load_readonly;
-    use crate::device::thread::{block_dim_x, block_idx_x, sync_threads, thread_idx_x};
+    use crate::device::thread::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
     use crate::device::warp::block_reduce;
 
     crate::shared_array!(SOFTMAX_SCRATCH: [f32; SCRATCH_FLOATS as usize]);
@@ -498,19 +502,92 @@ mod kernels {
         unsafe { phase_normalize(y, tl, s, tiles, source, SOFTMAX_SCRATCH::as_mut_ptr()) }
     }
 
+    /// Which blocks meet at the megakernels' two barriers.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Scope {
+        /// Every block of the launch (the whole row group): one slot pair,
+        /// the group's first row's, with `grid_dim.x` participants.
+        Grid,
+        /// Only the blocks of the block's own row: its row's slot pair,
+        /// with `tiles` participants.
+        Row,
+    }
+
+    /// The body every megakernel shares: phase 1, barrier, phase 2,
+    /// barrier, phase 3, the tile kept in dynamic shared memory unless a
+    /// control in `controls` undoes part of that (the callers without
+    /// controls pass a constant 0, so the branches fold away and the kernel
+    /// carries no flag).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn retained_body(
+        scope: Scope,
+        x: *const f32,
+        e: *mut f32,
+        y: *mut f32,
+        s: RowStats,
+        arrivals: *mut u32,
+        epochs: *mut u32,
+        n: u32,
+        w: u32,
+        tiles: u32,
+        row_base: u32,
+        controls: u32,
+    ) {
+        let tl = tile(row_base * tiles + block_idx_x(), n, w, tiles);
+        let kept = SOFTMAX_TILE::as_mut_ptr();
+        let scratch = kept.wrapping_add(w as usize);
+        let reload = controls & RELOAD_INPUT != 0;
+        let roundtrip = controls & ROUNDTRIP_EXPONENTIALS != 0;
+        let (slot, participants) = match scope {
+            Scope::Grid => (row_base as usize * 2, grid_dim_x()),
+            Scope::Row => (tl.row as usize * 2, tiles),
+        };
+        // SAFETY: the launch assumption; the barrier slots named above
+        // belong to this launch's rows.
+        unsafe {
+            phase_stats(
+                x,
+                tl,
+                s.tile_max,
+                s.tile_sumsq,
+                if reload { None } else { Some(kept) },
+                scratch,
+            );
+            row_barrier(arrivals.add(slot), epochs.add(slot), participants);
+            phase_exponentials(
+                x,
+                e,
+                tl,
+                s,
+                n,
+                tiles,
+                if reload { None } else { Some(kept) },
+                if roundtrip { None } else { Some(kept) },
+                roundtrip,
+                scratch,
+            );
+            row_barrier(arrivals.add(slot + 1), epochs.add(slot + 1), participants);
+            let source = if roundtrip {
+                Source::Global(e)
+            } else {
+                Source::Kept(kept)
+            };
+            phase_normalize(y, tl, s, tiles, source, scratch);
+        }
+    }
+
     /// All three phases for a group of rows in one cooperative launch: each
     /// block keeps its tile in dynamic shared memory from phase 1 to phase
-    /// 3, and the blocks of a row meet at a device-scope row barrier
-    /// ([`row_barrier`]) between phases, so only the row statistics pass
-    /// through global memory. `controls` undoes parts of the retention to
-    /// price them: RELOAD_INPUT (phase 2 reads x again from global memory),
-    /// ROUNDTRIP_EXPONENTIALS (phase 2 writes the exponentials to `e`, phase
-    /// 3 reads them back), or both.
+    /// 3, and between phases every block of the launch meets at one
+    /// device-scope grid barrier ([`row_barrier`] with `grid_dim.x`
+    /// participants), so only the row statistics pass through global
+    /// memory. No control flags: `controls` is accepted (one argument list
+    /// for the three megakernels) and ignored.
     ///
     /// # Memory
-    /// Retained: reads x once and writes y once, both coalesced: 8 bytes
-    /// per element, the compulsory traffic. Each control adds 4 (reload) or
-    /// 8 (round trip) bytes per element. Shared memory: the tile (w floats,
+    /// Reads x once and writes y once, both coalesced: 8 bytes per element,
+    /// the compulsory traffic. Shared memory: the tile (w floats,
     /// `ld.shared`/`st.shared`) and SCRATCH_FLOATS of scratch.
     ///
     /// # Launch assumption
@@ -523,8 +600,9 @@ mod kernels {
     /// # Safety
     /// Buffers as in the staged kernels; `arrivals` and `epochs` hold 2 x
     /// rows counters, zeroed once at allocation (the barrier keeps them
-    /// reusable). Launched ordinarily, or with too few blocks resident, the
-    /// barrier never returns.
+    /// reusable; this kernel uses the pair of row `row_base`). Launched
+    /// ordinarily, or with too few blocks resident, the barrier never
+    /// returns.
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn softmax_retained(
         x: *const f32,
@@ -542,9 +620,8 @@ mod kernels {
         w: u32,
         tiles: u32,
         row_base: u32,
-        controls: u32,
+        _controls: u32,
     ) {
-        let tl = tile(row_base * tiles + block_idx_x(), n, w, tiles);
         let s = RowStats {
             tile_max,
             tile_sumsq,
@@ -553,41 +630,144 @@ mod kernels {
             row_scale,
             row_sum,
         };
-        let kept = SOFTMAX_TILE::as_mut_ptr();
-        let scratch = kept.wrapping_add(w as usize);
-        let reload = controls & RELOAD_INPUT != 0;
-        let roundtrip = controls & ROUNDTRIP_EXPONENTIALS != 0;
-        let slot = tl.row as usize * 2;
-        // SAFETY: the launch assumption; the barrier slots of this row.
+        // SAFETY: the launch assumption and the caller's buffers.
         unsafe {
-            phase_stats(
-                x,
-                tl,
-                tile_max,
-                tile_sumsq,
-                if reload { None } else { Some(kept) },
-                scratch,
-            );
-            row_barrier(arrivals.add(slot), epochs.add(slot), tiles);
-            phase_exponentials(
+            retained_body(
+                Scope::Grid,
                 x,
                 e,
-                tl,
+                y,
                 s,
+                arrivals,
+                epochs,
                 n,
+                w,
                 tiles,
-                if reload { None } else { Some(kept) },
-                if roundtrip { None } else { Some(kept) },
-                roundtrip,
-                scratch,
-            );
-            row_barrier(arrivals.add(slot + 1), epochs.add(slot + 1), tiles);
-            let source = if roundtrip {
-                Source::Global(e)
-            } else {
-                Source::Kept(kept)
-            };
-            phase_normalize(y, tl, s, tiles, source, scratch);
+                row_base,
+                0,
+            )
+        }
+    }
+
+    /// The control kernel: [`softmax_retained`] (the same grid barrier)
+    /// carrying runtime control flags that undo parts of the retention to
+    /// price them: RELOAD_INPUT (phase 2 reads x again from global memory),
+    /// ROUNDTRIP_EXPONENTIALS (phase 2 writes the exponentials to `e`,
+    /// phase 3 reads them back), both, or neither (`controls = 0`: the
+    /// retained traffic, with the flags' branches still in the code).
+    ///
+    /// # Memory
+    /// As [`softmax_retained`] with `controls = 0`; each control adds 4
+    /// (reload) or 8 (round trip) bytes per element, coalesced.
+    ///
+    /// # Launch assumption
+    /// As [`softmax_retained`].
+    ///
+    /// # Safety
+    /// As [`softmax_retained`].
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn softmax_retained_control(
+        x: *const f32,
+        e: *mut f32,
+        y: *mut f32,
+        tile_max: *mut f32,
+        tile_sumsq: *mut f32,
+        tile_sum: *mut f32,
+        row_max: *mut f32,
+        row_scale: *mut f32,
+        row_sum: *mut f32,
+        arrivals: *mut u32,
+        epochs: *mut u32,
+        n: u32,
+        w: u32,
+        tiles: u32,
+        row_base: u32,
+        controls: u32,
+    ) {
+        let s = RowStats {
+            tile_max,
+            tile_sumsq,
+            tile_sum,
+            row_max,
+            row_scale,
+            row_sum,
+        };
+        // SAFETY: the launch assumption and the caller's buffers.
+        unsafe {
+            retained_body(
+                Scope::Grid,
+                x,
+                e,
+                y,
+                s,
+                arrivals,
+                epochs,
+                n,
+                w,
+                tiles,
+                row_base,
+                controls,
+            )
+        }
+    }
+
+    /// [`softmax_retained`] with row barriers instead of the grid barrier:
+    /// between phases each block waits only for the other blocks of its own
+    /// row ([`row_barrier`] with `tiles` participants, the row's slot pair),
+    /// so a row whose tiles are done moves on without waiting for the rest
+    /// of the group. No control flags (`controls` ignored).
+    ///
+    /// # Memory
+    /// As [`softmax_retained`]: 8 bytes per element.
+    ///
+    /// # Launch assumption
+    /// As [`softmax_retained`].
+    ///
+    /// # Safety
+    /// As [`softmax_retained`]; uses the slot pair of every row it handles.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn softmax_row_retained(
+        x: *const f32,
+        e: *mut f32,
+        y: *mut f32,
+        tile_max: *mut f32,
+        tile_sumsq: *mut f32,
+        tile_sum: *mut f32,
+        row_max: *mut f32,
+        row_scale: *mut f32,
+        row_sum: *mut f32,
+        arrivals: *mut u32,
+        epochs: *mut u32,
+        n: u32,
+        w: u32,
+        tiles: u32,
+        row_base: u32,
+        _controls: u32,
+    ) {
+        let s = RowStats {
+            tile_max,
+            tile_sumsq,
+            tile_sum,
+            row_max,
+            row_scale,
+            row_sum,
+        };
+        // SAFETY: the launch assumption and the caller's buffers.
+        unsafe {
+            retained_body(
+                Scope::Row,
+                x,
+                e,
+                y,
+                s,
+                arrivals,
+                epochs,
+                n,
+                w,
+                tiles,
+                row_base,
+                0,
+            )
         }
     }
 }

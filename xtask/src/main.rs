@@ -551,6 +551,7 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs lessons (default: every lesson) on a GPU machine without Rust: each
 # as a table (recorded into <output-folder>/results), then as JSON with the
 # table run as its baseline, then beside its CUDA C twins (table, JSON); the
+# softmax's CUDA graphs as DOT files (<output-folder>/graphs/softmax); the
 # roofline's profile mode; then every GPU test.
 # Usage: run.sh [output-folder [lesson...]]
 set -u -o pipefail
@@ -565,7 +566,10 @@ if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 fi
 for lesson in "${lessons[@]}"; do
-  "$here/lab" "$lesson" --record --results "$out/results" | tee "$out/$lesson.txt" || status=1
+  # The lessons that capture CUDA graphs keep a DOT file of each from the recorded run.
+  graphs=()
+  if [ "$lesson" = softmax ]; then graphs=(--graphs-dir "$out/graphs/$lesson"); fi
+  "$here/lab" "$lesson" --record --results "$out/results" ${graphs[@]+"${graphs[@]}"} | tee "$out/$lesson.txt" || status=1
   "$here/lab" "$lesson" --json --baseline last --results "$out/results" > "$out/$lesson.jsonl" || status=1
   echo "$lesson JSON rows: $(wc -l < "$out/$lesson.jsonl")"
   if [ "$lesson" = roofline ]; then "$here/lab" roofline --profile || status=1; fi

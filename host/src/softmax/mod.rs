@@ -42,10 +42,20 @@ crate::kernel_ids! {
         /// Phase 3: normalise. (e or x, y, tile_sum, row_max, row_scale,
         /// row_sum; n, w, tiles, recompute).
         Normalize = "softmax_tile_normalize" (Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32, U32, U32),
-        /// The megakernel: all three phases, the tile kept in shared memory.
-        /// (x, e, y, six statistics, arrivals, epochs; n, w, tiles,
-        /// row_base, controls).
+        /// The megakernel: all three phases, the tile kept in shared memory,
+        /// a grid barrier between phases. (x, e, y, six statistics,
+        /// arrivals, epochs; n, w, tiles, row_base, controls (ignored)).
         Retained = "softmax_retained" (
+            Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32, U32, U32, U32
+        ),
+        /// The control kernel: [`Kernel::Retained`] carrying the runtime
+        /// control flags. Arguments as [`Kernel::Retained`].
+        RetainedControl = "softmax_retained_control" (
+            Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32, U32, U32, U32
+        ),
+        /// [`Kernel::Retained`] with row barriers. Arguments as
+        /// [`Kernel::Retained`] (controls ignored).
+        RowRetained = "softmax_row_retained" (
             Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32, U32, U32, U32
         ),
     }
@@ -54,56 +64,83 @@ crate::kernel_ids! {
 /// Floats per element every variant must move: x read once, y written once.
 pub const COMPULSORY_FLOATS: f64 = 2.0;
 
-/// The ways the lesson runs a softmax.
+/// The ways the lesson runs a softmax: the seed's families. Each megakernel
+/// family differs from one other family in one thing, which is what their
+/// difference isolates ([`Variant::isolates`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
     /// Three kernels; the exponentials go through global memory.
     Staged,
     /// Three kernels; phase 3 recomputes the exponentials from x.
     Recompute,
-    /// One cooperative kernel per row group; the tile stays in shared memory.
+    /// One cooperative kernel per row group; the tile stays in shared
+    /// memory; a grid barrier between phases; no control flags.
     Retained,
-    /// Retained, but phase 2 reloads x from global memory.
+    /// Retained with row barriers: a block waits only for its own row.
+    RowRetained,
+    /// The control kernel with every flag off: retained's traffic and
+    /// barrier, with the flags' branches carried.
+    RoundtripOff,
+    /// The control kernel: phase 2 reloads x from global memory.
     InputReload,
-    /// Retained, but the exponentials round-trip through global memory.
-    Roundtrip,
-    /// Both controls at once.
+    /// The control kernel: the exponentials round-trip through global
+    /// memory.
+    RoundtripOn,
+    /// The control kernel with both flags on.
     BothReload,
+}
+
+/// One difference between two megakernel families that isolates one cost:
+/// `variant` minus `against`, at the same geometry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Isolation {
+    /// The family that pays the cost.
+    pub variant: Variant,
+    /// The family it is measured against: the same in everything else.
+    pub against: Variant,
+    /// What the difference isolates, in a few words.
+    pub what: &'static str,
 }
 
 impl Variant {
     /// Every variant, in report order.
-    pub const ALL: [Variant; 6] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Staged,
         Variant::Recompute,
         Variant::Retained,
+        Variant::RowRetained,
+        Variant::RoundtripOff,
         Variant::InputReload,
-        Variant::Roundtrip,
+        Variant::RoundtripOn,
         Variant::BothReload,
     ];
 
-    /// The label a table row, a JSON `variant` and a DOT file use.
+    /// The label a table row, a JSON `variant` and a DOT file use (the
+    /// seed's family names).
     pub fn label(self) -> &'static str {
         match self {
             Variant::Staged => "staged",
             Variant::Recompute => "recompute",
             Variant::Retained => "retained",
+            Variant::RowRetained => "row_retained",
+            Variant::RoundtripOff => "roundtrip_off",
             Variant::InputReload => "input_reload",
-            Variant::Roundtrip => "roundtrip",
+            Variant::RoundtripOn => "roundtrip_on",
             Variant::BothReload => "both_reload",
         }
     }
 
-    /// Whether it is the cooperative megakernel (admission, graph attribute).
+    /// Whether it is a cooperative megakernel (admission, graph attribute).
     pub fn cooperative(self) -> bool {
         !matches!(self, Variant::Staged | Variant::Recompute)
     }
 
-    /// The megakernel's `controls` argument.
+    /// The megakernel's `controls` argument (0 for the kernels that carry
+    /// no flags, which ignore it).
     pub fn controls(self) -> u32 {
         match self {
             Variant::InputReload => RELOAD_INPUT,
-            Variant::Roundtrip => ROUNDTRIP_EXPONENTIALS,
+            Variant::RoundtripOn => ROUNDTRIP_EXPONENTIALS,
             Variant::BothReload => RELOAD_INPUT | ROUNDTRIP_EXPONENTIALS,
             _ => 0,
         }
@@ -113,25 +150,32 @@ impl Variant {
     /// (the per-tile and per-row statistics, a few floats per 4096
     /// elements, left out): staged 1 (phase 1 reads x) + 2 (phase 2 reads x,
     /// writes e) + 2 (phase 3 reads e, writes y); recompute 1 + 1 + 2;
-    /// retained 2; a reload adds 1, a round trip 2.
+    /// retained, row_retained and roundtrip_off 2; a reload adds 1, a round
+    /// trip 2.
     pub fn floats_per_elem(self) -> f64 {
         match self {
             Variant::Staged => 5.0,
             Variant::Recompute => 4.0,
-            Variant::Retained => 2.0,
+            Variant::Retained | Variant::RowRetained | Variant::RoundtripOff => 2.0,
             Variant::InputReload => 3.0,
-            Variant::Roundtrip => 4.0,
+            Variant::RoundtripOn => 4.0,
             Variant::BothReload => 5.0,
         }
     }
 
     /// The kernel a comparison's PTX mix is read from (and a fault in the
-    /// sequence is charged to).
+    /// sequence is charged to); for the megakernel families, the kernel
+    /// they launch.
     pub fn main_kernel(self) -> Kernel {
         match self {
             Variant::Staged => Kernel::Exp,
             Variant::Recompute => Kernel::Normalize,
-            _ => Kernel::Retained,
+            Variant::Retained => Kernel::Retained,
+            Variant::RowRetained => Kernel::RowRetained,
+            Variant::RoundtripOff
+            | Variant::InputReload
+            | Variant::RoundtripOn
+            | Variant::BothReload => Kernel::RetainedControl,
         }
     }
 
@@ -139,6 +183,52 @@ impl Variant {
     pub fn main_symbol(self) -> &'static str {
         self.main_kernel().symbol()
     }
+
+    /// The kernels its launch sequence launches, in order, over one row
+    /// group (the megakernel families repeat theirs once per group).
+    pub fn sequence(self) -> &'static [Kernel] {
+        match self {
+            Variant::Staged | Variant::Recompute => {
+                &[Kernel::Stats, Kernel::Exp, Kernel::Normalize]
+            }
+            Variant::Retained => &[Kernel::Retained],
+            Variant::RowRetained => &[Kernel::RowRetained],
+            _ => &[Kernel::RetainedControl],
+        }
+    }
+
+    /// The differences between megakernel families that each isolate one
+    /// cost, in report order. Each pair differs in one thing: the kernel
+    /// (flags carried or not), the barrier's scope, or the control flags
+    /// set (the control kernel on both sides, so carrying the flags
+    /// cancels).
+    pub const ISOLATIONS: [Isolation; 5] = [
+        Isolation {
+            variant: Variant::RoundtripOff,
+            against: Variant::Retained,
+            what: "carrying the control flags (same traffic, same grid barrier)",
+        },
+        Isolation {
+            variant: Variant::Retained,
+            against: Variant::RowRetained,
+            what: "a grid barrier instead of row barriers (same traffic, no flags)",
+        },
+        Isolation {
+            variant: Variant::InputReload,
+            against: Variant::RoundtripOff,
+            what: "reloading x in phase 2 (+4 bytes per element)",
+        },
+        Isolation {
+            variant: Variant::RoundtripOn,
+            against: Variant::RoundtripOff,
+            what: "the exponentials' round trip through global memory (+8 bytes per element)",
+        },
+        Isolation {
+            variant: Variant::BothReload,
+            against: Variant::RoundtripOff,
+            what: "both controls at once (+12 bytes per element)",
+        },
+    ];
 }
 
 /// A matrix of `rows` x `n` floats.
@@ -525,6 +615,20 @@ impl<'g> Softmax<'g> {
         self.kernels.get(kernel, side)
     }
 
+    /// The symbol of the lesson's kernel (either side) whose function handle
+    /// is `f`; `None` for a function it did not load.
+    pub fn symbol_of(&self, f: cudarc::driver::sys::CUfunction) -> Option<&'static str> {
+        <Kernel as crate::kernels::KernelId>::ALL
+            .iter()
+            .find_map(|&k| {
+                [Side::Rust, Side::CudaC]
+                    .iter()
+                    .filter_map(|&side| self.kernels.get(k, side))
+                    .any(|loaded| loaded.cu_function() == f)
+                    .then(|| k.symbol())
+            })
+    }
+
     /// The f64 reference of the whole matrix (computed once).
     pub fn reference(&self) -> std::rc::Rc<Vec<f64>> {
         self.want
@@ -557,7 +661,7 @@ impl<'g> Softmax<'g> {
                 // side, then ask the driver: the smaller answer binds.
                 let mut blocks_per_sm = u32::MAX;
                 for side in [Side::Rust, Side::CudaC] {
-                    let Some(f) = self.kernels.get(Kernel::Retained, side) else {
+                    let Some(f) = self.kernels.get(variant.main_kernel(), side) else {
                         continue;
                     };
                     f.set_attribute(
@@ -657,7 +761,7 @@ impl<'g> Softmax<'g> {
                 shared_mem_bytes: plan.shared_bytes as u32,
             };
             let retained = kernels
-                .launch(gpu, Kernel::Retained)
+                .launch(gpu, plan.variant.main_kernel())
                 .input(&*x)
                 .output(&mut *e)
                 .output(&mut *y)
@@ -744,6 +848,27 @@ pub fn check(label: &'static str, got: &[f32], want: &[f64], n: usize) -> (Optio
     (failure, reference::max_relative_error(got, want))
 }
 
+/// One kernel node of a captured graph, as the driver reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeKernel {
+    /// The kernel's symbol, found by matching the node's function handle
+    /// with the lesson's loaded kernels (either side); `None` for a
+    /// function the lesson did not load.
+    pub symbol: Option<&'static str>,
+    /// Blocks in x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads per block in x, y, z.
+    pub block: (u32, u32, u32),
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_shared_bytes: u32,
+    /// Registers per thread (`cuFuncGetAttribute`, `NUM_REGS`).
+    pub registers: i32,
+    /// Static shared memory per block, bytes (`SHARED_SIZE_BYTES`).
+    pub static_shared_bytes: i32,
+    /// Local memory per thread, bytes (`LOCAL_SIZE_BYTES`).
+    pub local_bytes: i32,
+}
+
 /// What a captured graph holds, against what its sequence launched.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphFacts {
@@ -753,6 +878,11 @@ pub struct GraphFacts {
     pub kernel_nodes: usize,
     /// Each kernel node's cooperative attribute, in node order.
     pub cooperative: Vec<bool>,
+    /// Each node's type in the driver's words (`kernel`, `memcpy`,
+    /// `memset`, ...: [`graph::node_type_name`]), in node order.
+    pub node_types: Vec<String>,
+    /// Each kernel node's launch and resources, in node order.
+    pub kernels: Vec<NodeKernel>,
     /// Host microseconds: capture, instantiation, first replay to a
     /// finished stream.
     pub capture_us: f64,
@@ -763,10 +893,60 @@ pub struct GraphFacts {
 }
 
 impl GraphFacts {
-    /// What is wrong with the graph of `plan`, or `None`: every node a
-    /// kernel node, as many as the sequence launched, and each kernel node
-    /// cooperative exactly when the variant is.
-    pub fn verify(&self, plan: &Launches) -> Option<String> {
+    /// The facts of a graph whose nodes are `nodes`, naming each kernel
+    /// node's function with `symbol_of`; the host times as measured.
+    pub fn of(
+        nodes: &[graph::Node],
+        symbol_of: impl Fn(cudarc::driver::sys::CUfunction) -> Option<&'static str>,
+        capture_us: f64,
+        instantiate_us: f64,
+        first_replay_us: f64,
+    ) -> GraphFacts {
+        GraphFacts {
+            nodes: nodes.len(),
+            kernel_nodes: nodes.iter().filter(|n| n.is_kernel()).count(),
+            cooperative: nodes.iter().filter_map(|n| n.cooperative).collect(),
+            node_types: nodes.iter().map(graph::Node::type_name).collect(),
+            kernels: nodes
+                .iter()
+                .filter_map(|n| n.kernel)
+                .map(|k| NodeKernel {
+                    symbol: symbol_of(k.function),
+                    grid: k.grid,
+                    block: k.block,
+                    dynamic_shared_bytes: k.dynamic_shared_bytes,
+                    registers: k.registers,
+                    static_shared_bytes: k.static_shared_bytes,
+                    local_bytes: k.local_bytes,
+                })
+                .collect(),
+            capture_us,
+            instantiate_us,
+            first_replay_us,
+        }
+    }
+
+    /// Each kernel the graph launches, once, in order of first appearance,
+    /// with its registers, static shared bytes and local bytes.
+    pub fn resources(&self) -> Vec<(&'static str, i32, i32, i32)> {
+        let mut seen: Vec<(&'static str, i32, i32, i32)> = Vec::new();
+        for k in &self.kernels {
+            let name = k.symbol.unwrap_or("?");
+            if !seen.iter().any(|s| s.0 == name) {
+                seen.push((name, k.registers, k.static_shared_bytes, k.local_bytes));
+            }
+        }
+        seen
+    }
+
+    /// What is wrong with the graph of `plan` over `rows` rows, or `None`:
+    /// every node a kernel node, as many as the sequence launched; each
+    /// kernel node cooperative exactly when the variant is; each one a
+    /// kernel of the variant's sequence, as many times as launched; each
+    /// with `plan`'s block and dynamic shared memory and registers above
+    /// zero; and the grids covering every tile of every row once (each
+    /// staged kernel's grid, the megakernel's grids summed).
+    pub fn verify(&self, plan: &Launches, rows: usize) -> Option<String> {
         if self.nodes != plan.launches || self.kernel_nodes != plan.launches {
             return Some(format!(
                 "graph has {} nodes ({} kernel nodes), the sequence launched {} kernels",
@@ -787,6 +967,60 @@ impl GraphFacts {
                     "ordinarily"
                 }
             ));
+        }
+        if self.kernels.len() != self.kernel_nodes {
+            return Some(format!(
+                "{} kernel nodes, {} with launch parameters",
+                self.kernel_nodes,
+                self.kernels.len()
+            ));
+        }
+        let sequence = plan.variant.sequence();
+        let per_kernel = plan.launches / sequence.len();
+        for kernel in sequence {
+            let found = self
+                .kernels
+                .iter()
+                .filter(|k| k.symbol == Some(kernel.symbol()))
+                .count();
+            if found != per_kernel {
+                return Some(format!(
+                    "{found} nodes launch {}, the sequence launched it {per_kernel} times",
+                    kernel.symbol()
+                ));
+            }
+        }
+        let tiles = rows * plan.tiles;
+        for (i, k) in self.kernels.iter().enumerate() {
+            let name = k.symbol.unwrap_or("an unknown function");
+            if k.block != (plan.geometry.t, 1, 1)
+                || k.dynamic_shared_bytes as usize != plan.shared_bytes
+            {
+                return Some(format!(
+                    "kernel node {i} ({name}) has blocks {:?} and {} bytes of dynamic shared memory, the plan {} threads and {} bytes",
+                    k.block, k.dynamic_shared_bytes, plan.geometry.t, plan.shared_bytes
+                ));
+            }
+            if k.registers <= 0 {
+                return Some(format!(
+                    "kernel node {i} ({name}) reports {} registers",
+                    k.registers
+                ));
+            }
+            if !plan.variant.cooperative() && k.grid != (tiles as u32, 1, 1) {
+                return Some(format!(
+                    "kernel node {i} ({name}) has a grid of {:?}, the matrix has {tiles} tiles",
+                    k.grid
+                ));
+            }
+        }
+        if plan.variant.cooperative() {
+            let blocks: usize = self.kernels.iter().map(|k| k.grid.0 as usize).sum();
+            if blocks != tiles || self.kernels.iter().any(|k| k.grid.1 != 1 || k.grid.2 != 1) {
+                return Some(format!(
+                    "the megakernel's grids hold {blocks} blocks in all, the matrix has {tiles} tiles"
+                ));
+            }
         }
         None
     }
@@ -880,16 +1114,15 @@ pub fn run(
             g.launch()?;
             lesson.gpu.sync_after(variant.main_symbol())?;
             let first_replay_us = started.elapsed().as_secs_f64() * 1e6;
-            let facts = GraphFacts {
-                nodes: nodes.len(),
-                kernel_nodes: nodes.iter().filter(|n| n.is_kernel()).count(),
-                cooperative: nodes.iter().filter_map(|n| n.cooperative).collect(),
-                capture_us: g.capture_us,
-                instantiate_us: g.instantiate_us,
+            let facts = GraphFacts::of(
+                &nodes,
+                |f| lesson.symbol_of(f),
+                g.capture_us,
+                g.instantiate_us,
                 first_replay_us,
-            };
+            );
             let replay_y = lesson.read_y()?;
-            let mut problem = facts.verify(&plan);
+            let mut problem = facts.verify(&plan, lesson.shape.rows);
             if problem.is_none()
                 && let Some(m) = first_mismatch(&replay_y, &direct_y, Tolerance::Bits)
             {

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use kernels_gpu::softmax::*;
 use serde_json::json;
 
-use super::{COMPULSORY_FLOATS, Row, Shape};
+use super::{COMPULSORY_FLOATS, Geometry, Isolation, Ran, Row, Shape, Variant};
 use crate::report::{Context, table};
 use crate::timing::Timing;
 
@@ -40,7 +40,156 @@ fn ms(t: &Timing) -> String {
     format!("{:.4}", t.median_ms())
 }
 
-impl Report {}
+/// Whether a difference between two timed rows stands out of their noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reading {
+    /// The difference is larger than the noise: a cost (positive) or a
+    /// saving (negative).
+    Past,
+    /// The difference is within the noise.
+    Within,
+    /// A row has fewer than two batches: no spread was measured, so no
+    /// reading is made.
+    NoSpread,
+}
+
+/// One isolated cost at one geometry: `isolation.variant`'s replay median
+/// minus `isolation.against`'s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Difference {
+    /// The geometry both ran at.
+    pub geometry: Geometry,
+    /// The paying family's replay median, ms.
+    pub variant_ms: f64,
+    /// The reference family's replay median, ms.
+    pub against_ms: f64,
+    /// The noise, microseconds: the wider of the two rows' batch ranges
+    /// (slowest minus fastest batch of the replay timing).
+    pub noise_us: f64,
+}
+
+impl Difference {
+    /// The difference of the medians, microseconds (positive: a cost).
+    pub fn us(&self) -> f64 {
+        (self.variant_ms - self.against_ms) * 1e3
+    }
+
+    /// The difference as a percentage of the reference family's median.
+    pub fn pct(&self) -> f64 {
+        100.0 * (self.variant_ms - self.against_ms) / self.against_ms
+    }
+
+    /// Past the noise, within it, or no reading (a single batch).
+    pub fn reading(&self, batches: usize) -> Reading {
+        if batches < 2 {
+            Reading::NoSpread
+        } else if self.us().abs() > self.noise_us {
+            Reading::Past
+        } else {
+            Reading::Within
+        }
+    }
+}
+
+/// Every geometry at which both of `isolation`'s families ran, in report
+/// order, with their replay medians and noise; and the fewest batches any
+/// of those timings has.
+pub fn differences(rows: &[Row], isolation: &Isolation) -> (Vec<Difference>, usize) {
+    let ran: Vec<&Ran> = rows
+        .iter()
+        .filter_map(|r| {
+            if let Row::Ran(r) = r {
+                Some(&**r)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let find = |v: Variant, g: Geometry| {
+        ran.iter()
+            .find(|r| r.plan.variant == v && r.plan.geometry == g)
+            .copied()
+    };
+    let range_us = |t: &Timing| (t.max_ms() - t.min_ms()) * 1e3;
+    let mut batches = usize::MAX;
+    let mut out = Vec::new();
+    for r in ran.iter().filter(|r| r.plan.variant == isolation.against) {
+        if let Some(v) = find(isolation.variant, r.plan.geometry) {
+            batches = batches
+                .min(r.replay.samples_ms.len())
+                .min(v.replay.samples_ms.len());
+            out.push(Difference {
+                geometry: r.plan.geometry,
+                variant_ms: v.replay.median_ms(),
+                against_ms: r.replay.median_ms(),
+                noise_us: range_us(&v.replay).max(range_us(&r.replay)),
+            });
+        }
+    }
+    let batches = if out.is_empty() { 0 } else { batches };
+    (out, batches)
+}
+
+/// The report's lines on what each megakernel family isolates: per
+/// [`Variant::ISOLATIONS`] pair, the difference at the reference family's
+/// fastest geometry (in us and %, with its reading against the noise), then
+/// how many geometries show a cost or a saving past the noise.
+pub fn isolation_lines(rows: &[Row]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for isolation in &Variant::ISOLATIONS {
+        let pair = format!(
+            "{} - {}",
+            isolation.variant.label(),
+            isolation.against.label()
+        );
+        let (diffs, batches) = differences(rows, isolation);
+        let Some(best) = diffs
+            .iter()
+            .min_by(|a, b| a.against_ms.total_cmp(&b.against_ms))
+        else {
+            lines.push(format!(
+                "{pair} ({}): not measured, the two never ran at the same geometry",
+                isolation.what
+            ));
+            continue;
+        };
+        let reading = match best.reading(batches) {
+            Reading::Past if best.us() > 0.0 => {
+                format!("a cost past the noise ({:.1} us)", best.noise_us)
+            }
+            Reading::Past => format!("a saving past the noise ({:.1} us)", best.noise_us),
+            Reading::Within => format!("within the noise ({:.1} us)", best.noise_us),
+            Reading::NoSpread => "one batch: no spread measured, so no reading".to_string(),
+        };
+        let mut line = format!(
+            "{pair} ({}): at W={} T={} ({}'s fastest) {:+.1} us ({:+.1}%), {reading}",
+            isolation.what,
+            best.geometry.w,
+            best.geometry.t,
+            isolation.against.label(),
+            best.us(),
+            best.pct()
+        );
+        if batches >= 2 {
+            let count = |f: &dyn Fn(&Difference) -> bool| diffs.iter().filter(|d| f(d)).count();
+            let past = |d: &Difference| d.reading(batches) == Reading::Past;
+            let costs = count(&|d| past(d) && d.us() > 0.0);
+            let savings = count(&|d| past(d) && d.us() < 0.0);
+            let _ = write!(
+                line,
+                "; over the {} both ran at: a cost past the noise at {costs}, a saving at {savings}, within the noise at {}",
+                if diffs.len() == 1 {
+                    "1 geometry".to_string()
+                } else {
+                    format!("{} geometries", diffs.len())
+                },
+                diffs.len() - costs - savings
+            );
+        }
+        lines.push(line);
+    }
+    lines
+}
 
 /// Builds the report of a passed run.
 pub fn build(context: Context, shape: Shape, rows: Vec<Row>, shared_optin: usize) -> Report {
@@ -96,7 +245,8 @@ impl crate::lesson::Report for Report {
             s,
             "All {ran} runs match the f64 reference within {REL_TOLERANCE:e} relative (largest error seen {worst:.2e}; \
              y, e and the statistics arrays poisoned with NaN before each checked run); every graph has one kernel \
-             node per launch{}, and every graph's first replay reproduces the direct run bit for bit.",
+             node per launch{}, each node launching a kernel of its sequence with the planned block and shared memory \
+             over grids that cover every tile once, and every graph's first replay reproduces the direct run bit for bit.",
             if cooperative_ran {
                 ", the cooperative attribute on exactly the megakernel's nodes"
             } else {
@@ -220,6 +370,15 @@ impl crate::lesson::Report for Report {
                 );
             }
         }
+        let _ = writeln!(
+            s,
+            "\nWhat each megakernel family isolates (replay medians, paying family minus the one it is measured against, \
+             which differs from it in one thing; the noise is the wider of the two rows' batch ranges, slowest minus \
+             fastest batch):"
+        );
+        for line in isolation_lines(&self.rows) {
+            let _ = writeln!(s, "  {line}");
+        }
         if !refusals.is_empty() {
             let _ = writeln!(
                 s,
@@ -231,7 +390,9 @@ impl crate::lesson::Report for Report {
         }
         let _ = writeln!(
             s,
-            "\nGraphs: host microseconds to capture, instantiate, and run the first replay to completion"
+            "\nGraphs: host microseconds to capture, instantiate, and run the first replay to completion; each \
+             kernel the graph's nodes launch, with its registers per thread and static shared bytes per block \
+             (cuFuncGetAttribute on the node's function)"
         );
         let mut t = table(&[
             "variant",
@@ -242,6 +403,7 @@ impl crate::lesson::Report for Report {
             "capture us",
             "instantiate us",
             "first replay us",
+            "kernels: registers, static shared B",
             "max rel error",
         ]);
         for row in &self.rows {
@@ -260,6 +422,12 @@ impl crate::lesson::Report for Report {
                     format!("{:.1}", r.graph.capture_us),
                     format!("{:.1}", r.graph.instantiate_us),
                     format!("{:.1}", r.graph.first_replay_us),
+                    r.graph
+                        .resources()
+                        .iter()
+                        .map(|(name, regs, shared, _)| format!("{name} {regs}, {shared}"))
+                        .collect::<Vec<_>>()
+                        .join("; "),
                     format!("{:.2e}", r.max_rel_error),
                 ]);
             }
@@ -293,6 +461,16 @@ impl crate::lesson::Report for Report {
                         "tiles_per_row": r.plan.tiles, "rows_per_launch": r.plan.group_rows, "launches": r.plan.launches,
                         "shared_bytes": r.plan.shared_bytes, "blocks_per_sm": r.plan.blocks_per_sm,
                         "kernel_nodes": r.graph.kernel_nodes, "nodes": r.graph.nodes, "cooperative": r.graph.cooperative,
+                        "node_types": r.graph.node_types,
+                        "kernel_launches": r.graph.kernels.iter().map(|k| json!({
+                            "symbol": k.symbol, "grid": [k.grid.0, k.grid.1, k.grid.2],
+                            "block": [k.block.0, k.block.1, k.block.2], "dynamic_shared_bytes": k.dynamic_shared_bytes,
+                            "registers": k.registers, "static_shared_bytes": k.static_shared_bytes, "local_bytes": k.local_bytes,
+                        })).collect::<Vec<_>>(),
+                        "resources": r.graph.resources().iter().map(|(name, regs, shared, local)| (name.to_string(), json!({
+                            "registers": regs, "static_shared_bytes": shared, "local_bytes": local,
+                        }))).collect::<serde_json::Map<_, _>>(),
+                        "kernel_symbol": r.plan.variant.main_symbol(),
                         "capture_us": r.graph.capture_us, "instantiate_us": r.graph.instantiate_us,
                         "first_replay_sync_us": r.graph.first_replay_us,
                         "direct": timing(&r.direct), "replay": timing(&r.replay),

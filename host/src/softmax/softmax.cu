@@ -174,22 +174,52 @@ __device__ __forceinline__ void rowBarrier(unsigned* arrivals, unsigned* epochs,
     __syncthreads();
 }
 
+// The body the three megakernels share. GRID: every block of the launch meets at one
+// barrier (the slot pair of row rowBase, gridDim.x participants); otherwise each
+// block waits only for its row's tiles (its row's pair). Callers without controls
+// pass 0, so the flag branches fold away.
+template <bool GRID>
+__device__ __forceinline__ void retainedBody(const float* x, float* e, float* y, RowStats s, unsigned* arrivals,
+                                             unsigned* epochs, unsigned n, unsigned w, unsigned tiles,
+                                             unsigned rowBase, unsigned controls) {
+    extern __shared__ __align__(16) float kept[];
+    float* scratch = kept + w;
+    Tile tl = tileOf(rowBase * tiles + blockIdx.x, n, w, tiles);
+    bool reload = controls & RELOAD_INPUT, roundtrip = controls & ROUNDTRIP_EXPONENTIALS;
+    unsigned slot = GRID ? rowBase * 2 : tl.row * 2;
+    unsigned participants = GRID ? gridDim.x : tiles;
+    phaseStats(x, tl, s.tileMax, s.tileSumsq, reload ? nullptr : kept, scratch);
+    rowBarrier(arrivals + slot, epochs + slot, participants);
+    phaseExponentials(x, e, tl, s, n, tiles, reload ? nullptr : kept, roundtrip ? nullptr : kept, roundtrip, scratch);
+    rowBarrier(arrivals + slot + 1, epochs + slot + 1, participants);
+    if (roundtrip) phaseNormalize<0>(y, tl, s, tiles, e, nullptr, scratch);
+    else phaseNormalize<3>(y, tl, s, tiles, nullptr, kept, scratch);
+}
+
 // Cooperative: gridDim.x = groupRows * tiles, all resident; dynamic shared memory
-// (w + SCRATCH_FLOATS) floats; controls as RELOAD_INPUT | ROUNDTRIP_EXPONENTIALS.
+// (w + SCRATCH_FLOATS) floats. Grid barrier, no flags (controls ignored).
 extern "C" __global__ void softmax_retained(const float* x, float* e, float* y, float* tileMax, float* tileSumsq,
                                             float* tileSum, float* rowMax, float* rowScale, float* rowSum,
                                             unsigned* arrivals, unsigned* epochs, unsigned n, unsigned w,
                                             unsigned tiles, unsigned rowBase, unsigned controls) {
-    extern __shared__ __align__(16) float kept[];
-    float* scratch = kept + w;
-    Tile tl = tileOf(rowBase * tiles + blockIdx.x, n, w, tiles);
     RowStats s = {tileMax, tileSumsq, tileSum, rowMax, rowScale, rowSum};
-    bool reload = controls & RELOAD_INPUT, roundtrip = controls & ROUNDTRIP_EXPONENTIALS;
-    unsigned slot = tl.row * 2;
-    phaseStats(x, tl, tileMax, tileSumsq, reload ? nullptr : kept, scratch);
-    rowBarrier(arrivals + slot, epochs + slot, tiles);
-    phaseExponentials(x, e, tl, s, n, tiles, reload ? nullptr : kept, roundtrip ? nullptr : kept, roundtrip, scratch);
-    rowBarrier(arrivals + slot + 1, epochs + slot + 1, tiles);
-    if (roundtrip) phaseNormalize<0>(y, tl, s, tiles, e, nullptr, scratch);
-    else phaseNormalize<3>(y, tl, s, tiles, nullptr, kept, scratch);
+    retainedBody<true>(x, e, y, s, arrivals, epochs, n, w, tiles, rowBase, 0u);
+}
+
+// As softmax_retained, carrying the runtime flags RELOAD_INPUT | ROUNDTRIP_EXPONENTIALS.
+extern "C" __global__ void softmax_retained_control(const float* x, float* e, float* y, float* tileMax,
+                                                    float* tileSumsq, float* tileSum, float* rowMax, float* rowScale,
+                                                    float* rowSum, unsigned* arrivals, unsigned* epochs, unsigned n,
+                                                    unsigned w, unsigned tiles, unsigned rowBase, unsigned controls) {
+    RowStats s = {tileMax, tileSumsq, tileSum, rowMax, rowScale, rowSum};
+    retainedBody<true>(x, e, y, s, arrivals, epochs, n, w, tiles, rowBase, controls);
+}
+
+// As softmax_retained, with row barriers: a block waits only for its own row's tiles.
+extern "C" __global__ void softmax_row_retained(const float* x, float* e, float* y, float* tileMax, float* tileSumsq,
+                                                float* tileSum, float* rowMax, float* rowScale, float* rowSum,
+                                                unsigned* arrivals, unsigned* epochs, unsigned n, unsigned w,
+                                                unsigned tiles, unsigned rowBase, unsigned controls) {
+    RowStats s = {tileMax, tileSumsq, tileSum, rowMax, rowScale, rowSum};
+    retainedBody<false>(x, e, y, s, arrivals, epochs, n, w, tiles, rowBase, 0u);
 }
