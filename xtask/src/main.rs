@@ -67,9 +67,10 @@ enum Task {
         #[arg(required = true, value_parser = clap::builder::PossibleValuesParser::new(lessons_and_all()))]
         lessons: Vec<String>,
     },
-    /// A lesson with Nsight Compute's measured DRAM/L2/L1 bytes and
-    /// occupancy merged in, and its roofline chart in target/roofline.svg
-    /// (needs a GPU and ncu).
+    /// Any lesson with Nsight Compute's measured DRAM/L2/L1 bytes,
+    /// occupancy and top warp-stall reasons merged in (`lab <lesson> --ncu`),
+    /// and for the roofline its chart in target/roofline.svg (needs a GPU
+    /// and ncu).
     Profile {
         /// The lesson, then `lab`'s flags for it.
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "LESSON [FLAGS]")]
@@ -335,15 +336,11 @@ fn provide_nvrtc() -> Option<PathBuf> {
     .and_then(|lib| lib.parent().map(Path::to_path_buf))
 }
 
-/// `profile <lesson> [flags]`: `lab <lesson> --ncu --plot target/roofline.svg`.
+/// `profile <lesson> [flags]`: `lab <lesson> --ncu`, with
+/// `--plot target/<lesson>.svg` for a lesson that draws a chart
+/// ([`xtask::profile_args`]).
 fn profile(args: Vec<String>) -> Result<ExitCode> {
-    let mut forwarded = args;
-    let chart = root().join("target/roofline.svg").display().to_string();
-    forwarded.splice(
-        1.min(forwarded.len())..1.min(forwarded.len()),
-        ["--ncu".to_string(), "--plot".to_string(), chart],
-    );
-    run(&forwarded)
+    run(&xtask::profile_args(args, &root().join("target")))
 }
 
 /// `sanitize <lesson|all>...`: SANITIZE_SH over the release `lab`.
