@@ -547,8 +547,8 @@ fn bundle() -> Result<ExitCode> {
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs lessons (default: every lesson) on a GPU machine without Rust: each
 # as a table (recorded into <output-folder>/results), then as JSON with the
-# table run as its baseline, then beside its CUDA C twins (table, JSON); the
-# roofline's profile mode; then every GPU test.
+# table run as its baseline, its profile mode (each kernel once, what ncu
+# profiles), then beside its CUDA C twins (table, JSON); then every GPU test.
 # Usage: run.sh [output-folder [lesson...]]
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -565,7 +565,7 @@ for lesson in "${lessons[@]}"; do
   "$here/lab" "$lesson" --record --results "$out/results" | tee "$out/$lesson.txt" || status=1
   "$here/lab" "$lesson" --json --baseline last --results "$out/results" > "$out/$lesson.jsonl" || status=1
   echo "$lesson JSON rows: $(wc -l < "$out/$lesson.jsonl")"
-  if [ "$lesson" = roofline ]; then "$here/lab" roofline --profile || status=1; fi
+  "$here/lab" "$lesson" --profile || status=1
   "$here/lab" "$lesson" --compare | tee "$out/$lesson-compare.txt" || status=1
   "$here/lab" "$lesson" --compare --json > "$out/$lesson-compare.jsonl" || status=1
 done
