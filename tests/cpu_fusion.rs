@@ -256,6 +256,11 @@ fn measured_dram_near_the_compulsory_ratio_under_a_larger_time_ratio_is_a_launch
     );
     assert!(table.contains("bytes do not explain the gap"), "{table}");
     assert!(table.contains("launch and occupancy effect"), "{table}");
+    // 0.2213 - 0.0631 x 200 / 67 ms beyond the bytes; 3 x 3.2 us launches.
+    assert!(
+        table.contains("takes 0.0329 ms beyond its DRAM bytes at chain_fused's DRAM rate, of which its three extra launches at part 1's empty-launch cost are 0.0096 ms"),
+        "{table}"
+    );
     let lines = r.json_lines();
     let row = lines
         .iter()

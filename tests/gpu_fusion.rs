@@ -87,8 +87,10 @@ fn profile_mode_launches_the_seed_pair(gpu: &Gpu) -> Result<(), String> {
     use kernels_gpu::fusion::SEED_ELEMS;
     let mut lesson = Fusion::new(gpu, SEED_ELEMS).map_err(|e| e.to_string())?;
     let rows = host::lesson::profile_rows(&mut lesson).map_err(|e| e.to_string())?;
-    if rows != Kernel::ALL.len() - 1 {
-        return Err(format!("{rows} rows launched, not every kernel but the empty one"));
+    if rows != <Kernel as host::kernels::KernelId>::ALL.len() - 1 {
+        return Err(format!(
+            "{rows} rows launched, not every kernel but the empty one"
+        ));
     }
     if !fusion::profile_seed(&mut lesson).map_err(|e| e.to_string())? {
         return Err("no seed-size launches on buffers of the seed's size".into());

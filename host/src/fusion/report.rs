@@ -80,6 +80,8 @@ pub struct SeedCounters {
     pub staged_dram_bytes: f64,
     /// DRAM bytes of chain_fused.
     pub fused_dram_bytes: f64,
+    /// Part 1's empty launch of one block, µs: what one more launch costs.
+    pub empty_launch_us: f64,
 }
 
 /// What the counters say the staged/fused time gap is.
@@ -154,8 +156,11 @@ impl SeedCounters {
             Gap::LaunchAndOccupancy => format!(
                 "The time ratio exceeds the DRAM ratio by {:.2}x, past {within:.0}%: bytes do not explain the gap. The \
                  rest is a launch and occupancy effect (four grids, each filling and draining the GPU, against one), \
-                 not a cache effect.",
-                t / d
+                 not a cache effect: the staged chain takes {:.4} ms beyond its DRAM bytes at chain_fused's DRAM rate, \
+                 of which its three extra launches at part 1's empty-launch cost are {:.4} ms.",
+                t / d,
+                self.staged_ms - self.fused_ms * d,
+                3.0 * self.empty_launch_us * 1e-3
             ),
             Gap::FasterThanBytes => format!(
                 "The time ratio is {:.2}x under the DRAM ratio, past {within:.0}%: the staged kernels drew DRAM faster \
@@ -206,6 +211,7 @@ pub fn seed_counters(m: &Measured, profile: &Profile) -> Result<SeedCounters, St
         fused_ms: fused.median_ms(),
         staged_dram_bytes: staged_dram,
         fused_dram_bytes: fused_dram,
+        empty_launch_us: us_per_launch(&m.empty_small, m.sizes.launches_per_batch),
     })
 }
 
@@ -460,6 +466,7 @@ impl crate::lesson::Report for Report {
                 "staged_dram_bytes": seed.staged_dram_bytes, "fused_dram_bytes": seed.fused_dram_bytes,
                 "time_ratio": seed.time_ratio(), "dram_ratio": seed.dram_ratio(),
                 "compulsory_ratio": STAGED_FLOATS / FUSED_FLOATS, "gap": seed.gap(),
+                "empty_launch_us": seed.empty_launch_us,
                 "bytes_explain_within": BYTES_EXPLAIN_WITHIN}));
         }
         for w in &m.wide {
