@@ -160,7 +160,7 @@ impl Counters {
             .warp_cycles_per_issue
             .filter(|&t| t > 0.0)
             .unwrap_or(summed);
-        if !(total > 0.0) {
+        if total.is_nan() || total <= 0.0 {
             return Vec::new();
         }
         let mut stalls: Vec<Stall> = self
@@ -308,7 +308,7 @@ impl Profile {
         let mut s = String::from("\n== Nsight Compute counters ==\n");
         let _ = writeln!(
             s,
-            "Each kernel of the --profile run once under ncu, {}; MB = 10^6 bytes. A stall reason's share is its part of \
+            "Every launch of the lesson's --profile run under ncu, {}; MB = 10^6 bytes. A stall reason's share is its part of \
              the kernel's warp cycles per issued instruction (Warp State Statistics); the issuing state is not a reason.",
             self.cache.describe()
         );

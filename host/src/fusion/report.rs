@@ -202,7 +202,7 @@ pub fn seed_counters(m: &Measured, profile: &Profile) -> Result<SeedCounters, St
         staged_dram += dram(stage)?;
     }
     let fused_dram = dram(Kernel::Fused)?;
-    if !(fused_dram > 0.0) {
+    if fused_dram.is_nan() || fused_dram <= 0.0 {
         return Err(format!("chain_fused counted no DRAM bytes at n = {n}"));
     }
     Ok(SeedCounters {
