@@ -231,13 +231,38 @@ fn a_missing_ncu_is_named_with_where_to_get_it() {
         eprintln!("skipped: this machine has ncu");
         return;
     }
-    let err = host::ncu::profile(std::path::Path::new("/bin/true"), &[]).unwrap_err();
+    let err = host::ncu::profile(
+        std::path::Path::new("/bin/true"),
+        &[],
+        host::ncu::CacheControl::Flush,
+    )
+    .unwrap_err();
     assert!(
         err.starts_with("ncu (Nsight Compute) is not on the PATH"),
         "{err}"
     );
     assert!(err.contains("CUDA toolkit"), "{err}");
     assert_eq!(host::Error::Tool(err).exit_code(), exit::TOOL);
+}
+
+#[test]
+fn xtask_profiles_every_lesson_and_charts_those_that_draw() {
+    let plotted: Vec<&str> = host::lessons::ALL
+        .iter()
+        .filter(|l| l.capabilities.plot)
+        .map(|l| l.name)
+        .collect();
+    assert_eq!(xtask::PLOTTED, plotted.as_slice());
+    let dir = std::path::Path::new("/t");
+    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        xtask::profile_args(args(&["fusion", "--json"]), dir),
+        args(&["fusion", "--ncu", "--json"])
+    );
+    assert_eq!(
+        xtask::profile_args(args(&["roofline"]), dir),
+        args(&["roofline", "--ncu", "--plot", "/t/roofline.svg"])
+    );
 }
 
 #[test]

@@ -161,3 +161,164 @@ fn the_sweep_reading_names_the_launch_it_approaches_from_the_data() {
     );
     assert!(!far.contains("launching is all"), "{far}");
 }
+
+/// Part 3's seed-size row timed at `staged_ms` and `fused_ms` (invented
+/// times), the run otherwise as [`synthetic_report`]'s, with a profile
+/// whose last launches over the seed's grid moved `stage_mb` MB each
+/// (four stages) and `fused_mb` MB (chain_fused): invented counts in the
+/// CSV shape `ncu --csv --print-units base` writes.
+fn seed_report(
+    staged_ms: f64,
+    fused_ms: f64,
+    stage_mb: f64,
+    fused_mb: f64,
+) -> host::fusion::report::Report {
+    use host::fusion::{Measured, Sizes};
+    let t = |ms: f64| host::timing::Timing {
+        samples_ms: vec![ms],
+    };
+    let info = lab_tests::profile("H200").info();
+    let sizes = Sizes::new(&info, false);
+    let seed = SEED_ELEMS;
+    let measured = Measured {
+        sizes: sizes.clone(),
+        clamped_pct: 22.8,
+        empty_small: t(3.2),
+        empty_full: t(160.0),
+        copy: t(0.2),
+        stages: [t(0.2), t(0.21), t(0.24), t(0.2)],
+        staged: t(0.86),
+        fused: t(0.245),
+        differing: (0, 0.0),
+        sweep: vec![
+            (1024, t(0.0128), t(0.0034)),
+            (seed, t(staged_ms), t(fused_ms)),
+        ],
+        wide: Vec::new(),
+    };
+    let context = host::report::Context::new(
+        "fusion",
+        &info,
+        &sizes,
+        serde_json::json!({"all": 256}),
+        host::timing::Plan::DEFAULT,
+        "2026-11-30T00:00:00Z".into(),
+    );
+    let mut csv = String::from(
+        "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\
+         \"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n",
+    );
+    let mut id = 0;
+    let mut launch = |k: Kernel, blocks: u32, mb: f64| {
+        csv += &format!(
+            "\"{id}\",\"1\",\"lab\",\"h\",\"{}\",\"1\",\"13\",\"(256, 1, 1)\",\"({blocks}, 1, 1)\",\"0\",\"9.0\",\
+             \"Command line profiler metrics\",\"dram__bytes.sum\",\"Mbyte\",\"{mb}\"\n",
+            k.symbol()
+        );
+        id += 1;
+    };
+    // The rows at the lesson's size first (other byte counts, which the
+    // reading must not take), then the seed's pair twice, the first run of
+    // each with other counts too.
+    for k in Kernel::STAGES.into_iter().chain([Kernel::Fused]) {
+        launch(k, blocks_for(sizes.elems, 1), 999.0);
+    }
+    for mb in [1.0, stage_mb] {
+        for k in Kernel::STAGES {
+            launch(k, blocks_for(seed, 1), mb);
+        }
+    }
+    for mb in [1.0, fused_mb] {
+        launch(Kernel::Fused, blocks_for(seed, 1), mb);
+    }
+    let profile =
+        host::ncu::Profile::parse(&csv, host::ncu::CacheControl::AsLeft).expect("the CSV reads");
+    let mut report = host::fusion::report::Report::new(&info, context, measured);
+    host::lesson::Report::merge_counters(&mut report, &profile);
+    report
+}
+
+#[test]
+fn measured_dram_near_the_compulsory_ratio_under_a_larger_time_ratio_is_a_launch_effect() {
+    use host::fusion::report::{Gap, seed_counters};
+    use host::lesson::Report as _;
+    // 4 x 50 MB against 67 MB: 2.99x the bytes; 3.51x the time.
+    let r = seed_report(0.2213, 0.0631, 50.0, 67.0);
+    let seed = seed_counters(&r.measured, r.counters.as_ref().unwrap()).unwrap();
+    assert_eq!(seed.staged_dram_bytes, 200e6);
+    assert_eq!(seed.fused_dram_bytes, 67e6);
+    assert_eq!(seed.gap(), Gap::LaunchAndOccupancy);
+    let table = r.table();
+    assert!(
+        table
+            .contains("a DRAM ratio of 2.99 against the compulsory 3.00, and a time ratio of 3.51"),
+        "{table}"
+    );
+    assert!(table.contains("bytes do not explain the gap"), "{table}");
+    assert!(table.contains("launch and occupancy effect"), "{table}");
+    // 0.2213 - 0.0631 x 200 / 67 ms beyond the bytes; 3 x 3.2 us launches.
+    assert!(
+        table.contains("takes 0.0329 ms beyond its DRAM bytes at chain_fused's DRAM rate, of which its three extra launches at part 1's empty-launch cost are 0.0096 ms"),
+        "{table}"
+    );
+    let lines = r.json_lines();
+    let row = lines
+        .iter()
+        .find(|l| l["variant"] == "staged vs fused, measured DRAM")
+        .expect("a measured-DRAM row");
+    assert_eq!(row["gap"], "LaunchAndOccupancy");
+    assert!(row.get("symbol").is_none());
+}
+
+#[test]
+fn measured_dram_that_matches_the_time_ratio_is_bytes_and_away_from_three_a_cache_effect() {
+    use host::fusion::report::{Gap, seed_counters};
+    use host::lesson::Report as _;
+    // 4 x 59 MB against 67 MB: 3.52x the bytes for 3.51x the time, past
+    // the compulsory 3.00 by more than 10%: a cache effect.
+    let r = seed_report(0.2213, 0.0631, 59.0, 67.0);
+    let seed = seed_counters(&r.measured, r.counters.as_ref().unwrap()).unwrap();
+    assert_eq!(seed.gap(), Gap::Bytes);
+    let table = r.table();
+    assert!(
+        table.contains("the gap is bytes, and not the compulsory ones"),
+        "{table}"
+    );
+    assert!(table.contains("(a cache effect)"), "{table}");
+    // 3.00x the bytes for 3.05x the time: bytes, the compulsory ones.
+    let r = seed_report(0.3050, 0.1, 50.25, 67.0);
+    assert!(
+        r.table()
+            .contains("near the compulsory one: the gap is the compulsory bytes")
+    );
+}
+
+#[test]
+fn measured_dram_past_the_time_ratio_says_the_bytes_overstate_it() {
+    use host::fusion::report::{Gap, seed_counters};
+    use host::lesson::Report as _;
+    // 3.00x the bytes, 2.2x the time.
+    let r = seed_report(0.22, 0.1, 50.25, 67.0);
+    let seed = seed_counters(&r.measured, r.counters.as_ref().unwrap()).unwrap();
+    assert_eq!(seed.gap(), Gap::FasterThanBytes);
+    assert!(r.table().contains("the bytes overstate the gap"));
+}
+
+#[test]
+fn without_the_seed_launches_the_reading_says_why() {
+    use host::lesson::Report as _;
+    let mut r = seed_report(0.2213, 0.0631, 50.0, 67.0);
+    // A profile without the seed's grid (made by another program).
+    let other = host::ncu::Profile::parse(
+        "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+         \"0\",\"chain_fused\",\"dram__bytes.sum\",\"byte\",\"1\"\n",
+        host::ncu::CacheControl::AsLeft,
+    )
+    .unwrap();
+    r.merge_counters(&other);
+    let table = r.table();
+    assert!(
+        table.contains("No measured-DRAM reading of staged against fused: the profile has no DRAM bytes for apply_scale_bias over 65536 blocks"),
+        "{table}"
+    );
+}

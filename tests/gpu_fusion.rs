@@ -79,6 +79,30 @@ fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// The profile mode's seed-size pair ([`fusion::profile_seed`]) after
+/// every compared kernel once ([`host::lesson::profile_rows`]): it runs at
+/// the seed's 16 Mi elements, and the last chain_fused it launched left y
+/// matching the f64 reference over the correctness size.
+fn profile_mode_launches_the_seed_pair(gpu: &Gpu) -> Result<(), String> {
+    use kernels_gpu::fusion::SEED_ELEMS;
+    let mut lesson = Fusion::new(gpu, SEED_ELEMS).map_err(|e| e.to_string())?;
+    let rows = host::lesson::profile_rows(&mut lesson).map_err(|e| e.to_string())?;
+    if rows != <Kernel as host::kernels::KernelId>::ALL.len() - 1 {
+        return Err(format!(
+            "{rows} rows launched, not every kernel but the empty one"
+        ));
+    }
+    if !fusion::profile_seed(&mut lesson).map_err(|e| e.to_string())? {
+        return Err("no seed-size launches on buffers of the seed's size".into());
+    }
+    let want = lesson.reference();
+    let got = lesson.read_y(CHECK_ELEMS).map_err(|e| e.to_string())?;
+    match host::check::first_mismatch(&got, &want, fusion::TOLERANCE) {
+        None => Ok(()),
+        Some(m) => Err(format!("y after the seed's chain_fused: {m}")),
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let mut trials = Vec::new();
     for side in [Side::Rust, Side::CudaC] {
@@ -94,6 +118,10 @@ fn main() -> std::process::ExitCode {
     trials.push(trial(
         "outputs_are_deterministic",
         outputs_are_deterministic,
+    ));
+    trials.push(trial(
+        "profile_mode_launches_the_seed_pair",
+        profile_mode_launches_the_seed_pair,
     ));
     trials.push(trial("fusion::the_lesson_runs_quick", |gpu| {
         lab_tests::run_quick::<fusion::FusionLesson>(gpu).map(drop)

@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "profile")]
     pub json: bool,
     /// One launch per kernel in table order and nothing else: for a profiler
-    /// (roofline).
+    /// (`--ncu` runs this under Nsight Compute).
     #[arg(long, conflicts_with_all = ["compare", "asm"])]
     pub profile: bool,
     /// Run every kernel beside its CUDA C twin (compiled by NVRTC): both
@@ -71,12 +71,13 @@ pub struct Args {
     pub plot: Option<PathBuf>,
     /// Profile the lesson with Nsight Compute first (ncu over `--profile`,
     /// clocks left alone), save its CSV beside the recorded runs and merge
-    /// the counters into this run's report (roofline).
+    /// the counters into this run's report: DRAM, L2 and L1 bytes,
+    /// occupancy and the top warp-stall reasons per kernel.
     #[arg(long, conflicts_with_all = ["profile", "compare", "asm", "ncu_csv"])]
     pub ncu: bool,
     /// Merge Nsight Compute's counters from this CSV (ncu --csv over
-    /// `--profile`): measured DRAM, L2 and L1 bytes and occupancy per kernel
-    /// (roofline).
+    /// `--profile`, made the way `--ncu` makes it for the lesson): measured
+    /// DRAM, L2 and L1 bytes, occupancy and stall reasons per kernel.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["profile", "compare", "asm"])]
     pub ncu_csv: Option<PathBuf>,
     /// Instead of the lesson, launch the test kernel that writes one float

@@ -6,14 +6,15 @@
 //!
 //! `crate::runner` drives every lesson through this interface, so a flag
 //! works the same for each: `--json`, `--quick`, `--compare`, `--record`,
-//! `--baseline`, `--flush-l2`, `--asm`; the flags only some lessons take
-//! (`--profile`, `--plot`, `--ncu`, `--graphs-dir`) are refused from the
-//! lesson's [`Capabilities`]. Each lesson keeps its kernels in
+//! `--baseline`, `--flush-l2`, `--asm`, `--profile`, `--ncu` and
+//! `--ncu-csv` (the profile by default launches every row of the lesson's
+//! twin set once: [`profile_rows`]); the flags only some lessons take
+//! (`--plot`, `--graphs-dir`) are refused from the lesson's
+//! [`Capabilities`]. Each lesson keeps its kernels in
 //! `kernels-gpu/src/<lesson>.rs` and its host side (references, launches,
 //! checks, report) in `host/src/<lesson>/` beside its CUDA C twins; this
 //! module holds none of a lesson's content.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::json;
@@ -23,7 +24,7 @@ use crate::compare::{ComparedKernel, Comparison, TwinRows};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::KernelId;
-use crate::ncu::Counters;
+use crate::ncu::{CacheControl, Profile};
 use crate::plot::Chart;
 use crate::report::{Context, table};
 use crate::sizes::LessonSizes;
@@ -34,12 +35,8 @@ use crate::timing::{Plan, Timing};
 /// naming the lessons that take it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Capabilities {
-    /// `--profile`: one launch of each kernel, for a profiler.
-    pub profile: bool,
     /// `--plot FILE.svg`: the roofline chart.
     pub plot: bool,
-    /// `--ncu` and `--ncu-csv`: Nsight Compute's counters merged in.
-    pub ncu: bool,
     /// `--graphs-dir DIR`: each captured CUDA graph as a DOT file.
     pub graphs_dir: bool,
 }
@@ -47,9 +44,7 @@ pub struct Capabilities {
 impl Capabilities {
     /// None of the optional flags.
     pub const NONE: Capabilities = Capabilities {
-        profile: false,
         plot: false,
-        ncu: false,
         graphs_dir: false,
     };
 }
@@ -113,8 +108,10 @@ pub trait Report {
     fn chart(&self) -> Option<Chart> {
         None
     }
-    /// Merges Nsight Compute's counters, for lessons that take `--ncu`.
-    fn merge_counters(&mut self, _counters: BTreeMap<String, Counters>) {}
+    /// Reads Nsight Compute's counters into the lesson's own figures, for
+    /// lessons whose reading uses them (every report also gets the shared
+    /// counters section and `ncu` keys from `crate::runner`).
+    fn merge_counters(&mut self, _profile: &Profile) {}
 }
 
 /// A lesson as `lab` runs it. Implemented once per lesson, on a unit type
@@ -172,17 +169,53 @@ pub trait Lesson {
         None
     }
 
-    /// `--profile`: one launch of each kernel and nothing else; returns the
-    /// line to print. Only for lessons whose capabilities say so.
+    /// How ncu treats the caches between this lesson's profiled kernels:
+    /// flushed before each (cold-cache bytes, ncu's default) unless the
+    /// lesson's reading needs each kernel to meet the caches as the kernel
+    /// before it left them.
+    const NCU_CACHE: CacheControl = CacheControl::Flush;
+
+    /// `--profile`: one launch of each kernel and nothing else, for a
+    /// profiler; returns the line to print. By default every row of the
+    /// lesson's twin set ([`Lesson::twins`], at the run's sizes) on the Rust
+    /// side, once ([`profile_rows`]).
     ///
     /// # Errors
-    /// Launch and driver errors; [`Error::Usage`] for a lesson without it.
-    fn profile(_gpu: &Gpu, _sizes: &Self::Sizes) -> Result<String> {
-        Err(Error::Usage(format!(
-            "--profile is not available for the {} lesson",
+    /// Allocation, launch and driver errors.
+    fn profile(gpu: &Gpu, sizes: &Self::Sizes) -> Result<String> {
+        let mut twins = Self::twins(gpu, sizes)?;
+        let rows = profile_rows(&mut twins)?;
+        Ok(format!(
+            "profile mode: {rows} rows of the {} lesson launched once each (Rust kernels, the run's sizes), no checks",
             Self::NAME
-        )))
+        ))
     }
+}
+
+/// One launch and nothing more: how [`profile_rows`] runs a row through its
+/// timing path (a pair of CUDA events around it, which ncu does not
+/// profile; no warm-up, no L2 flush).
+pub const PROFILE_PLAN: Plan = Plan {
+    warmups: 0,
+    batches: 1,
+    launches_per_batch: 1,
+    flush_l2: false,
+};
+
+/// Launches every row of `rows` (a lesson's twin set) once on the Rust side
+/// at the set's sizes, through the row's own timing path with
+/// [`PROFILE_PLAN`], so a profiler sees each kernel the lesson times with
+/// the buffers and shape it times it at. Returns the rows launched.
+///
+/// # Errors
+/// Launch, fault and driver errors.
+pub fn profile_rows<T: TwinRows>(rows: &mut T) -> Result<usize> {
+    rows.kernel_set().use_side(crate::compare::Side::Rust);
+    let units = rows.units();
+    for &unit in &units {
+        rows.time_unit(unit, PROFILE_PLAN)?;
+    }
+    Ok(units.len())
 }
 
 /// One timed row: a kernel (or a host function, or a copy) at one size.

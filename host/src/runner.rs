@@ -42,14 +42,10 @@ type Allows = fn(&Capabilities) -> bool;
 
 /// The optional flags: each one's name, whether the command line sets it,
 /// and the capability that allows it.
-fn optional_flags(args: &Args) -> [(&'static str, bool, Allows); 4] {
+/// (`--profile`, `--ncu` and `--ncu-csv` are every lesson's.)
+fn optional_flags(args: &Args) -> [(&'static str, bool, Allows); 2] {
     [
-        ("--profile", args.profile, |c| c.profile),
         ("--plot", args.plot.is_some(), |c| c.plot),
-        // ncu profiles the lesson's `--profile` run: a lesson needs both.
-        ("--ncu", args.ncu || args.ncu_csv.is_some(), |c| {
-            c.ncu && c.profile
-        }),
         ("--graphs-dir", args.graphs_dir.is_some(), |c| c.graphs_dir),
     ]
 }
@@ -174,13 +170,14 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
     }
 
     // ncu runs this program as a child; its CSV is saved beside the records.
+    // A saved CSV is read as made the way --ncu makes it for this lesson.
     let csv = match (saved_csv, args.ncu) {
         (Some(text), _) => Some(text),
-        (None, true) => Some(profile_with_ncu(args, &recorded)?),
+        (None, true) => Some(profile_with_ncu(args, &recorded, L::NCU_CACHE)?),
         (None, false) => None,
     };
-    let counters = match csv {
-        Some(text) => Some(crate::ncu::parse_csv(&text).map_err(Error::Tool)?),
+    let profile = match csv {
+        Some(text) => Some(crate::ncu::Profile::parse(&text, L::NCU_CACHE).map_err(Error::Tool)?),
         None => None,
     };
 
@@ -207,11 +204,25 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
         }
     };
     report.context_mut().clocks = clocks;
-    if let Some(counters) = counters {
-        report.merge_counters(counters);
+    if let Some(profile) = &profile {
+        report.merge_counters(profile);
     }
-    let lines = report.json_lines();
-    emit(args.json, &lines, || report.table());
+    let mut lines = report.json_lines();
+    // Every lesson's counters alike: an `ncu` key on each row that names a
+    // profiled kernel, one row per profiled launch, and their section.
+    if let Some(profile) = &profile {
+        profile.annotate(&mut lines);
+        let context = serde_json::to_value(&*report.context_mut())
+            .map_err(|e| Error::Bug(format!("the run's context is not JSON: {e}")))?;
+        lines.extend(profile.json_lines(L::NAME, &context));
+    }
+    emit(args.json, &lines, || {
+        let mut table = report.table();
+        if let Some(profile) = &profile {
+            table.push_str(&profile.section());
+        }
+        table
+    });
     if let Some(base) = &baseline {
         print_baseline(args.json, base, &lines)?;
     }
@@ -355,9 +366,14 @@ fn comparable(
     Ok((base, caveats))
 }
 
-/// Runs `lab <lesson> --profile` under Nsight Compute and saves its CSV
-/// beside the recorded runs.
-fn profile_with_ncu(args: &Args, recorded: &Path) -> Result<String> {
+/// Runs `lab <lesson> --profile` under Nsight Compute (the caches as
+/// `cache` says) and saves its CSV beside the recorded runs, after one line
+/// naming the ncu options it was made with.
+fn profile_with_ncu(
+    args: &Args,
+    recorded: &Path,
+    cache: crate::ncu::CacheControl,
+) -> Result<String> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::Tool(format!("cannot find this program to profile it: {e}")))?;
     let child = vec![
@@ -366,12 +382,19 @@ fn profile_with_ncu(args: &Args, recorded: &Path) -> Result<String> {
         "--device".into(),
         args.device.to_string(),
     ];
-    let csv = crate::ncu::profile(&exe, &child).map_err(Error::Tool)?;
+    let csv = crate::ncu::profile(&exe, &child, cache).map_err(Error::Tool)?;
     let saved: PathBuf = recorded.with_file_name(format!("{}-ncu.csv", args.lesson));
     if let Some(dir) = saved.parent() {
         create_dir(dir)?;
     }
-    std::fs::write(&saved, &csv).map_err(|e| Error::file(&saved, e))?;
+    // The first line says how the CSV was made (the parser skips it).
+    let made = format!(
+        "==LAB== ncu {} {} {}\n",
+        crate::ncu::ncu_args(cache).join(" "),
+        exe.display(),
+        child.join(" ")
+    );
+    std::fs::write(&saved, format!("{made}{csv}")).map_err(|e| Error::file(&saved, e))?;
     eprintln!("ncu's CSV saved to {}", saved.display());
     Ok(csv)
 }

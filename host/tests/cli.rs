@@ -127,10 +127,8 @@ fn a_flag_a_lesson_does_not_take_is_refused_naming_the_lessons_that_do() {
     // Every lesson, every optional flag it lacks: one line, exit 2, before
     // any GPU work (this machine has none, which would be exit 4).
     type Allows = fn(&host::lesson::Capabilities) -> bool;
-    let flags: [(&[&str], Allows); 4] = [
-        (&["--profile"], |c| c.profile),
+    let flags: [(&[&str], Allows); 2] = [
         (&["--plot", "x.svg"], |c| c.plot),
-        (&["--ncu-csv", "x.csv"], |c| c.ncu),
         (&["--graphs-dir", "x"], |c| c.graphs_dir),
     ];
     let mut refused = 0;
@@ -143,9 +141,7 @@ fn a_flag_a_lesson_does_not_take_is_refused_naming_the_lessons_that_do() {
             let (code, _, stderr) = lab(&args);
             assert_eq!(code, 2, "{args:?}: {stderr}");
             assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-            let name = flag[0]
-                .trim_start_matches("--ncu-csv")
-                .trim_start_matches("--");
+            let name = flag[0].trim_start_matches("--");
             assert!(
                 stderr.contains("is not available for the") && stderr.contains(lesson.name),
                 "{args:?} ({name}): {stderr}"
@@ -153,7 +149,32 @@ fn a_flag_a_lesson_does_not_take_is_refused_naming_the_lessons_that_do() {
             refused += 1;
         }
     }
-    assert!(refused >= 25, "{refused} refusals");
+    assert!(refused >= 18, "{refused} refusals");
+}
+
+#[test]
+fn every_lesson_takes_profile_and_the_counters() {
+    // --ncu-csv is read before any GPU work: a missing file is a file error
+    // (9) for every lesson, never a refusal (2).
+    let missing = std::env::temp_dir().join(format!("lab-no-such-{}.csv", std::process::id()));
+    for lesson in &host::lessons::ALL {
+        let (code, _, stderr) = lab(&[lesson.name, "--ncu-csv", missing.to_str().unwrap()]);
+        assert_eq!(code, 9, "{}: {stderr}", lesson.name);
+        assert!(stderr.contains("--ncu-csv cannot read it"), "{stderr}");
+    }
+    // SAFETY: only tries to dlopen the driver library.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        eprintln!("skipped the --profile half: this machine has an NVIDIA driver");
+        return;
+    }
+    for lesson in &host::lessons::ALL {
+        let (code, _, stderr) = lab(&[lesson.name, "--profile"]);
+        assert_eq!(code, 4, "{}: {stderr}", lesson.name);
+        assert!(
+            stderr.starts_with("error: no NVIDIA driver found"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

@@ -67,9 +67,10 @@ enum Task {
         #[arg(required = true, value_parser = clap::builder::PossibleValuesParser::new(lessons_and_all()))]
         lessons: Vec<String>,
     },
-    /// A lesson with Nsight Compute's measured DRAM/L2/L1 bytes and
-    /// occupancy merged in, and its roofline chart in target/roofline.svg
-    /// (needs a GPU and ncu).
+    /// Any lesson with Nsight Compute's measured DRAM/L2/L1 bytes,
+    /// occupancy and top warp-stall reasons merged in (`lab <lesson> --ncu`),
+    /// and for the roofline its chart in target/roofline.svg (needs a GPU
+    /// and ncu).
     Profile {
         /// The lesson, then `lab`'s flags for it.
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "LESSON [FLAGS]")]
@@ -335,15 +336,11 @@ fn provide_nvrtc() -> Option<PathBuf> {
     .and_then(|lib| lib.parent().map(Path::to_path_buf))
 }
 
-/// `profile <lesson> [flags]`: `lab <lesson> --ncu --plot target/roofline.svg`.
+/// `profile <lesson> [flags]`: `lab <lesson> --ncu`, with
+/// `--plot target/<lesson>.svg` for a lesson that draws a chart
+/// ([`xtask::profile_args`]).
 fn profile(args: Vec<String>) -> Result<ExitCode> {
-    let mut forwarded = args;
-    let chart = root().join("target/roofline.svg").display().to_string();
-    forwarded.splice(
-        1.min(forwarded.len())..1.min(forwarded.len()),
-        ["--ncu".to_string(), "--plot".to_string(), chart],
-    );
-    run(&forwarded)
+    run(&xtask::profile_args(args, &root().join("target")))
 }
 
 /// `sanitize <lesson|all>...`: SANITIZE_SH over the release `lab`.
@@ -550,9 +547,9 @@ fn bundle() -> Result<ExitCode> {
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs lessons (default: every lesson) on a GPU machine without Rust: each
 # as a table (recorded into <output-folder>/results), then as JSON with the
-# table run as its baseline, then beside its CUDA C twins (table, JSON); the
-# softmax's CUDA graphs as DOT files (<output-folder>/graphs/softmax); the
-# roofline's profile mode; then every GPU test.
+# table run as its baseline, its profile mode (each kernel once, what ncu
+# profiles), then beside its CUDA C twins (table, JSON); the softmax's CUDA
+# graphs as DOT files (<output-folder>/graphs/softmax); then every GPU test.
 # Usage: run.sh [output-folder [lesson...]]
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -572,7 +569,7 @@ for lesson in "${lessons[@]}"; do
   "$here/lab" "$lesson" --record --results "$out/results" ${graphs[@]+"${graphs[@]}"} | tee "$out/$lesson.txt" || status=1
   "$here/lab" "$lesson" --json --baseline last --results "$out/results" > "$out/$lesson.jsonl" || status=1
   echo "$lesson JSON rows: $(wc -l < "$out/$lesson.jsonl")"
-  if [ "$lesson" = roofline ]; then "$here/lab" roofline --profile || status=1; fi
+  "$here/lab" "$lesson" --profile || status=1
   "$here/lab" "$lesson" --compare | tee "$out/$lesson-compare.txt" || status=1
   "$here/lab" "$lesson" --compare --json > "$out/$lesson-compare.jsonl" || status=1
 done

@@ -681,4 +681,50 @@ impl lesson::Lesson for FusionLesson {
     fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Fusion<'g>> {
         Fusion::new(gpu, sizes.elems)
     }
+
+    /// The reading of staged against fused is about what each kernel finds
+    /// in L2 after the one before it: ncu must leave the caches alone.
+    const NCU_CACHE: crate::ncu::CacheControl = crate::ncu::CacheControl::AsLeft;
+
+    /// Every compared kernel once at the lesson's size, then the seed's
+    /// staged chain and chain_fused at [`SEED_ELEMS`] ([`profile_seed`]).
+    fn profile(gpu: &Gpu, sizes: &Sizes) -> Result<String> {
+        let mut lesson = Fusion::new(gpu, sizes.elems)?;
+        let rows = lesson::profile_rows(&mut lesson)?;
+        let seed = if profile_seed(&mut lesson)? {
+            format!(", then the staged chain and chain_fused twice each at the seed's {SEED_ELEMS}")
+        } else {
+            format!(" (buffers under the seed's {SEED_ELEMS}: no seed-size launches)")
+        };
+        Ok(format!(
+            "profile mode: {rows} kernels once each at {} elements{seed}; no checks, no timings",
+            lesson.elems
+        ))
+    }
+}
+
+/// The seed's part-2 pair for the profiler: the staged chain twice, then
+/// chain_fused twice, at [`SEED_ELEMS`] elements, so the second of each
+/// meets L2 as a timed loop leaves it (each stage after the one before it,
+/// the fused kernel after itself); the report reads the last launch of each
+/// kernel over the seed's grid ([`report::seed_counters`]). Returns false
+/// (and launches nothing) where the buffers are shorter than the seed's
+/// size.
+///
+/// # Errors
+/// Launch, fault and driver errors.
+pub fn profile_seed(lesson: &mut Fusion<'_>) -> Result<bool> {
+    let n = SEED_ELEMS;
+    if n > lesson.elems {
+        return Ok(false);
+    }
+    for _ in 0..2 {
+        lesson.launch_staged(n)?;
+    }
+    lesson.gpu.sync_after("staged chain")?;
+    for _ in 0..2 {
+        lesson.launch(Kernel::Fused, n)?;
+    }
+    lesson.gpu.sync_after(Kernel::Fused.symbol())?;
+    Ok(true)
 }

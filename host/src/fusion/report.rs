@@ -4,11 +4,13 @@
 use std::fmt::Write as _;
 
 use kernels_gpu::fusion::*;
+use serde::Serialize;
 use serde_json::json;
 
 use super::{Kernel, Measured};
 use crate::gpu::DeviceInfo;
 use crate::kernels::KernelId;
+use crate::ncu::Profile;
 use crate::report::{Context, table};
 use crate::timing::Timing;
 
@@ -54,6 +56,165 @@ fn sweep_reading(m: &Measured) -> String {
     }
 }
 
+/// How close the measured DRAM-byte ratio of staged to fused must come to
+/// their time ratio to explain it: within 10% of the time ratio. Both
+/// ratios are of one GPU's figures; the time ratio of this chain moved by
+/// about 1% between recorded H200 runs (3.50 to 3.53, docs/fusion.md), and
+/// the DRAM counters of a kernel are exact counts, so a gap past 10% is
+/// neither's noise.
+pub const BYTES_EXPLAIN_WITHIN: f64 = 0.10;
+
+/// Staged against fused at one size, timed and counted: the times from
+/// this run's sweep, the DRAM bytes from Nsight Compute (the four stages
+/// summed, and chain_fused, each the last launch over that size's grid in
+/// the profile, where each met L2 as a timed loop leaves it).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SeedCounters {
+    /// Elements.
+    pub n: usize,
+    /// The staged chain's median time, ms.
+    pub staged_ms: f64,
+    /// chain_fused's median time, ms.
+    pub fused_ms: f64,
+    /// DRAM bytes of the four stages, summed.
+    pub staged_dram_bytes: f64,
+    /// DRAM bytes of chain_fused.
+    pub fused_dram_bytes: f64,
+    /// Part 1's empty launch of one block, µs: what one more launch costs.
+    pub empty_launch_us: f64,
+}
+
+/// What the counters say the staged/fused time gap is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Gap {
+    /// The DRAM-byte ratio is within [`BYTES_EXPLAIN_WITHIN`] of the time
+    /// ratio: the gap is bytes (a cache effect where that ratio is not the
+    /// compulsory one).
+    Bytes,
+    /// The time ratio is larger than the DRAM-byte ratio by more than that:
+    /// the rest is not bytes but launches and occupancy (four grids, each
+    /// filling and draining the GPU).
+    LaunchAndOccupancy,
+    /// The time ratio is smaller than the DRAM-byte ratio by more than
+    /// that: the staged kernels drew DRAM faster than the fused one.
+    FasterThanBytes,
+}
+
+impl SeedCounters {
+    /// Staged time / fused time.
+    pub fn time_ratio(&self) -> f64 {
+        self.staged_ms / self.fused_ms
+    }
+
+    /// Staged DRAM bytes / fused DRAM bytes.
+    pub fn dram_ratio(&self) -> f64 {
+        self.staged_dram_bytes / self.fused_dram_bytes
+    }
+
+    /// The rule: compare the two ratios, within [`BYTES_EXPLAIN_WITHIN`] of
+    /// the time ratio.
+    pub fn gap(&self) -> Gap {
+        let (t, d) = (self.time_ratio(), self.dram_ratio());
+        if (t - d).abs() <= BYTES_EXPLAIN_WITHIN * t {
+            Gap::Bytes
+        } else if t > d {
+            Gap::LaunchAndOccupancy
+        } else {
+            Gap::FasterThanBytes
+        }
+    }
+
+    /// The reading in words, from the figures.
+    pub fn reading(&self) -> String {
+        let (t, d) = (self.time_ratio(), self.dram_ratio());
+        let compulsory = STAGED_FLOATS / FUSED_FLOATS;
+        let share = |bytes: f64, floats: f64| 100.0 * bytes / (floats * self.n as f64 * 4.0);
+        let rate = |bytes: f64, ms: f64| bytes / (ms * 1e-3) / 1e9;
+        let mut s = format!(
+            "Measured DRAM bytes at n = {}: the staged chain's four kernels moved {:.1} MB ({:.0}% of their compulsory \
+             bytes), chain_fused {:.1} MB ({:.0}%): a DRAM ratio of {d:.2} against the compulsory {compulsory:.2}, and a \
+             time ratio of {t:.2}. Over the times, DRAM ran at {:.1} GB/s for the staged chain and {:.1} GB/s for \
+             chain_fused. ",
+            self.n,
+            self.staged_dram_bytes / 1e6,
+            share(self.staged_dram_bytes, STAGED_FLOATS),
+            self.fused_dram_bytes / 1e6,
+            share(self.fused_dram_bytes, FUSED_FLOATS),
+            rate(self.staged_dram_bytes, self.staged_ms),
+            rate(self.fused_dram_bytes, self.fused_ms),
+        );
+        let within = 100.0 * BYTES_EXPLAIN_WITHIN;
+        s.push_str(&match self.gap() {
+            Gap::Bytes if (d - compulsory).abs() > BYTES_EXPLAIN_WITHIN * compulsory => format!(
+                "The DRAM ratio is within {within:.0}% of the time ratio, so the gap is bytes, and not the compulsory \
+                 ones: the caches changed what DRAM moved (a cache effect)."
+            ),
+            Gap::Bytes => format!(
+                "The DRAM ratio is within {within:.0}% of the time ratio and near the compulsory one: the gap is the \
+                 compulsory bytes."
+            ),
+            Gap::LaunchAndOccupancy => format!(
+                "The time ratio exceeds the DRAM ratio by {:.2}x, past {within:.0}%: bytes do not explain the gap. The \
+                 rest is a launch and occupancy effect (four grids, each filling and draining the GPU, against one), \
+                 not a cache effect: the staged chain takes {:.4} ms beyond its DRAM bytes at chain_fused's DRAM rate, \
+                 of which its three extra launches at part 1's empty-launch cost are {:.4} ms.",
+                t / d,
+                self.staged_ms - self.fused_ms * d,
+                3.0 * self.empty_launch_us * 1e-3
+            ),
+            Gap::FasterThanBytes => format!(
+                "The time ratio is {:.2}x under the DRAM ratio, past {within:.0}%: the staged kernels drew DRAM faster \
+                 than chain_fused, so the bytes overstate the gap.",
+                d / t
+            ),
+        });
+        s
+    }
+}
+
+/// Staged against fused at the seed's [`SEED_ELEMS`], from this run's
+/// sweep and `profile`.
+///
+/// # Errors
+/// Why the pair cannot be read, in words: the sweep did not time the
+/// seed's size, or the profile lacks one of the five kernels over the
+/// seed's grid (a CSV not made by this lesson's `--profile`), or one
+/// counted no DRAM bytes.
+pub fn seed_counters(m: &Measured, profile: &Profile) -> Result<SeedCounters, String> {
+    let n = SEED_ELEMS;
+    let (_, staged, fused) = m
+        .sweep
+        .iter()
+        .find(|(size, _, _)| *size == n)
+        .ok_or(format!("this run's sweep did not time n = {n}"))?;
+    let blocks = super::blocks_for(n, 1) as u64;
+    let dram = |k: Kernel| {
+        profile
+            .last_at(k.symbol(), blocks)
+            .and_then(|l| l.counters.dram_bytes)
+            .ok_or(format!(
+                "the profile has no DRAM bytes for {} over {blocks} blocks (n = {n})",
+                k.symbol()
+            ))
+    };
+    let mut staged_dram = 0.0;
+    for stage in Kernel::STAGES {
+        staged_dram += dram(stage)?;
+    }
+    let fused_dram = dram(Kernel::Fused)?;
+    if fused_dram.is_nan() || fused_dram <= 0.0 {
+        return Err(format!("chain_fused counted no DRAM bytes at n = {n}"));
+    }
+    Ok(SeedCounters {
+        n,
+        staged_ms: staged.median_ms(),
+        fused_ms: fused.median_ms(),
+        staged_dram_bytes: staged_dram,
+        fused_dram_bytes: fused_dram,
+        empty_launch_us: us_per_launch(&m.empty_small, m.sizes.launches_per_batch),
+    })
+}
+
 /// The whole report.
 pub struct Report {
     /// The run's context.
@@ -62,6 +223,8 @@ pub struct Report {
     pub info: DeviceInfo,
     /// What was measured.
     pub measured: Measured,
+    /// Nsight Compute's counters, where merged.
+    pub counters: Option<Profile>,
 }
 
 impl Report {
@@ -71,6 +234,7 @@ impl Report {
             context,
             info: info.clone(),
             measured,
+            counters: None,
         }
     }
 
@@ -90,6 +254,11 @@ impl Report {
 impl crate::lesson::Report for Report {
     fn context_mut(&mut self) -> &mut Context {
         &mut self.context
+    }
+
+    /// Keeps the profile for part 3's measured-DRAM reading.
+    fn merge_counters(&mut self, profile: &Profile) {
+        self.counters = Some(profile.clone());
     }
 
     /// The human-readable report.
@@ -218,6 +387,15 @@ impl crate::lesson::Report for Report {
             ]);
         }
         let _ = writeln!(s, "{t}\n{}\n", sweep_reading(m));
+        if let Some(profile) = &self.counters {
+            let _ = match seed_counters(m, profile) {
+                Ok(seed) => writeln!(s, "{}\n", seed.reading()),
+                Err(why) => writeln!(
+                    s,
+                    "No measured-DRAM reading of staged against fused: {why}.\n"
+                ),
+            };
+        }
 
         let _ = writeln!(
             s,
@@ -277,6 +455,19 @@ impl crate::lesson::Report for Report {
         lines.push(json!({"part": 2, "variant": "staged vs fused", "differing_elements": m.differing.0, "max_abs_difference": m.differing.1, "clamped_pct": m.clamped_pct}));
         for (n, st, fu) in &m.sweep {
             lines.push(json!({"part": 3, "n": n, "staged": timing(st), "fused": timing(fu), "staged_us_per_launch": st.median_ms() * 1e3 / 4.0}));
+        }
+        if let Some(seed) = self
+            .counters
+            .as_ref()
+            .and_then(|p| seed_counters(m, p).ok())
+        {
+            lines.push(json!({"part": 3, "variant": "staged vs fused, measured DRAM", "n": seed.n,
+                "staged_ms": seed.staged_ms, "fused_ms": seed.fused_ms,
+                "staged_dram_bytes": seed.staged_dram_bytes, "fused_dram_bytes": seed.fused_dram_bytes,
+                "time_ratio": seed.time_ratio(), "dram_ratio": seed.dram_ratio(),
+                "compulsory_ratio": STAGED_FLOATS / FUSED_FLOATS, "gap": seed.gap(),
+                "empty_launch_us": seed.empty_launch_us,
+                "bytes_explain_within": BYTES_EXPLAIN_WITHIN}));
         }
         for w in &m.wide {
             lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "symbol": format!("chain_fused_wide_{}", w.width), "samples_ms": w.timing.samples_ms, "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, m.sizes.elems, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));

@@ -1076,9 +1076,7 @@ impl lesson::Lesson for RooflineLesson {
     const NAME: &'static str = "roofline";
     const ABOUT: &'static str = "Two measured ceilings and ten kernels placed on a roofline.";
     const CAPABILITIES: Capabilities = Capabilities {
-        profile: true,
         plot: true,
-        ncu: true,
         graphs_dir: false,
     };
     type Kernel = Kernel;

@@ -742,7 +742,7 @@ impl crate::lesson::Report for Report {
         Some(Report::chart(self))
     }
 
-    fn merge_counters(&mut self, counters: BTreeMap<String, Counters>) {
-        Report::merge_counters(self, counters);
+    fn merge_counters(&mut self, profile: &crate::ncu::Profile) {
+        Report::merge_counters(self, profile.by_kernel());
     }
 }

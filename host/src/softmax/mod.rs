@@ -1236,9 +1236,7 @@ impl lesson::Lesson for SoftmaxLesson {
     const NAME: &'static str = "softmax";
     const ABOUT: &'static str = "RMS-scaled softmax: staged kernels against a cooperative megakernel that keeps its tile in shared memory, replayed from CUDA graphs.";
     const CAPABILITIES: Capabilities = Capabilities {
-        profile: false,
         plot: false,
-        ncu: false,
         graphs_dir: true,
     };
     type Kernel = Kernel;
