@@ -626,12 +626,17 @@ impl LessonSizes for Sizes {
 /// The CUDA C twins.
 pub const CUDA_C_SOURCE: &str = include_str!("specialize.cu");
 
-/// `SPECIALIZED(N)` once per length: the twins the CUDA C source
-/// instantiates, from the one list of lengths.
-macro_rules! cuda_instances {
-    ($($name:ident = $n:literal),* $(,)?) => {
-        concat!($("SPECIALIZED(", $n, ") "),*)
-    };
+/// The CUDA C twins with `dot_specialized_N` instantiated for each N of
+/// `lengths` (the lesson compiles the ones of [`SPECIALIZED_N`]): what
+/// `cargo xtask specialize-cost` times NVRTC on.
+pub fn cuda_c_with(lengths: &[usize]) -> String {
+    let instances: String = lengths
+        .iter()
+        .map(|n| format!("SPECIALIZED({n}) "))
+        .collect();
+    format!(
+        "#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n#define SPECIALIZED_INSTANCES {instances}\n{CUDA_C_SOURCE}"
+    )
 }
 
 /// The specialize lesson as `lab` runs it.
@@ -651,10 +656,7 @@ impl lesson::Lesson for SpecializeLesson {
     /// What NVRTC compiles: the block size and the instances to make as
     /// `#define`s, then the twins.
     fn cuda_c() -> String {
-        format!(
-            "#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n#define SPECIALIZED_INSTANCES {}\n{CUDA_C_SOURCE}",
-            kernels_gpu::specialized_lengths!(cuda_instances)
-        )
+        cuda_c_with(SPECIALIZED_N)
     }
 
     /// Every kernel checked at every length it runs; then the host symbols,
