@@ -831,6 +831,7 @@ fn specialize_cost(reps: usize, nvrtc_reps: usize, out: &Path, note: &str) -> Re
         "loadavg_before": load_before.trim(),
         "loadavg_after": load_after.trim(),
         "rustc": output_of("rustc", &["--version"]),
+        "cargo": std::env::var("CARGO").unwrap_or_default(),
         "note": note,
         "method": "wall time of `cargo rustc` building kernels-gpu for nvptx64-nvidia-cuda (release, -Ctarget-cpu=sm_75, -Zbuild-std=core, as host/build.rs does) with --cfg lab_specialize_cost=COUNT; kernels-gpu recompiled each time (its src/lib.rs touched), core already built; counts interleaved; the whole crate (every lesson's kernels) is compiled, so the differences between counts are the specialization's share",
         "tree": "commit and dirt as the measurement started; everything is built from that tree",
