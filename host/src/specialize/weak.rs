@@ -98,7 +98,9 @@ pub fn ptx_functions(ptx: &str) -> Vec<PtxFunction> {
         rest = rest.trim_start();
         // A return value comes first, in parentheses: `(.param .b32 x)`.
         if rest.starts_with('(') {
-            let Some(close) = rest.find(')') else { continue };
+            let Some(close) = rest.find(')') else {
+                continue;
+            };
             rest = rest[close + 1..].trim_start();
         }
         let name: String = rest
@@ -265,7 +267,9 @@ pub fn link(
 ) -> Result<std::result::Result<Vec<u8>, String>> {
     use cudarc::driver::sys;
     let driver = |call: &'static str| move |source| Error::Driver { call, source };
-    gpu.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+    gpu.ctx
+        .bind_to_thread()
+        .map_err(driver("cuCtxSetCurrent"))?;
     let mut log = vec![0u8; 1 << 14];
     let mut options = [
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
@@ -277,11 +281,9 @@ pub fn link(
     // SAFETY: two options with their values (a buffer alive until the state
     // is destroyed below, and its size passed by value as the driver
     // expects); `state` receives the new link state.
-    unsafe {
-        sys::cuLinkCreate_v2(2, options.as_mut_ptr(), values.as_mut_ptr(), &mut state)
-    }
-    .result()
-    .map_err(driver("cuLinkCreate"))?;
+    unsafe { sys::cuLinkCreate_v2(2, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) }
+        .result()
+        .map_err(driver("cuLinkCreate"))?;
     let log_text = |log: &[u8]| {
         let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
         String::from_utf8_lossy(&log[..end]).trim().to_string()
@@ -320,9 +322,10 @@ pub fn link(
         }
         // SAFETY: the driver's image of `size` bytes, alive until
         // cuLinkDestroy below.
-        Ok(Ok(
-            unsafe { std::slice::from_raw_parts(image.cast::<u8>(), size) }.to_vec(),
-        ))
+        Ok(Ok(unsafe {
+            std::slice::from_raw_parts(image.cast::<u8>(), size)
+        }
+        .to_vec()))
     })();
     // SAFETY: the state created above, destroyed once.
     unsafe { sys::cuLinkDestroy(state) }
@@ -343,9 +346,33 @@ pub struct Linked {
     pub outputs: Vec<(String, Vec<f32>)>,
 }
 
-/// The expected outputs of each unit's kernel on [`launch_linked`]'s
-/// inputs: `1*5 + 2*6 + 3*7 + 4*8 = 70` and `1*5 + 2*6 = 17`.
+/// The inputs [`launch_linked`] gives each unit's kernel: the seed's
+/// `a = [1, 2, 3, 4]` and `b = [5, 6, 7, 8]` (no two products equal, so a
+/// wrong index changes the sum).
+pub const LINKED_INPUTS: ([f32; 4], [f32; 4]) = ([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]);
+
+/// The lengths each unit's kernel computes, in the order of its outputs
+/// (`out[0] = dot_linked<4>`, `out[1] = dot_linked<2>`).
+pub const LINKED_N: [usize; 2] = [4, 2];
+
+/// The expected outputs of each unit's kernel on [`LINKED_INPUTS`],
+/// checked by hand: `1*5 + 2*6 + 3*7 + 4*8 = 70` and `1*5 + 2*6 = 17`.
 pub const LINKED_EXPECTED: [f32; 2] = [70.0, 17.0];
+
+/// The CPU reference for each unit's kernel: the dot of the first N of
+/// [`LINKED_INPUTS`] for each N of [`LINKED_N`], a plain loop in f64
+/// (exact for these small integers).
+pub fn linked_reference() -> Vec<f32> {
+    let (a, b) = LINKED_INPUTS;
+    LINKED_N
+        .iter()
+        .map(|&n| {
+            (0..n)
+                .map(|k| f64::from(a[k]) * f64::from(b[k]))
+                .sum::<f64>() as f32
+        })
+        .collect()
+}
 
 /// Loads the linked `image`, counts its `dot_linked` definitions and
 /// launches each unit's kernel once (one thread).
@@ -372,34 +399,242 @@ pub fn launch_linked(gpu: &crate::gpu::Gpu, image: Vec<u8>) -> Result<Linked> {
         .map_err(driver("cuModuleLoadData"))?;
     let a = gpu
         .stream
-        .clone_htod(&[1.0f32, 2.0, 3.0, 4.0])
+        .clone_htod(&LINKED_INPUTS.0)
         .map_err(driver("cuMemcpyHtoD"))?;
     let b = gpu
         .stream
-        .clone_htod(&[5.0f32, 6.0, 7.0, 8.0])
+        .clone_htod(&LINKED_INPUTS.1)
         .map_err(driver("cuMemcpyHtoD"))?;
     let mut outputs = Vec::new();
     for unit in UNITS {
         let f = module
             .load_function(unit)
             .map_err(driver("cuModuleGetFunction"))?;
+        // Poisoned with NaN, so an output the kernel does not write fails.
         let mut out = gpu
             .stream
-            .alloc_zeros::<f32>(2)
-            .map_err(driver("cuMemAlloc"))?;
+            .clone_htod(&[f32::NAN; LINKED_N.len()])
+            .map_err(driver("cuMemcpyHtoD"))?;
         let mut launch = gpu.stream.launch_builder(&f);
         launch.arg(&a).arg(&b).arg(&mut out);
         // SAFETY: the kernel takes (const float*, const float*, float*),
-        // reads 4 floats of each input and writes 2 of out: all allocated.
-        unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }
-            .map_err(driver("cuLaunchKernel"))?;
-        let host = gpu.stream.clone_dtoh(&out).map_err(driver("cuMemcpyDtoH"))?;
+        // reads 4 floats of each input and writes 2 of out (one thread):
+        // all allocated.
+        let one_thread = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        unsafe { launch.launch(one_thread) }.map_err(driver("cuLaunchKernel"))?;
+        let host = gpu
+            .stream
+            .clone_dtoh(&out)
+            .map_err(driver("cuMemcpyDtoH"))?;
         outputs.push((unit.to_string(), host));
     }
     Ok(Linked {
         definitions,
         outputs,
     })
+}
+
+/// How a symbol of the linkage units reads in the source: `dot_linked<4>`
+/// for an instantiation, `dot4_plain` for the control, the name itself
+/// otherwise (the kernels are `extern "C"`).
+pub fn source_name(name: &str) -> String {
+    if let Some(n) = dot_linked_n(name) {
+        format!("dot_linked<{n}>")
+    } else if name.starts_with(PLAIN_MANGLED) {
+        "dot4_plain".to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+/// The Itanium-mangled name of the control's `dot4_plain(const float*,
+/// const float*)`.
+pub const PLAIN_MANGLED: &str = "_Z10dot4_plainPKfS0_";
+
+/// What one unit of the control pair (both instantiations and
+/// `dot4_plain`) declares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnitEvidence {
+    /// The unit's file name (`unit_a.cu`).
+    pub unit: String,
+    /// The functions and kernels of its PTX, with their linkage.
+    pub ptx: Vec<PtxFunction>,
+    /// The functions of its relocatable cubin (`ptxas -c`) with their ELF
+    /// binding; `None` where ptxas is not found.
+    pub elf: Option<Vec<CubinFunction>>,
+}
+
+/// Everything the linking section shows, from one GPU.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The architecture the units are compiled for (`sm_90`).
+    pub arch: String,
+    /// NVRTC's version, `(major, minor)`.
+    pub nvrtc: (i32, i32),
+    /// The control pair's units, one per [`UNITS`].
+    pub units: Vec<UnitEvidence>,
+    /// The pair without the control, linked by the driver and launched:
+    /// `Err` with the linker's log where the driver refused it.
+    pub linked: std::result::Result<Linked, String>,
+    /// The control pair linked: `Err` with the linker's log where the driver
+    /// refused it (what the lesson expects), `Ok` where it linked.
+    pub control: std::result::Result<(), String>,
+}
+
+/// Compiles both pairs with NVRTC for `gpu`'s architecture (with
+/// relocatable device code), reads the control pair's PTX declarations
+/// and (where ptxas is found) ELF bindings, links the pair with the
+/// driver's linker, launches its two kernels, and links the control pair.
+///
+/// # Errors
+/// [`Error::NvrtcMissing`] where NVRTC is not found; [`Error::Nvrtc`],
+/// [`Error::Tool`] (ptxas failing) or [`Error::Driver`] where a step fails
+/// other than by the link being refused.
+pub fn gather(gpu: &crate::gpu::Gpu) -> Result<Evidence> {
+    let cc = gpu.info.compute_capability;
+    let arch = format!("sm_{}{}", cc.0, cc.1);
+    let nvrtc = crate::nvrtc::version()?;
+    let named = |ptx: Vec<String>| -> Vec<(String, String)> {
+        UNITS.iter().map(|u| format!("{u}.cu")).zip(ptx).collect()
+    };
+    let control = named(unit_ptx(cc, true)?);
+    let pair = named(unit_ptx(cc, false)?);
+    let mut units = Vec::new();
+    for (unit, ptx) in &control {
+        let elf = relocatable_cubin(ptx, &arch)?
+            .map(|cubin| cubin_functions(&cubin))
+            .transpose()?;
+        units.push(UnitEvidence {
+            unit: unit.clone(),
+            ptx: ptx_functions(ptx),
+            elf,
+        });
+    }
+    let linked = match link(gpu, &pair)? {
+        Ok(image) => Ok(launch_linked(gpu, image)?),
+        Err(log) => Err(log),
+    };
+    let control = link(gpu, &control)?.map(drop);
+    Ok(Evidence {
+        arch,
+        nvrtc,
+        units,
+        linked,
+        control,
+    })
+}
+
+/// What does not hold in the units' declarations: in each unit's PTX, both
+/// instantiations `.weak`, `dot4_plain` `.visible` and the unit's kernel a
+/// `.visible .entry`; in its ELF symbols (where read), the instantiations
+/// WEAK and `dot4_plain` GLOBAL. Empty when all hold.
+pub fn declarations_wrong(units: &[UnitEvidence]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (u, kernel) in units.iter().zip(UNITS) {
+        let mut ns: Vec<usize> = Vec::new();
+        for f in &u.ptx {
+            if let Some(n) = dot_linked_n(&f.name) {
+                ns.push(n);
+                if f.linkage != Linkage::Weak {
+                    wrong.push(format!(
+                        "{}: dot_linked<{n}> is {:?} in the PTX, not .weak",
+                        u.unit, f.linkage
+                    ));
+                }
+            }
+        }
+        ns.sort_unstable();
+        let mut want = LINKED_N.to_vec();
+        want.sort_unstable();
+        if ns != want {
+            wrong.push(format!(
+                "{}: the PTX instantiates dot_linked at N = {ns:?}, not {want:?}",
+                u.unit
+            ));
+        }
+        match u.ptx.iter().find(|f| f.name == PLAIN_MANGLED) {
+            Some(f) if f.linkage == Linkage::Visible => {}
+            Some(f) => wrong.push(format!(
+                "{}: dot4_plain is {:?} in the PTX, not .visible",
+                u.unit, f.linkage
+            )),
+            None => wrong.push(format!("{}: no dot4_plain in the PTX", u.unit)),
+        }
+        if !u
+            .ptx
+            .iter()
+            .any(|f| f.name == kernel && f.entry && f.linkage == Linkage::Visible)
+        {
+            wrong.push(format!(
+                "{}: no .visible .entry {kernel} in the PTX",
+                u.unit
+            ));
+        }
+        if let Some(elf) = &u.elf {
+            for f in elf {
+                let want = if dot_linked_n(&f.name).is_some() {
+                    Binding::Weak
+                } else if f.name == PLAIN_MANGLED {
+                    Binding::Global
+                } else {
+                    continue;
+                };
+                if f.binding != want {
+                    wrong.push(format!(
+                        "{}: {} has ELF binding {:?}, not {want:?}",
+                        u.unit,
+                        source_name(&f.name),
+                        f.binding
+                    ));
+                }
+            }
+            if !elf.iter().any(|f| dot_linked_n(&f.name).is_some()) {
+                wrong.push(format!("{}: the cubin defines no dot_linked", u.unit));
+            }
+        }
+    }
+    wrong
+}
+
+/// One unit's declarations as the report prints them: `.weak .func
+/// dot_linked<4>, ..., .visible .entry unit_a`.
+pub fn ptx_line(u: &UnitEvidence) -> String {
+    u.ptx.iter().map(declaration).collect::<Vec<_>>().join(", ")
+}
+
+/// One PTX function as the report prints it: `.weak .func dot_linked<4>`.
+pub fn declaration(f: &PtxFunction) -> String {
+    let linkage = match f.linkage {
+        Linkage::Weak => ".weak ",
+        Linkage::Visible => ".visible ",
+        Linkage::Extern => ".extern ",
+        Linkage::Internal => "",
+    };
+    let kind = if f.entry { ".entry" } else { ".func" };
+    format!("{linkage}{kind} {}", source_name(&f.name))
+}
+
+/// One unit's ELF symbols as the report prints them: `dot_linked<4> WEAK
+/// (96 bytes), ...`; `None` where ptxas was not found.
+pub fn elf_line(u: &UnitEvidence) -> Option<String> {
+    let elf = u.elf.as_ref()?;
+    Some(
+        elf.iter()
+            .map(|f| {
+                let binding = match f.binding {
+                    Binding::Weak => "WEAK",
+                    Binding::Global => "GLOBAL",
+                    Binding::Local => "LOCAL",
+                };
+                format!("{} {binding} ({} bytes)", source_name(&f.name), f.size)
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }
 
 #[cfg(test)]
