@@ -650,7 +650,14 @@ pub fn linkage_section(evidence: &weak::Evidence, rust_ptx: &str) -> (Section, V
             });
         }
     }
-    let (kernels, weak_symbols) = weak::rust_ptx_linkage(rust_ptx);
+    let (mut kernels, weak_symbols) = weak::rust_ptx_linkage(rust_ptx);
+    // The lesson's order (the PTX's is rustc's); any other after.
+    kernels.sort_by_key(|f| {
+        SPECIALIZED_SYMBOLS
+            .iter()
+            .position(|s| *s == f.name)
+            .unwrap_or(usize::MAX)
+    });
     section.line(format!(
         "kernels-gpu's PTX: {}; .weak symbols in the module: {weak_symbols}",
         kernels
