@@ -545,6 +545,7 @@ fn the_linked_reference_is_the_hand_checked_dots() {
         "dot_linked<2>"
     );
     assert_eq!(weak::source_name(weak::PLAIN_MANGLED), "dot4_plain");
+    assert_eq!(weak::source_name("_Z10dot4_plainPKfS0_$1"), "dot4_plain$1");
     assert_eq!(weak::source_name("unit_a"), "unit_a");
 }
 
@@ -563,7 +564,20 @@ fn the_declarations_check_bites() {
         })
         .collect();
     assert_eq!(weak::declarations_wrong(&evidence), Vec::<String>::new());
+    // With ptxas's ELF symbols too, where ptxas is found.
+    for (u, ptx) in evidence.iter_mut().zip(&units) {
+        u.elf = weak::relocatable_cubin(ptx, "sm_75")
+            .unwrap()
+            .map(|cubin| weak::cubin_functions(&cubin).unwrap());
+    }
+    assert_eq!(weak::declarations_wrong(&evidence), Vec::<String>::new());
+    if let Some(line) = weak::elf_line(&evidence[0]) {
+        eprintln!("unit_a.cu ELF: {line}");
+        assert!(line.contains("dot_linked<4> WEAK"), "{line}");
+        assert!(line.contains("dot4_plain GLOBAL"), "{line}");
+    }
     let line = weak::ptx_line(&evidence[0]);
+    eprintln!("unit_a.cu PTX: {line}");
     for want in [
         ".weak .func dot_linked<4>",
         ".weak .func dot_linked<2>",

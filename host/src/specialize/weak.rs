@@ -439,13 +439,14 @@ pub fn launch_linked(gpu: &crate::gpu::Gpu, image: Vec<u8>) -> Result<Linked> {
 }
 
 /// How a symbol of the linkage units reads in the source: `dot_linked<4>`
-/// for an instantiation, `dot4_plain` for the control, the name itself
-/// otherwise (the kernels are `extern "C"`).
+/// for an instantiation, `dot4_plain` for the control (`dot4_plain$1` for
+/// the internal copy NVRTC also makes of it, which the unit's own kernel
+/// calls), the name itself otherwise (the kernels are `extern "C"`).
 pub fn source_name(name: &str) -> String {
     if let Some(n) = dot_linked_n(name) {
         format!("dot_linked<{n}>")
-    } else if name.starts_with(PLAIN_MANGLED) {
-        "dot4_plain".to_string()
+    } else if let Some(suffix) = name.strip_prefix(PLAIN_MANGLED) {
+        format!("dot4_plain{suffix}")
     } else {
         name.to_string()
     }
