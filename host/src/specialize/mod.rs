@@ -849,7 +849,7 @@ pub struct SpecializeLesson;
 
 impl lesson::Lesson for SpecializeLesson {
     const NAME: &'static str = "specialize";
-    const ABOUT: &'static str = "Chapter 19.3: a dot product specialized by const generics (N = 2, 4, 8, 16): one body per N in the binary and the PTX, timed against N at run time.";
+    const ABOUT: &'static str = "Chapter 19.3: a dot product specialized by const generics (N = 2, 4, 8, 16): one body per N in the binary and the PTX, timed against N at run time; and how a linker keeps one copy of each instantiation.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Specialize<'g>;
