@@ -523,7 +523,8 @@ pub fn linkage_reading(
         "Both units instantiate dot_linked<{}>; the linked image holds one definition of each, which both \
          kernels call (each computes the CPU's values). The linker could merge them because a template \
          instantiation is a weak definition: any unit may emit it, and one copy is kept. The ordinary \
-         function dot4_plain, a strong definition in both units, is a conflict the linker refuses.",
+         function dot4_plain, a strong definition in both units, is a conflict the linker refuses: the same \
+         units without it linked, so the refusal is dot4_plain's.",
         ns.iter()
             .map(usize::to_string)
             .collect::<Vec<_>>()

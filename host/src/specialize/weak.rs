@@ -275,8 +275,10 @@ pub fn link(
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
     ];
-    let mut values: [*mut std::ffi::c_void; 2] =
-        [log.as_mut_ptr().cast(), log.len() as *mut std::ffi::c_void];
+    let mut values: [*mut std::ffi::c_void; 2] = [
+        log.as_mut_ptr().cast(),
+        std::ptr::without_provenance_mut(log.len()),
+    ];
     let mut state: sys::CUlinkState = std::ptr::null_mut();
     // SAFETY: two options with their values (a buffer alive until the state
     // is destroyed below, and its size passed by value as the driver
