@@ -2,11 +2,17 @@
 //! values, the inputs (nonzero, rounding), the byte model and launch shape,
 //! the PTX (one loop-free entry per N with exactly N fma, bodies growing
 //! with N, a loop in the runtime kernel), the host instantiations in the
-//! test binary's own symbol table, and the CUDA C twins under NVRTC.
+//! test binary's own symbol table, and the CUDA C twins under NVRTC; the
+//! linking section's evidence: two NVRTC units with relocatable device
+//! code declare the template's instantiations `.weak` (WEAK in ptxas's ELF)
+//! and the ordinary control `.visible` (GLOBAL), Rust's kernels are
+//! `.visible .entry` with nothing `.weak`, and the readings follow the
+//! counts.
 
 use host::asm::sass_instructions;
 use host::kernels::KernelId;
 use host::ptx::{PTX, entries, entry_body};
+use host::specialize::weak;
 use host::specialize::{
     Kernel, backward_branches, binary, body_evidence, bytes, flop, host_reading, loop_fma,
     ptx_instructions, ptx_reading, reference, specialization_holds, timed_reading,
@@ -396,4 +402,314 @@ fn the_twins_compile_with_nvrtc_and_show_the_same() {
         .map(|&k| body_evidence(&ptx, k))
         .collect();
     assert_eq!(specialization_holds(&bodies), Vec::<String>::new());
+}
+
+/// NVRTC's PTX of the two linkage units (or the control pair), or `None`
+/// (skipped) where NVRTC is missing, as the other NVRTC tests do.
+fn linkage_units(plain: bool) -> Option<Vec<String>> {
+    if host::nvrtc::require_nvrtc().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: NVRTC is missing"
+        );
+        eprintln!("skipped: NVRTC is not on the loader path");
+        return None;
+    }
+    Some(weak::unit_ptx((7, 5), plain).unwrap_or_else(|e| panic!("{e}")))
+}
+
+#[test]
+fn a_template_instantiated_in_two_units_is_weak_in_both() {
+    let Some(units) = linkage_units(true) else {
+        return;
+    };
+    let mut instantiations = Vec::new();
+    for (unit, ptx) in weak::UNITS.iter().zip(&units) {
+        let functions = weak::ptx_functions(ptx);
+        let mut ns: Vec<(usize, String)> = Vec::new();
+        for f in &functions {
+            if let Some(n) = weak::dot_linked_n(&f.name) {
+                assert_eq!(f.linkage, weak::Linkage::Weak, "{unit}: {f:?}");
+                ns.push((n, f.name.clone()));
+            }
+        }
+        ns.sort();
+        assert_eq!(
+            ns.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            vec![2, 4],
+            "{unit}"
+        );
+        instantiations.push(ns);
+        // The ordinary function: an external definition in each unit.
+        assert!(
+            functions.iter().any(
+                |f| f.name.starts_with("_Z10dot4_plain") && f.linkage == weak::Linkage::Visible
+            ),
+            "{unit}: {functions:?}"
+        );
+        assert!(
+            functions
+                .iter()
+                .any(|f| f.name == *unit && f.entry && f.linkage == weak::Linkage::Visible),
+            "{unit}"
+        );
+    }
+    // The same mangled names in both units: one symbol for the linker to
+    // keep once.
+    assert_eq!(instantiations[0], instantiations[1]);
+}
+
+#[test]
+fn ptxas_keeps_the_instantiations_weak_and_the_plain_function_global() {
+    let Some(units) = linkage_units(true) else {
+        return;
+    };
+    for ptx in &units {
+        let Some(cubin) = weak::relocatable_cubin(ptx, "sm_75").unwrap() else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run this test: ptxas is missing"
+            );
+            eprintln!("skipped: ptxas not found");
+            return;
+        };
+        let functions = weak::cubin_functions(&cubin).unwrap();
+        let binding = |pick: &dyn Fn(&str) -> bool| -> Vec<weak::Binding> {
+            functions
+                .iter()
+                .filter(|f| pick(&f.name))
+                .map(|f| f.binding)
+                .collect()
+        };
+        assert_eq!(
+            binding(&|n| weak::dot_linked_n(n).is_some()),
+            vec![weak::Binding::Weak; 2],
+            "{functions:?}"
+        );
+        assert!(
+            binding(&|n| n == "_Z10dot4_plainPKfS0_").contains(&weak::Binding::Global),
+            "{functions:?}"
+        );
+    }
+}
+
+#[test]
+fn rust_kernels_are_visible_entries_and_nothing_is_weak() {
+    let (kernels, weak_symbols) = weak::rust_ptx_linkage(PTX);
+    // In the PTX's order (rustc's), which need not be the lesson's.
+    let mut names: Vec<&str> = kernels.iter().map(|f| f.name.as_str()).collect();
+    names.sort_by_key(|n| SPECIALIZED_SYMBOLS.iter().position(|s| s == n));
+    assert_eq!(names, SPECIALIZED_SYMBOLS);
+    assert!(
+        kernels
+            .iter()
+            .all(|f| f.entry && f.linkage == weak::Linkage::Visible)
+    );
+    assert_eq!(weak_symbols, 0);
+}
+
+#[test]
+fn the_linkage_reading_follows_the_counts() {
+    let one = weak::Linked {
+        definitions: vec![(2, 1), (4, 1)],
+        outputs: vec![
+            ("unit_a".into(), vec![70.0, 17.0]),
+            ("unit_b".into(), vec![70.0, 17.0]),
+        ],
+    };
+    let text = host::specialize::linkage_reading(&one, &Err("duplicate".into())).unwrap();
+    assert!(text.contains("one definition"), "{text}");
+    let two = weak::Linked {
+        definitions: vec![(2, 2), (4, 1)],
+        ..one.clone()
+    };
+    assert!(host::specialize::linkage_reading(&two, &Err("duplicate".into())).is_err());
+    assert!(host::specialize::linkage_reading(&one, &Ok(())).is_err());
+    let wrong = weak::Linked {
+        outputs: vec![("unit_a".into(), vec![70.0, 18.0])],
+        ..one
+    };
+    assert!(host::specialize::linkage_reading(&wrong, &Err("duplicate".into())).is_err());
+}
+
+#[test]
+fn the_linked_reference_is_the_hand_checked_dots() {
+    assert_eq!(weak::linked_reference(), weak::LINKED_EXPECTED.to_vec());
+    // The unit source names its kernel and switches the control on.
+    let a = weak::unit_source("unit_a", false);
+    assert!(a.starts_with("#define UNIT_KERNEL unit_a\n"), "{a}");
+    assert!(!a.contains("#define PLAIN_IN_EVERY_UNIT"));
+    assert!(weak::unit_source("unit_b", true).contains("#define PLAIN_IN_EVERY_UNIT\n"));
+    assert_eq!(
+        weak::source_name("_Z10dot_linkedILi2EEfPKfS1_"),
+        "dot_linked<2>"
+    );
+    assert_eq!(weak::source_name(weak::PLAIN_MANGLED), "dot4_plain");
+    assert_eq!(weak::source_name("_Z10dot4_plainPKfS0_$1"), "dot4_plain$1");
+    assert_eq!(weak::source_name("unit_a"), "unit_a");
+}
+
+#[test]
+fn the_declarations_check_bites() {
+    let Some(units) = linkage_units(true) else {
+        return;
+    };
+    let mut evidence: Vec<weak::UnitEvidence> = weak::UNITS
+        .iter()
+        .zip(&units)
+        .map(|(u, ptx)| weak::UnitEvidence {
+            unit: format!("{u}.cu"),
+            ptx: weak::ptx_functions(ptx),
+            elf: None,
+        })
+        .collect();
+    assert_eq!(weak::declarations_wrong(&evidence), Vec::<String>::new());
+    // With ptxas's ELF symbols too, where ptxas is found.
+    for (u, ptx) in evidence.iter_mut().zip(&units) {
+        u.elf = weak::relocatable_cubin(ptx, "sm_75")
+            .unwrap()
+            .map(|cubin| weak::cubin_functions(&cubin).unwrap());
+    }
+    assert_eq!(weak::declarations_wrong(&evidence), Vec::<String>::new());
+    if let Some(line) = weak::elf_line(&evidence[0]) {
+        eprintln!("unit_a.cu ELF: {line}");
+        assert!(line.contains("dot_linked<4> WEAK"), "{line}");
+        assert!(line.contains("dot4_plain GLOBAL"), "{line}");
+    }
+    let line = weak::ptx_line(&evidence[0]);
+    eprintln!("unit_a.cu PTX: {line}");
+    for want in [
+        ".weak .func dot_linked<4>",
+        ".weak .func dot_linked<2>",
+        ".visible .func dot4_plain",
+        ".visible .entry unit_a",
+    ] {
+        assert!(line.contains(want), "{line}");
+    }
+    // An instantiation that were strong, and a missing control, are seen.
+    let f = evidence[1]
+        .ptx
+        .iter_mut()
+        .find(|f| weak::dot_linked_n(&f.name) == Some(4))
+        .unwrap();
+    f.linkage = weak::Linkage::Visible;
+    evidence[0].ptx.retain(|f| f.name != weak::PLAIN_MANGLED);
+    let wrong = weak::declarations_wrong(&evidence);
+    assert_eq!(wrong.len(), 2, "{wrong:?}");
+    assert!(wrong[0].contains("no dot4_plain"), "{wrong:?}");
+    assert!(wrong[1].contains("dot_linked<4>"), "{wrong:?}");
+    // Without -rdc, NVRTC makes the functions internal: nothing is .weak.
+    let whole = host::nvrtc::library()
+        .unwrap()
+        .compile(&weak::unit_source("unit_a", true), "unit_a.cu", (7, 5))
+        .unwrap();
+    assert!(
+        weak::ptx_functions(&whole)
+            .iter()
+            .all(|f| f.linkage != weak::Linkage::Weak),
+        "{whole}"
+    );
+}
+
+/// A linked pair as the GPU would give it when all holds.
+fn good_evidence() -> weak::Evidence {
+    let ptx = |unit: &str| {
+        vec![
+            weak::PtxFunction {
+                name: "_Z10dot_linkedILi4EEfPKfS1_".into(),
+                linkage: weak::Linkage::Weak,
+                entry: false,
+            },
+            weak::PtxFunction {
+                name: "_Z10dot_linkedILi2EEfPKfS1_".into(),
+                linkage: weak::Linkage::Weak,
+                entry: false,
+            },
+            weak::PtxFunction {
+                name: weak::PLAIN_MANGLED.into(),
+                linkage: weak::Linkage::Visible,
+                entry: false,
+            },
+            weak::PtxFunction {
+                name: unit.into(),
+                linkage: weak::Linkage::Visible,
+                entry: true,
+            },
+        ]
+    };
+    weak::Evidence {
+        arch: "sm_90".into(),
+        nvrtc: (12, 9),
+        units: weak::UNITS
+            .iter()
+            .map(|u| weak::UnitEvidence {
+                unit: format!("{u}.cu"),
+                ptx: ptx(u),
+                elf: None,
+            })
+            .collect(),
+        linked: Ok(weak::Linked {
+            definitions: vec![(2, 1), (4, 1)],
+            outputs: weak::UNITS
+                .iter()
+                .map(|u| (u.to_string(), vec![70.0, 17.0]))
+                .collect(),
+        }),
+        control: Err("error   : Multiple definition of '_Z10dot4_plainPKfS0_'".into()),
+    }
+}
+
+#[test]
+fn the_linking_section_prints_what_it_found() {
+    let (section, failures) = host::specialize::linkage_section(&good_evidence(), PTX);
+    assert!(failures.is_empty(), "{failures:?}");
+    let text = section.text.join("\n");
+    for want in [
+        "NVRTC 12.9 with -rdc=true for sm_90",
+        "unit_a.cu PTX: .weak .func dot_linked<4>, .weak .func dot_linked<2>, .visible .func dot4_plain, .visible .entry unit_a",
+        "unit_b.cu ELF symbols: not read (ptxas not found",
+        "dot_linked<2>: 1 definition(s), dot_linked<4>: 1 definition(s)",
+        "unit_b(a = [1.0, 2.0, 3.0, 4.0], b = [5.0, 6.0, 7.0, 8.0]) = [70.0, 17.0]",
+        "refused by the driver's linker: error   : Multiple definition",
+        ".visible .entry dot_specialized_2",
+        ".weak symbols in the module: 0",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    let reading = section.reading.unwrap();
+    assert!(reading.contains("one definition of each"), "{reading}");
+    assert!(
+        reading.contains("nothing for a linker to merge"),
+        "{reading}"
+    );
+    assert!(!reading.contains("does not show"), "{reading}");
+
+    // A wrong output is a failure; an accepted control is said so.
+    let mut bad = good_evidence();
+    if let Ok(linked) = &mut bad.linked {
+        linked.outputs[1].1[1] = 18.0;
+    }
+    bad.control = Ok(());
+    let (section, failures) = host::specialize::linkage_section(&bad, PTX);
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].detail.contains("unit_b"), "{failures:?}");
+    let reading = section.reading.unwrap();
+    assert!(reading.contains("accepted dot4_plain"), "{reading}");
+    // A refused pair is a failure with the linker's log.
+    bad.linked = Err("error   : something".into());
+    let (_, failures) = host::specialize::linkage_section(&bad, PTX);
+    assert!(failures[0].detail.contains("something"), "{failures:?}");
+}
+
+#[test]
+fn the_rust_reading_bites() {
+    let (kernels, _) = weak::rust_ptx_linkage(PTX);
+    assert!(host::specialize::rust_linkage_reading(&kernels, 0).is_ok());
+    assert!(host::specialize::rust_linkage_reading(&kernels, 1).is_err());
+    let mut twice = kernels.clone();
+    twice.push(kernels[0].clone());
+    assert!(host::specialize::rust_linkage_reading(&twice, 0).is_err());
+    let mut func = kernels.clone();
+    func[1].entry = false;
+    assert!(host::specialize::rust_linkage_reading(&func, 0).is_err());
 }

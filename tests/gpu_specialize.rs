@@ -2,8 +2,12 @@
 //! specialized kernel at its N and the runtime kernel at every N, checked
 //! bit for bit against the f32 fma reference (and within the rounding bound
 //! of f64) at the odd correctness size and at a few awkward dot counts; the
-//! specialized and runtime outputs identical. Where no NVIDIA driver is
-//! present, every test is reported as ignored.
+//! specialized and runtime outputs identical; the linking evidence: two
+//! NVRTC units with relocatable device code, linked by the driver's
+//! linker (`cuLinkCreate`, `cuLinkAddData`, `cuLinkComplete`), hold one
+//! definition of each template instantiation, their kernels compute 70 and
+//! 17, and the control (an ordinary function defined in both) is refused.
+//! Where no NVIDIA driver is present, every test is reported as ignored.
 
 use host::compare::Side;
 use host::gpu::Gpu;
@@ -78,6 +82,41 @@ fn a_wrong_length_is_refused(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
+/// The driver's linker keeps one definition of dot_linked<4> and of
+/// dot_linked<2> from the two units, both kernels compute the hand-checked
+/// dots, the control pair is refused with a log, and the units' PTX
+/// declares what the lesson says (.weak instantiations, .visible control).
+fn the_linker_keeps_one_copy_of_each_instantiation(gpu: &Gpu) -> Result<(), String> {
+    let evidence = specialize::weak::gather(gpu).map_err(|e| e.to_string())?;
+    let wrong = specialize::weak::declarations_wrong(&evidence.units);
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    let linked = evidence
+        .linked
+        .as_ref()
+        .map_err(|log| format!("the pair was refused: {log}"))?;
+    if linked.definitions != [(2, 1), (4, 1)] {
+        return Err(format!(
+            "definitions (N, count) in the linked image: {:?}, want [(2, 1), (4, 1)]",
+            linked.definitions
+        ));
+    }
+    for unit in specialize::weak::UNITS {
+        match linked.outputs.iter().find(|(u, _)| u == unit) {
+            Some((_, got)) if got[..] == specialize::weak::LINKED_EXPECTED => {}
+            other => return Err(format!("{unit}: {other:?}, want [70.0, 17.0]")),
+        }
+    }
+    match &evidence.control {
+        Err(log) if !log.is_empty() => {}
+        Err(_) => return Err("the control was refused with an empty log".into()),
+        Ok(()) => return Err("the control (dot4_plain in both units) was linked".into()),
+    }
+    specialize::linkage_reading(linked, &evidence.control)?;
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials(check);
     trials.push(trial(
@@ -87,6 +126,10 @@ fn main() -> std::process::ExitCode {
     trials.push(trial(
         "a_wrong_length_is_refused",
         a_wrong_length_is_refused,
+    ));
+    trials.push(trial(
+        "the_linker_keeps_one_copy_of_each_instantiation",
+        the_linker_keeps_one_copy_of_each_instantiation,
     ));
     trials.push(trial("specialize::the_lesson_runs_quick", |gpu| {
         lab_tests::run_quick::<specialize::SpecializeLesson>(gpu).map(drop)

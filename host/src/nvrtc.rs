@@ -326,6 +326,23 @@ impl Nvrtc {
     /// or NVRTC does not know the architecture; with NVRTC's status where a
     /// call fails otherwise.
     pub fn compile(&self, source: &str, name: &str, cc: (i32, i32)) -> Result<String> {
+        self.compile_with(source, name, cc, &[])
+    }
+
+    /// [`Nvrtc::compile`] with `extra` NVRTC options after the defaults
+    /// (for example `--relocatable-device-code=true`, which keeps external
+    /// device functions for a later link, as `nvcc -rdc=true` does).
+    ///
+    /// # Errors
+    /// As [`Nvrtc::compile`]; an option holding a NUL byte, or one NVRTC
+    /// does not accept, is an [`Error::Nvrtc`] too.
+    pub fn compile_with(
+        &self,
+        source: &str,
+        name: &str,
+        cc: (i32, i32),
+        extra: &[&str],
+    ) -> Result<String> {
         let nul = |what: &str| Error::Nvrtc(format!("{name}: the {what} holds a NUL byte"));
         let src = CString::new(source).map_err(|_| nul("source"))?;
         let label = CString::new(name).map_err(|_| nul("name"))?;
@@ -335,8 +352,9 @@ impl Nvrtc {
             "--std=c++17".to_string(),
         ]
         .into_iter()
-        .map(|o| CString::new(o).expect("no NUL in the options"))
-        .collect();
+        .chain(extra.iter().map(|o| o.to_string()))
+        .map(|o| CString::new(o).map_err(|_| nul("option list")))
+        .collect::<Result<_>>()?;
         let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
         let fail = |call: &str, status: c_int| {
             Error::Nvrtc(format!("{name}: {call} failed: {}", self.describe(status)))

@@ -20,6 +20,17 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 /// its code-bloat warning. The one list that the kernels,
 /// [`SPECIALIZED_N`], [`SPECIALIZED_SYMBOLS`], the host's kernel ids and the
 /// CUDA C twins are all made from.
+///
+/// The compile-time-cost measurement (`cargo xtask specialize-cost`) builds
+/// this crate for nvptx64 with `--cfg lab_specialize_cost="1"`, `"4"` or
+/// `"16"`, which swaps in a list of that many instantiations (see the
+/// variants below); without that cfg, as in every build of the lesson, the
+/// list is the one above.
+#[cfg(not(any(
+    lab_specialize_cost = "1",
+    lab_specialize_cost = "4",
+    lab_specialize_cost = "16"
+)))]
 #[macro_export]
 macro_rules! specialized_lengths {
     ($m:ident) => {
@@ -27,6 +38,45 @@ macro_rules! specialized_lengths {
             dot_specialized_2 = 2,
             dot_specialized_4 = 4,
             dot_specialized_8 = 8,
+            dot_specialized_16 = 16,
+        }
+    };
+}
+
+/// Cost build with one instantiation: N = 16 only.
+#[cfg(lab_specialize_cost = "1")]
+#[macro_export]
+macro_rules! specialized_lengths {
+    ($m:ident) => {
+        $m! { dot_specialized_16 = 16 }
+    };
+}
+
+/// Cost build with four instantiations: the lesson's own list.
+#[cfg(lab_specialize_cost = "4")]
+#[macro_export]
+macro_rules! specialized_lengths {
+    ($m:ident) => {
+        $m! {
+            dot_specialized_2 = 2,
+            dot_specialized_4 = 4,
+            dot_specialized_8 = 8,
+            dot_specialized_16 = 16,
+        }
+    };
+}
+
+/// Cost build with sixteen instantiations: every N from 1 to 16.
+#[cfg(lab_specialize_cost = "16")]
+#[macro_export]
+macro_rules! specialized_lengths {
+    ($m:ident) => {
+        $m! {
+            dot_specialized_1 = 1, dot_specialized_2 = 2, dot_specialized_3 = 3,
+            dot_specialized_4 = 4, dot_specialized_5 = 5, dot_specialized_6 = 6,
+            dot_specialized_7 = 7, dot_specialized_8 = 8, dot_specialized_9 = 9,
+            dot_specialized_10 = 10, dot_specialized_11 = 11, dot_specialized_12 = 12,
+            dot_specialized_13 = 13, dot_specialized_14 = 14, dot_specialized_15 = 15,
             dot_specialized_16 = 16,
         }
     };

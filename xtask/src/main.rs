@@ -92,6 +92,27 @@ enum Task {
     /// Put the release binary, the GPU tests, run.sh and sanitize.sh in
     /// target/bundle, for a GPU machine without Rust.
     Bundle,
+    /// The compile-time cost of specialization (chapter 19.3; no GPU): the
+    /// kernels crate built for nvptx64 with 1, 4 and 16 specialized dot
+    /// instantiations, and NVRTC compiling the CUDA C twins with as many,
+    /// each timed over repetitions (median); one JSON record with its
+    /// context.
+    SpecializeCost {
+        /// Timed builds per instantiation count (after one untimed warm-up).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Timed NVRTC compiles per instantiation count (each well under a
+        /// second).
+        #[arg(long, default_value_t = 11)]
+        nvrtc_reps: usize,
+        /// Where the record goes (relative to the workspace root).
+        #[arg(long, default_value = "target/specialize-cost.json")]
+        out: PathBuf,
+        /// A line on the machine's state for the record (for example, what
+        /// else it was running).
+        #[arg(long, default_value = "")]
+        note: String,
+    },
 }
 
 /// The lessons `lab` runs, and `all`.
@@ -134,6 +155,12 @@ fn main() -> ExitCode {
         Task::Test { args } => test(&args),
         Task::Ptx { file } => ptx(&file),
         Task::Bundle => bundle(),
+        Task::SpecializeCost {
+            reps,
+            nvrtc_reps,
+            out,
+            note,
+        } => specialize_cost(reps, nvrtc_reps, &out, &note),
     };
     match result {
         Ok(code) => code,
@@ -589,4 +616,265 @@ fn set_executable(path: &Path) -> Result<()> {
 #[cfg(not(unix))]
 fn set_executable(_: &Path) -> Result<()> {
     Ok(())
+}
+
+/// The instantiation counts `specialize-cost` builds, each a value of the
+/// `lab_specialize_cost` cfg that kernels-gpu/src/specialize.rs knows.
+const SPECIALIZE_COST_COUNTS: [usize; 3] = [1, 4, 16];
+
+/// The median of `v` (the mean of the middle two for an even count), in
+/// the unit of `v`; 0 for none.
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// The output of `program args`, trimmed, or "unknown".
+fn output_of(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The kernel build of host/build.rs (same target, flags, profile and
+/// environment, `-Ctarget-cpu=sm_75`), into `target_dir`, with
+/// `--cfg lab_specialize_cost="count"` given to the kernels crate alone.
+fn kernel_cost_build(target_dir: &Path, count: usize) -> Command {
+    let mut cmd = cargo();
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET_DIR",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.current_dir(root().join("kernels-gpu"))
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env(
+            "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
+            "-Ctarget-cpu=sm_75",
+        )
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .args([
+            "rustc",
+            "--lib",
+            "--crate-type",
+            "cdylib",
+            "--release",
+            "--target",
+            "nvptx64-nvidia-cuda",
+            "-Zbuild-std=core",
+            "--manifest-path",
+        ])
+        .arg(root().join("kernels-gpu/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir)
+        .args(["--", "--cfg"])
+        .arg(format!("lab_specialize_cost=\"{count}\""));
+    cmd
+}
+
+/// Runs one kernel build, returning its wall time (ms) and whether cargo
+/// compiled kernels-gpu (rather than finding it fresh).
+fn timed_kernel_build(target_dir: &Path, count: usize) -> Result<(f64, bool)> {
+    let start = std::time::Instant::now();
+    let out = kernel_cost_build(target_dir, count)
+        .output()
+        .context("could not start cargo for the kernel build")?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        bail!("the kernel build with {count} instantiation(s) failed:\n{stderr}");
+    }
+    Ok((ms, stderr.contains("Compiling kernels-gpu")))
+}
+
+/// `specialize-cost`: for each count of [`SPECIALIZE_COST_COUNTS`], one
+/// untimed build (it also builds `core` the first time), then `reps` timed
+/// builds, the counts interleaved, each after setting kernels-gpu/src/lib.rs's
+/// modification time to now so cargo recompiles the kernels crate (and only
+/// it: the crate is cold, its dependency `core` is not). A build cargo finds
+/// fresh is an error. A no-op build (nothing to compile) is timed too: the
+/// part of each figure that is cargo's own start-up. Then the PTX each count
+/// gives (bytes, entries) and the NVRTC times of the CUDA C twins
+/// (`specialize_nvrtc_cost`, an example of the host crate, run first).
+/// Writes one JSON object to `out`.
+fn specialize_cost(reps: usize, nvrtc_reps: usize, out: &Path, note: &str) -> Result<ExitCode> {
+    ensure_toolchain()?;
+    if reps == 0 || nvrtc_reps == 0 {
+        bail!("--reps and --nvrtc-reps must be at least 1");
+    }
+    // The tree as the measurement starts: everything below is built from it
+    // (the NVRTC part first, then only kernels-gpu).
+    let commit = output_of("git", &["rev-parse", "--short=12", "HEAD"]);
+    let dirty = !output_of("git", &["status", "--porcelain", "--untracked-files=no"]).is_empty();
+    // The CUDA C twins under NVRTC: a host example, which loads NVRTC.
+    eprintln!("specialize-cost: NVRTC");
+    let mut cmd = cargo();
+    cmd.args([
+        "run",
+        "--quiet",
+        "--release",
+        "--package",
+        "host",
+        "--example",
+        "specialize_nvrtc_cost",
+        "--",
+    ])
+    .arg(nvrtc_reps.to_string());
+    with_cuda_tools(&mut cmd);
+    let nvrtc = cmd
+        .output()
+        .context("could not start cargo for the NVRTC timing")?;
+    if !nvrtc.status.success() {
+        bail!(
+            "the NVRTC timing failed:\n{}",
+            String::from_utf8_lossy(&nvrtc.stderr)
+        );
+    }
+    let nvrtc: serde_json::Value = serde_json::from_slice(&nvrtc.stdout)
+        .context("the NVRTC timing did not print one JSON object")?;
+    let target_dir = root().join("target/specialize-cost");
+    let lib_rs = root().join("kernels-gpu/src/lib.rs");
+    let touch = || -> Result<()> {
+        std::fs::File::options()
+            .append(true)
+            .open(&lib_rs)
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+            .with_context(|| {
+                format!(
+                    "could not set the modification time of {}",
+                    lib_rs.display()
+                )
+            })
+    };
+    let ptx = target_dir.join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
+    let load_before = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); SPECIALIZE_COST_COUNTS.len()];
+    let mut ptx_facts = Vec::new();
+    for &count in &SPECIALIZE_COST_COUNTS {
+        eprintln!("specialize-cost: warm-up build, {count} instantiation(s)");
+        touch()?;
+        timed_kernel_build(&target_dir, count)?;
+        let text = std::fs::read_to_string(&ptx)
+            .with_context(|| format!("the build left no PTX at {}", ptx.display()))?;
+        let entries = text
+            .lines()
+            .filter(|l| l.contains(".entry dot_specialized_"))
+            .count();
+        if entries != count {
+            bail!("the build with {count} instantiation(s) has {entries} dot_specialized entries");
+        }
+        ptx_facts.push(serde_json::json!({
+            "instantiations": count,
+            "ptx_bytes": text.len(),
+            "ptx_lines": text.lines().count(),
+            "dot_specialized_entries": entries,
+            "fma_f32_in_dot_specialized": dot_specialized_fma(&text),
+        }));
+    }
+    for rep in 0..reps {
+        for (i, &count) in SPECIALIZE_COST_COUNTS.iter().enumerate() {
+            touch()?;
+            let (ms, compiled) = timed_kernel_build(&target_dir, count)?;
+            if !compiled {
+                bail!("cargo did not recompile kernels-gpu (rep {rep}, {count} instantiation(s))");
+            }
+            eprintln!("specialize-cost: rep {rep}, {count} instantiation(s): {ms:.0} ms");
+            times[i].push(ms);
+        }
+    }
+    let mut noop = Vec::new();
+    for _ in 0..reps {
+        let (ms, compiled) = timed_kernel_build(&target_dir, 16)?;
+        if compiled {
+            bail!("the no-op build recompiled kernels-gpu");
+        }
+        noop.push(ms);
+    }
+
+    let load_after = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let record = serde_json::json!({
+        "what": "specialize-cost: compile time of specialization (chapter 19.3), no GPU",
+        "commit": if dirty { format!("{commit}-dirty") } else { commit },
+        "date_utc": output_of("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]),
+        "cpu": cpu,
+        "logical_cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "loadavg_before": load_before.trim(),
+        "loadavg_after": load_after.trim(),
+        "rustc": output_of("rustc", &["--version"]),
+        "cargo": std::env::var("CARGO").unwrap_or_default(),
+        "note": note,
+        "method": "wall time of `cargo rustc` building kernels-gpu for nvptx64-nvidia-cuda (release, -Ctarget-cpu=sm_75, -Zbuild-std=core, as host/build.rs does) with --cfg lab_specialize_cost=COUNT; kernels-gpu recompiled each time (its src/lib.rs touched), core already built; counts interleaved; the whole crate (every lesson's kernels) is compiled, so the differences between counts are the specialization's share",
+        "tree": "commit and dirt as the measurement started; everything is built from that tree",
+        "reps": reps,
+        "kernels_crate": SPECIALIZE_COST_COUNTS.iter().zip(&times).zip(&ptx_facts).map(|((count, t), facts)| serde_json::json!({
+            "instantiations": count,
+            "build_ms": t,
+            "median_build_ms": median(t.clone()),
+            "ptx": facts,
+        })).collect::<Vec<_>>(),
+        "noop_build_ms": noop,
+        "median_noop_build_ms": median(noop.clone()),
+        "nvrtc": nvrtc,
+    });
+    let path = root().join(out);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("could not create {}", dir.display()))?;
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&record)? + "\n")
+        .with_context(|| format!("could not write {}", path.display()))?;
+    println!("{}", serde_json::to_string_pretty(&record)?);
+    eprintln!("specialize-cost: written to {}", path.display());
+    if dirty {
+        eprintln!("specialize-cost: the tree is dirty: the record's commit says so");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `fma.rn.f32` instructions in the `dot_specialized_*` entries of `ptx`
+/// (each entry runs from its `.entry` line to its closing `}` line).
+fn dot_specialized_fma(ptx: &str) -> usize {
+    let mut inside = false;
+    let mut fma = 0;
+    for line in ptx.lines() {
+        if line.contains(".entry ") {
+            inside = line.contains(".entry dot_specialized_");
+        } else if line.trim() == "}" {
+            inside = false;
+        } else if inside && line.trim_start().starts_with("fma.rn.f32") {
+            fma += 1;
+        }
+    }
+    fma
 }

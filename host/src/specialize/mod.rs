@@ -4,10 +4,14 @@
 //! symbol table ([`binary`]) and in the PTX (one loop-free entry per N,
 //! exactly N fused multiply-adds, bodies growing with N); then every GPU
 //! dot is checked bit for bit and the specialized kernels are timed
-//! against the one that reads N at run time.
+//! against the one that reads N at run time. Last, the linker's side
+//! ([`weak`]): a CUDA C template instantiated in two units is `.weak` in
+//! both and linked into one copy, where Rust's kernels are each one
+//! `.visible .entry` of the one module.
 
 pub mod binary;
 pub mod reference;
+pub mod weak;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels_gpu::specialize::*;
@@ -469,6 +473,208 @@ pub fn ptx_reading(bodies: &[BodyEvidence], wrong: &[String]) -> String {
     )
 }
 
+/// The linking section's reading from the linked pair (`linked`: its
+/// definitions and its kernels' outputs) and the control pair's link
+/// (`control`: `Err` with the linker's log where refused): `Err` with what
+/// is wrong unless each instantiation of [`weak::LINKED_N`] has exactly one
+/// definition in the linked image, each unit's kernel computed
+/// [`weak::linked_reference`], and the control was refused.
+pub fn linkage_reading(
+    linked: &weak::Linked,
+    control: &std::result::Result<(), String>,
+) -> std::result::Result<String, String> {
+    let mut wrong = Vec::new();
+    let mut ns = weak::LINKED_N.to_vec();
+    ns.sort_unstable();
+    for &n in &ns {
+        let count = linked
+            .definitions
+            .iter()
+            .find(|(m, _)| *m == n)
+            .map_or(0, |(_, c)| *c);
+        if count != 1 {
+            wrong.push(format!(
+                "the linked image holds {count} definitions of dot_linked<{n}>, not 1"
+            ));
+        }
+    }
+    for (n, _) in &linked.definitions {
+        if !ns.contains(n) {
+            wrong.push(format!(
+                "the linked image holds a dot_linked<{n}> no unit asked for"
+            ));
+        }
+    }
+    let want = weak::linked_reference();
+    for unit in weak::UNITS {
+        match linked.outputs.iter().find(|(u, _)| u == unit) {
+            Some((_, got)) if *got == want => {}
+            Some((_, got)) => wrong.push(format!("{unit} computed {got:?}, the CPU {want:?}")),
+            None => wrong.push(format!("{unit} was not launched")),
+        }
+    }
+    if control.is_ok() {
+        wrong.push("the driver's linker accepted dot4_plain defined in both units".to_string());
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    Ok(format!(
+        "Both units instantiate dot_linked<{}>; the linked image holds one definition of each, which both \
+         kernels call (each computes the CPU's values). The linker could merge them because a template \
+         instantiation is a weak definition: any unit may emit it, and one copy is kept. The ordinary \
+         function dot4_plain, a strong definition in both units, is a conflict the linker refuses: the same \
+         units without it linked, so the refusal is dot4_plain's.",
+        ns.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join("> and dot_linked<")
+    ))
+}
+
+/// What Rust does instead, from the lesson's PTX (`kernels`: the
+/// `dot_specialized_*` declarations; `weak_symbols`: `.weak` symbols in the
+/// module, as [`weak::rust_ptx_linkage`] gives them): `Err` with what is
+/// wrong unless every N of [`SPECIALIZED_N`] is one `.visible .entry` and
+/// nothing is `.weak`.
+pub fn rust_linkage_reading(
+    kernels: &[weak::PtxFunction],
+    weak_symbols: usize,
+) -> std::result::Result<String, String> {
+    let mut wrong = Vec::new();
+    for &symbol in SPECIALIZED_SYMBOLS {
+        let found: Vec<&weak::PtxFunction> = kernels.iter().filter(|f| f.name == symbol).collect();
+        match found[..] {
+            [f] if f.entry && f.linkage == weak::Linkage::Visible => {}
+            [f] => wrong.push(format!(
+                "{symbol} is {:?} {}",
+                f.linkage,
+                if f.entry { ".entry" } else { ".func" }
+            )),
+            _ => wrong.push(format!("{symbol} is declared {} times", found.len())),
+        }
+    }
+    if weak_symbols != 0 {
+        wrong.push(format!("{weak_symbols} symbol(s) of the module are .weak"));
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    Ok(format!(
+        "Rust: the kernels crate is one crate compiled to one PTX module, where each of the {} \
+         instantiations is its own .visible .entry under its own name and no symbol is .weak: no other \
+         unit emits a copy, so there is nothing for a linker to merge. (On the host, rustc shares a \
+         generic's instantiations between crates through its own metadata, not through weak symbols.)",
+        SPECIALIZED_SYMBOLS.len()
+    ))
+}
+
+/// The linking section from `evidence` (see [`weak::gather`]) and the
+/// lesson's own PTX, and the failures it found (a linked kernel whose
+/// outputs differ from the CPU's).
+pub fn linkage_section(evidence: &weak::Evidence, rust_ptx: &str) -> (Section, Vec<Failure>) {
+    let mut section = Section::new("Linking: one copy of each instantiation");
+    let mut failures = Vec::new();
+    section.line(format!(
+        "NVRTC {}.{} with -rdc=true for {}: two units ({}), each instantiating dot_linked<N> at N = {} and, in the \
+         control pair, defining the ordinary function dot4_plain.",
+        evidence.nvrtc.0,
+        evidence.nvrtc.1,
+        evidence.arch,
+        evidence.units.iter().map(|u| u.unit.as_str()).collect::<Vec<_>>().join(" and "),
+        list(&weak::LINKED_N)
+    ));
+    for u in &evidence.units {
+        section.line(format!("{} PTX: {}", u.unit, weak::ptx_line(u)));
+        match weak::elf_line(u) {
+            Some(line) => section.line(format!(
+                "{} ELF symbols (ptxas -c -arch={}): {line}",
+                u.unit, evidence.arch
+            )),
+            None => section.line(format!(
+                "{} ELF symbols: not read (ptxas not found on the PATH or in $CUDA_HOME/bin)",
+                u.unit
+            )),
+        }
+    }
+    let declared = weak::declarations_wrong(&evidence.units);
+    let mut reading = Vec::new();
+    if !declared.is_empty() {
+        reading.push(format!(
+            "The declarations do not show what the lesson expects: {}.",
+            declared.join("; ")
+        ));
+    }
+    match &evidence.linked {
+        Ok(linked) => {
+            section.line(format!(
+                "linked by the driver (cuLinkCreate, cuLinkAddData, cuLinkComplete): {}",
+                linked
+                    .definitions
+                    .iter()
+                    .map(|(n, c)| format!("dot_linked<{n}>: {c} definition(s)"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            let want = weak::linked_reference();
+            for (unit, got) in &linked.outputs {
+                section.line(format!(
+                    "{unit}(a = {:?}, b = {:?}) = {got:?} (CPU: {want:?})",
+                    weak::LINKED_INPUTS.0,
+                    weak::LINKED_INPUTS.1
+                ));
+                if *got != want {
+                    failures.push(Failure {
+                        kernel: "dot_linked (the linked units)",
+                        detail: format!("{unit}: got {got:?}, the CPU {want:?}"),
+                    });
+                }
+            }
+            match &evidence.control {
+                Err(log) => section.line(format!(
+                    "control (dot4_plain in both units): refused by the driver's linker: {log}"
+                )),
+                Ok(()) => section.line("control (dot4_plain in both units): linked (not refused)"),
+            }
+            reading.push(match linkage_reading(linked, &evidence.control) {
+                Ok(text) => text,
+                Err(wrong) => format!("The link does not show what the lesson expects: {wrong}."),
+            });
+        }
+        Err(log) => {
+            section.line(format!(
+                "the pair without the control: refused by the driver's linker: {log}"
+            ));
+            failures.push(Failure {
+                kernel: "dot_linked (the linked units)",
+                detail: format!("the driver's linker refused the two units: {log}"),
+            });
+        }
+    }
+    let (mut kernels, weak_symbols) = weak::rust_ptx_linkage(rust_ptx);
+    // The lesson's order (the PTX's is rustc's); any other after.
+    kernels.sort_by_key(|f| {
+        SPECIALIZED_SYMBOLS
+            .iter()
+            .position(|s| *s == f.name)
+            .unwrap_or(usize::MAX)
+    });
+    section.line(format!(
+        "kernels-gpu's PTX: {}; .weak symbols in the module: {weak_symbols}",
+        kernels
+            .iter()
+            .map(weak::declaration)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    reading.push(match rust_linkage_reading(&kernels, weak_symbols) {
+        Ok(text) => text,
+        Err(wrong) => format!("Rust's PTX does not show what the lesson expects: {wrong}."),
+    });
+    section.reading = Some(reading.join(" "));
+    (section, failures)
+}
+
 /// The lengths of `ns` whose ratio (runtime / specialized time) passes
 /// `keep`, as `2, 4`.
 fn lengths_where(ratios: &[(usize, f64)], keep: impl Fn(f64) -> bool) -> Vec<usize> {
@@ -626,12 +832,17 @@ impl LessonSizes for Sizes {
 /// The CUDA C twins.
 pub const CUDA_C_SOURCE: &str = include_str!("specialize.cu");
 
-/// `SPECIALIZED(N)` once per length: the twins the CUDA C source
-/// instantiates, from the one list of lengths.
-macro_rules! cuda_instances {
-    ($($name:ident = $n:literal),* $(,)?) => {
-        concat!($("SPECIALIZED(", $n, ") "),*)
-    };
+/// The CUDA C twins with `dot_specialized_N` instantiated for each N of
+/// `lengths` (the lesson compiles the ones of [`SPECIALIZED_N`]): what
+/// `cargo xtask specialize-cost` times NVRTC on.
+pub fn cuda_c_with(lengths: &[usize]) -> String {
+    let instances: String = lengths
+        .iter()
+        .map(|n| format!("SPECIALIZED({n}) "))
+        .collect();
+    format!(
+        "#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n#define SPECIALIZED_INSTANCES {instances}\n{CUDA_C_SOURCE}"
+    )
 }
 
 /// The specialize lesson as `lab` runs it.
@@ -639,7 +850,7 @@ pub struct SpecializeLesson;
 
 impl lesson::Lesson for SpecializeLesson {
     const NAME: &'static str = "specialize";
-    const ABOUT: &'static str = "Chapter 19.3: a dot product specialized by const generics (N = 2, 4, 8, 16): one body per N in the binary and the PTX, timed against N at run time.";
+    const ABOUT: &'static str = "Chapter 19.3: a dot product specialized by const generics (N = 2, 4, 8, 16): one body per N in the binary and the PTX, timed against N at run time; and how a linker keeps one copy of each instantiation.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Specialize<'g>;
@@ -651,10 +862,7 @@ impl lesson::Lesson for SpecializeLesson {
     /// What NVRTC compiles: the block size and the instances to make as
     /// `#define`s, then the twins.
     fn cuda_c() -> String {
-        format!(
-            "#define THREADS_PER_BLOCK {THREADS_PER_BLOCK}\n#define SPECIALIZED_INSTANCES {}\n{CUDA_C_SOURCE}",
-            kernels_gpu::specialized_lengths!(cuda_instances)
-        )
+        cuda_c_with(SPECIALIZED_N)
     }
 
     /// Every kernel checked at every length it runs; then the host symbols,
@@ -694,6 +902,24 @@ impl lesson::Lesson for SpecializeLesson {
                 detail: format!("{}: {detail}", exe.display()),
             });
         }
+        // Part 4 (gathered here, so its failures stop the run with the
+        // others): the linker's side, from NVRTC's units and the driver's
+        // linker.
+        let linking = match weak::gather(gpu) {
+            Ok(evidence) => {
+                let (section, found) = linkage_section(&evidence, PTX);
+                failures.extend(found);
+                (section, serde_json::to_value(&evidence).unwrap_or_default())
+            }
+            Err(e @ Error::NvrtcMissing { .. }) => {
+                let mut section = Section::new("Linking: one copy of each instantiation");
+                section.line(format!(
+                    "not shown: the two CUDA C units are compiled by NVRTC, and {e}"
+                ));
+                (section, serde_json::Value::Null)
+            }
+            Err(e) => return Err(e),
+        };
         if !failures.is_empty() {
             return Ok(Outcome::Failed(failures));
         }
@@ -806,8 +1032,9 @@ impl lesson::Lesson for SpecializeLesson {
         SectionReport::passed(
             context,
             Findings {
-                sections: vec![host, ptx, timed],
+                sections: vec![host, ptx, timed, linking.0],
                 facts: json!({
+                    "linkage": linking.1,
                     "examples": examples, "host_symbols": symbols, "ptx_bodies": bodies, "ptx_holds": wrong.is_empty(), "sass": sass_counts,
                     "runtime_over_specialized": ratios.iter().map(|(n, r)| json!({"n": n, "ratio": r})).collect::<Vec<_>>(),
                 }),
