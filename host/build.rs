@@ -120,12 +120,18 @@ fn main() {
         .join(TARGET)
         .join("release")
         .join("kernels_gpu.ptx");
-    std::fs::copy(&ptx, out_dir.join("kernels.ptx")).unwrap_or_else(|e| {
-        fail(&format!(
-            "the kernel build left no PTX at {}: {e}",
-            ptx.display()
-        ))
-    });
+    // Copied to a new file and renamed over the old one, so a destination
+    // that shares its inode with another checkout's (a hard-linked target
+    // folder) is replaced, not written through.
+    let staged = out_dir.join("kernels.ptx.new");
+    std::fs::copy(&ptx, &staged)
+        .and_then(|_| std::fs::rename(&staged, out_dir.join("kernels.ptx")))
+        .unwrap_or_else(|e| {
+            fail(&format!(
+                "the kernel build left no PTX at {} (or it could not be copied beside the build): {e}",
+                ptx.display()
+            ))
+        });
 
     let version = Command::new(&rustc)
         .arg("--version")
