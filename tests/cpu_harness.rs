@@ -162,8 +162,9 @@ fn each_sync_has_its_key_and_label() {
         Syncs::NO_STOP.label(5, 20),
         "(3b) seed's harness less the second sync: 5 warm-ups, sync, 20 launches"
     );
-    assert!(!Syncs::NO_START.before_start && Syncs::NO_START.before_stop);
-    assert!(Syncs::NO_STOP.before_start && !Syncs::NO_STOP.before_stop);
+    let kept = |s: Syncs| (s.before_start, s.before_stop);
+    assert_eq!(kept(Syncs::NO_START), (false, true));
+    assert_eq!(kept(Syncs::NO_STOP), (true, false));
 }
 
 fn effects(both: f64, no_start: f64, no_stop: f64, none: f64) -> SyncEffects {
