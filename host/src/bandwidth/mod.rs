@@ -759,7 +759,7 @@ pub struct BandwidthLesson;
 
 impl lesson::Lesson for BandwidthLesson {
     const NAME: &'static str = "bandwidth";
-    const ABOUT: &'static str = "Chapter 19.4: host-device copies (pageable, pinned), device-to-device by the copy engine and by a kernel, in GB/s; the device query.";
+    const ABOUT: &'static str = "Chapter 19.4: host-device copies (pageable, pinned), device-to-device by the copy engine and by a kernel, in GB/s; the device query; the seed's orders-of-magnitude claim read.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Bandwidth<'g>;

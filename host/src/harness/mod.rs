@@ -633,7 +633,7 @@ pub struct HarnessLesson;
 
 impl lesson::Lesson for HarnessLesson {
     const NAME: &'static str = "harness";
-    const ABOUT: &'static str = "Chapter 19.4: one kernel timed the wrong ways (no synchronisation, the first call) and the right ways, and how far each is off.";
+    const ABOUT: &'static str = "Chapter 19.4: one kernel timed the wrong ways (no synchronisation, the first call) and the right ways, each synchronisation removed on its own, and how far each is off.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Harness<'g>;
