@@ -2,7 +2,9 @@
 //! source pattern (never the poison byte), the copy kernel's launch shape
 //! and PTX (one 16-byte read-only load and one 16-byte store), the link
 //! arithmetic from sysfs's text, the device-query lines on a synthetic
-//! device, and the CUDA C twin compiling with NVRTC.
+//! device (the device count among them), the seed's orders-of-magnitude
+//! claim read from synthetic rows, and the CUDA C twin compiling with
+//! NVRTC.
 
 use host::bandwidth::query::{self, DeviceQuery, PcieLink, parse_link};
 use host::bandwidth::{self, COPY_KERNEL, Copy, copy_launch_config, pattern, pattern_bytes};
@@ -117,7 +119,9 @@ fn link_rates_from_sysfs_text() {
 #[test]
 fn the_device_query_lines_and_derived_limits() {
     let info = synthetic_device(60 << 20, 132);
-    let q = DeviceQuery {
+    let mut q = DeviceQuery {
+        device_count: 1,
+        visible_devices_env: None,
         warp_size: 32,
         max_threads_per_block: 1024,
         max_block_dim: (1024, 1024, 64),
@@ -135,6 +139,7 @@ fn the_device_query_lines_and_derived_limits() {
     };
     let lines = query::lines(&info, &q).join("\n");
     for text in [
+        "devices: 1 visible to this process (cuDeviceGetCount); this run uses device 0",
         "warp size 32",
         "max threads per block 1024, per SM 2048",
         "shared memory per block 48 KiB (227 KiB opt-in), per SM 228 KiB",
@@ -149,6 +154,14 @@ fn the_device_query_lines_and_derived_limits() {
     ] {
         assert!(lines.contains(text), "missing `{text}` in:\n{lines}");
     }
+    // The count and the variable that can lower it, as this process saw them.
+    q.device_count = 2;
+    q.visible_devices_env = Some("3,5".into());
+    let first = query::lines(&info, &q)[0].clone();
+    assert_eq!(
+        first,
+        "devices: 2 visible to this process (cuDeviceGetCount, CUDA_VISIBLE_DEVICES=3,5); this run uses device 0"
+    );
 }
 
 #[test]
@@ -331,4 +344,87 @@ fn the_host_memcpy_check_catches_a_short_and_a_long_copy() {
     dst[..91].copy_from_slice(&src[..91]);
     let f = bandwidth::host_copy_failure(&src, &dst, 90).expect("a long copy fails");
     assert!(f.detail.contains("1 past the end"), "{}", f.detail);
+}
+
+/// The six copies of [`synthetic_rows`] and the host memcpy at `host_ms`
+/// (counted n), or without it.
+fn rows_with_memcpy(device_ms: f64, host_ms: Option<f64>) -> Vec<host::lesson::Row> {
+    let mut rows = synthetic_rows([10.0, 5.0, 10.0, 5.0, device_ms, device_ms * 1.01]);
+    if let Some(ms) = host_ms {
+        rows.push(
+            host::lesson::Row::new(
+                "htoh_memcpy",
+                "host -> host memcpy",
+                host::timing::Timing {
+                    samples_ms: vec![ms],
+                },
+            )
+            .bytes(TIMED_BYTES as f64)
+            .on_cpu(),
+        );
+    }
+    rows
+}
+
+#[test]
+fn the_seed_claim_is_read_from_the_ratio() {
+    assert_eq!(bandwidth::SEED_CLAIM_RATIO, (10.0, 100.0));
+    // 2 x 256 MiB in 0.125 ms: 4295.0 GB/s (the engine, faster than the
+    // kernel at 1.01x its time); 256 MiB in 28 ms: 9.6 GB/s. 448x.
+    let (s, facts) = bandwidth::seed_claim_section(&rows_with_memcpy(0.125, Some(28.0)));
+    let text = s.text.join("\n");
+    assert!(
+        text.contains(
+            "dtod_copy_engine 4295.0 GB/s (counted 2n: read and write, as GPU memory bandwidth is quoted) / htoh_memcpy \
+             9.6 GB/s (counted n, as the seed counts it) = 448x, 10^2.65"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("counted alike (bytes copied per second on both sides): 224x, 10^2.35"),
+        "{text}"
+    );
+    let r = s.reading.unwrap();
+    assert!(
+        r.contains("the ratio is 448x, over two orders of magnitude: the claim does not hold here, the gap is larger"),
+        "{r}"
+    );
+    assert!(!r.contains("turns on how"), "{r}");
+    assert_eq!(facts["holds"], false);
+    assert_eq!(facts["device_row"], "dtod_copy_engine");
+    assert!((facts["ratio"].as_f64().unwrap() - 448.0).abs() < 0.01);
+    // 16x holds; counted alike, 8x does not: the reading says so.
+    let (s, facts) = bandwidth::seed_claim_section(&rows_with_memcpy(0.125, Some(1.0)));
+    let r = s.reading.unwrap();
+    assert!(
+        r.contains("16x, within one to two orders of magnitude: the claim holds here"),
+        "{r}"
+    );
+    assert!(
+        r.contains("8x, under one order of magnitude")
+            && r.contains("turns on how the bytes are counted"),
+        "{r}"
+    );
+    assert_eq!(
+        (facts["holds"].clone(), facts["holds_counted_alike"].clone()),
+        (true.into(), false.into())
+    );
+    // A host copy nearly as fast as the device: under one order.
+    let (s, _) = bandwidth::seed_claim_section(&rows_with_memcpy(0.125, Some(0.2)));
+    assert!(
+        s.reading
+            .unwrap()
+            .contains("under one order of magnitude: the claim does not hold here")
+    );
+    // The kernel faster than the engine: it is the row compared.
+    let mut rows = rows_with_memcpy(0.125, Some(28.0));
+    rows.swap(4, 5);
+    rows[4].key = "dtod_copy_engine".into();
+    rows[5].key = COPY_KERNEL.into();
+    let (_, facts) = bandwidth::seed_claim_section(&rows);
+    assert_eq!(facts["device_row"], COPY_KERNEL);
+    // No host row: no ratio, no verdict.
+    let (s, facts) = bandwidth::seed_claim_section(&rows_with_memcpy(0.125, None));
+    assert!(s.reading.unwrap().contains("no ratio"));
+    assert_eq!(facts["holds"], serde_json::Value::Null);
 }

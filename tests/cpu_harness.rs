@@ -1,9 +1,14 @@
 //! CPU-only tests of the harness lesson: the verdict's direction and
-//! factor, the reference, the sizes and launch shape, the kernel's PTX,
+//! factor, the reading of each synchronisation removed on its own, the host
+//! workload's check, the reference, the sizes and launch shape, the
+//! kernel's PTX,
 //! that no other lesson touches the kernel (its first call must be the
 //! lesson's), and the CUDA C twin under NVRTC.
 
-use host::harness::{FirstCall, SYMBOL, bytes, launch_config, reading, reference, verdict};
+use host::harness::{
+    FirstCall, SYMBOL, SyncEffects, Syncs, bytes, host_workload_failure, launch_config, reading,
+    reference, sync_reading, verdict,
+};
 use host::ptx::{PTX, entries, entry_body};
 use kernels_gpu::harness::*;
 
@@ -29,14 +34,17 @@ fn the_reading_claims_only_what_the_figures_show() {
     assert!(text.contains("\"227401 GB/s\" is over"), "{text}");
     assert!(text.contains("impossible"), "{text}");
     assert!(!text.contains("(2)"), "{text}");
-    assert!(text.contains("(1) and (3) are host-clocked"), "{text}");
+    assert!(
+        text.contains("(1) and (3) to (3b) are host-clocked"),
+        "{text}"
+    );
     // Over the peak, but the buffers fit in the L2: not a hard limit.
     let text = reading(true, 20, 6873.0, Some(4814.0), true);
     assert!(text.contains("not a hard limit"), "{text}");
     assert!(!text.contains("impossible"), "{text}");
     assert!(text.contains("(2) measures loading the kernel"), "{text}");
     assert!(
-        text.contains("(1) to (3) and the CPU row are host-clocked"),
+        text.contains("(1) to (3b) and the CPU row are host-clocked"),
         "{text}"
     );
     // Under the peak: no GB/s claim at all.
@@ -135,4 +143,120 @@ fn the_twin_compiles_with_nvrtc_and_matches_the_entry() {
         return;
     };
     assert_eq!(entries(&ptx), vec![SYMBOL]);
+}
+
+#[test]
+fn each_sync_has_its_key_and_label() {
+    let all = [Syncs::BOTH, Syncs::NO_START, Syncs::NO_STOP, Syncs::NONE];
+    let keys: Vec<&str> = all.iter().map(|s| s.key()).collect();
+    // The keys the recorded runs already hold stay as they were.
+    assert_eq!(
+        keys,
+        ["host-sync", "no-start-sync", "no-stop-sync", "no-sync"]
+    );
+    assert_eq!(
+        Syncs::NO_START.label(5, 20),
+        "(3a) seed's harness less the first sync: 5 warm-ups, 20 launches, sync"
+    );
+    assert_eq!(
+        Syncs::NO_STOP.label(5, 20),
+        "(3b) seed's harness less the second sync: 5 warm-ups, sync, 20 launches"
+    );
+    let kept = |s: Syncs| (s.before_start, s.before_stop);
+    assert_eq!(kept(Syncs::NO_START), (false, true));
+    assert_eq!(kept(Syncs::NO_STOP), (true, false));
+}
+
+fn effects(both: f64, no_start: f64, no_stop: f64, none: f64) -> SyncEffects {
+    SyncEffects {
+        both_ms: both,
+        no_start_ms: no_start,
+        no_stop_ms: no_stop,
+        none_ms: none,
+        events_ms: both,
+        warmups: 5,
+        runs: 20,
+    }
+}
+
+#[test]
+fn the_sync_reading_follows_the_medians() {
+    let e = effects(0.2379, 0.2960, 0.0045, 0.0044);
+    assert_eq!(e.warmup_bound(), 1.25);
+    // A large kernel: the queued warm-ups show, the clock stops early.
+    let r = sync_reading(&e);
+    assert!(
+        r.contains("(3a) reads 1.24x (3): the warm-ups still queued ran inside the clock")
+            && r.contains("would make it 1.25x at most"),
+        "{r}"
+    );
+    assert!(!r.contains("more than that bound"), "{r}");
+    assert!(
+        r.contains("(3b) reads 0.02x (3): the clock stopped once the last launch was queued"),
+        "{r}"
+    );
+    assert!(
+        r.contains("Both removed, (1) reads 0.02x (3), within 5% of (3b) alone (0.98x)"),
+        "{r}"
+    );
+    assert!(
+        r.contains("the synchronisation before the clock stops is the one that matters more"),
+        "{r}"
+    );
+    // A small kernel: the warm-ups are done before the clock starts.
+    let r = sync_reading(&effects(0.0072, 0.0073, 0.0043, 0.0042));
+    assert!(r.contains("(3a) is within 5% of (3) (1.01x)"), "{r}");
+    assert!(r.contains("(3b) reads 0.60x (3)"), "{r}");
+    assert!(
+        r.contains("before the clock stops is the one that matters more (0.60x against 1.01x)"),
+        "{r}"
+    );
+    // Past the warm-ups' bound, and the start sync mattering more.
+    let r = sync_reading(&effects(1.0, 1.5, 0.98, 0.6));
+    assert!(r.contains("reads more than that bound"), "{r}");
+    assert!(r.contains("(3b) is within 5% of (3) (0.98x)"), "{r}");
+    assert!(
+        r.contains("Both removed, (1) reads 0.60x (3), 0.61x (3b) alone"),
+        "{r}"
+    );
+    assert!(
+        r.contains("before the clock starts is the one that matters more (1.50x against 0.98x)"),
+        "{r}"
+    );
+    // Directions no removal can cause are named as such.
+    let r = sync_reading(&effects(1.0, 0.8, 1.2, 1.0));
+    assert!(
+        r.contains("faster, which the queued warm-ups cannot cause"),
+        "{r}"
+    );
+    assert!(
+        r.contains("slower, which stopping the clock earlier cannot cause"),
+        "{r}"
+    );
+    let r = sync_reading(&effects(1.0, 1.01, 0.99, 1.0));
+    assert!(
+        r.contains("Neither removal alone moves the figure by more than 5%"),
+        "{r}"
+    );
+    // No time for (3), no ratios.
+    assert!(sync_reading(&effects(0.0, 1.0, 1.0, 1.0)).contains("no ratios"));
+}
+
+#[test]
+fn the_host_workload_check_can_fail() {
+    let n = 1000;
+    let a = reference::input(n, reference::fill_a);
+    let b = reference::input(n, reference::fill_b);
+    let mut out = vec![f32::NAN; n];
+    reference::vector_add(&mut out, &a, &b);
+    assert!(host_workload_failure(&out, n).is_none());
+    // An element the loop skipped (still NaN), a wrong one, a short output.
+    let mut skipped = out.clone();
+    skipped[n - 1] = f32::NAN;
+    let f = host_workload_failure(&skipped, n).expect("a skipped element fails");
+    assert!(f.detail.contains("999"), "{f}");
+    let mut wrong = out.clone();
+    wrong[17] += 1.0 / 128.0;
+    assert!(host_workload_failure(&wrong, n).is_some());
+    assert!(host_workload_failure(&out[..10], n).is_some());
 }

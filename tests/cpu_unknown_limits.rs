@@ -81,6 +81,8 @@ fn the_harness_reading_claims_no_peak_it_does_not_know() {
 fn the_bandwidth_query_and_limits_say_unknown() {
     let info = zeroed();
     let q = query::DeviceQuery {
+        device_count: 1,
+        visible_devices_env: None,
         warp_size: 32,
         max_threads_per_block: 1024,
         max_block_dim: (1024, 1024, 64),

@@ -27,7 +27,8 @@ fn check(gpu: &Gpu, copy: Copy, side: Side) -> Result<(), String> {
 }
 
 /// What the driver says hangs together: a warp of 32, the opt-in shared
-/// memory at least the default, a block's registers within an SM's.
+/// memory at least the default, a block's registers within an SM's, and
+/// at least one device counted, this run's among them.
 fn the_device_query_is_consistent(gpu: &Gpu) -> Result<(), String> {
     let q = DeviceQuery::of(gpu).map_err(|e| e.to_string())?;
     let ok = q.warp_size == 32
@@ -35,7 +36,9 @@ fn the_device_query_is_consistent(gpu: &Gpu) -> Result<(), String> {
         && q.shared_per_block_optin >= q.shared_per_block
         && q.shared_per_sm >= q.shared_per_block_optin
         && q.regs_per_block <= gpu.info.regs_per_sm
-        && q.copy_engines >= 1;
+        && q.copy_engines >= 1
+        && q.device_count >= 1
+        && (gpu.info.ordinal as u32) < q.device_count;
     if ok { Ok(()) } else { Err(format!("{q:?}")) }
 }
 
@@ -103,6 +106,39 @@ fn clocks_are_read_while_timing(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
+/// The quick run's report prints the device count and reads the seed's
+/// claim from its own two figures: a ratio, and a verdict in the JSON.
+fn the_report_counts_devices_and_reads_the_claim(gpu: &Gpu) -> Result<(), String> {
+    let (table, json) = lab_tests::run_quick::<bandwidth::BandwidthLesson>(gpu)?;
+    for needed in [
+        "visible to this process (cuDeviceGetCount",
+        "The seed's claim",
+        "counted alike (bytes copied per second on both sides)",
+        "On this machine the ratio is",
+    ] {
+        if !table.contains(needed) {
+            return Err(format!("the report lacks {needed:?}:\n{table}"));
+        }
+    }
+    let facts = json
+        .iter()
+        .find(|l| l["variant"] == "facts")
+        .ok_or("no facts line")?;
+    let claim = &facts["facts"]["seed_claim"];
+    let ratio = claim["ratio"].as_f64().unwrap_or(f64::NAN);
+    if !(ratio.is_finite() && ratio > 0.0 && claim["holds"].is_boolean()) {
+        return Err(format!("seed_claim: {claim}"));
+    }
+    if facts["facts"]["query"]["device_count"]
+        .as_u64()
+        .unwrap_or(0)
+        < 1
+    {
+        return Err(format!("query: {}", facts["facts"]["query"]));
+    }
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     // Every copy on the Rust side (the driver's copies have no twin), and
     // the copy kernel's twin.
@@ -127,6 +163,10 @@ fn main() -> std::process::ExitCode {
         trial("bandwidth::the_lesson_runs_quick", |gpu| {
             lab_tests::run_quick::<bandwidth::BandwidthLesson>(gpu).map(drop)
         }),
+        trial(
+            "bandwidth::the_report_counts_devices_and_reads_the_claim",
+            the_report_counts_devices_and_reads_the_claim,
+        ),
     ]);
     run_gpu_trials(trials)
 }

@@ -1,12 +1,14 @@
 //! GPU tests of the harness kernel and its CUDA C twin: checked every
 //! element at the odd size, at one element and at the seed's size (through
-//! the first-call path); each timing method gives positive, finite
-//! per-launch times. Where no NVIDIA driver is present, every test is
+//! the first-call path); each timing method (the seed's harness with both,
+//! either and neither of its synchronisations, and the events) gives
+//! positive, finite per-launch times, and the output is still right after
+//! them. Where no NVIDIA driver is present, every test is
 //! reported as ignored.
 
 use host::compare::Side;
 use host::gpu::Gpu;
-use host::harness::{self, Harness};
+use host::harness::{self, Harness, Syncs};
 use host::timing::Plan;
 use kernels_gpu::harness::{CHECK_ELEMS, SEED_ELEMS};
 use lab_tests::{run_gpu_trials, trial, use_side};
@@ -46,10 +48,16 @@ fn every_method_measures(gpu: &Gpu) -> Result<(), String> {
     let e = |e: host::Error| e.to_string();
     let timings = [
         lesson
-            .time_host_clocked(CHECK_ELEMS, (2, 5, 3), false)
+            .time_host_clocked(CHECK_ELEMS, (2, 5, 3), Syncs::NONE)
             .map_err(e)?,
         lesson
-            .time_host_clocked(CHECK_ELEMS, (2, 5, 3), true)
+            .time_host_clocked(CHECK_ELEMS, (2, 5, 3), Syncs::BOTH)
+            .map_err(e)?,
+        lesson
+            .time_host_clocked(CHECK_ELEMS, (2, 5, 3), Syncs::NO_START)
+            .map_err(e)?,
+        lesson
+            .time_host_clocked(CHECK_ELEMS, (2, 5, 3), Syncs::NO_STOP)
             .map_err(e)?,
         lesson
             .time_with_events(
@@ -75,8 +83,47 @@ fn every_method_measures(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
+/// The quick run's report carries the four host-clocked rows of each
+/// size, the reading of each synchronisation on its own, and the host
+/// workload's correctness line (text) and fact (JSON).
+fn the_report_reads_each_sync(gpu: &Gpu) -> Result<(), String> {
+    let (table, json) = lab_tests::run_quick::<harness::HarnessLesson>(gpu)?;
+    for needed in [
+        "/no-sync",
+        "/host-sync",
+        "/no-start-sync",
+        "/no-stop-sync",
+        "/events",
+        "Without the synchronisation before the clock starts, (3a)",
+        "Without the synchronisation before the clock stops, (3b)",
+        "Both removed, (1) reads",
+        "output correct, all 2000000 elements equal to the reference",
+    ] {
+        if !table.contains(needed) {
+            return Err(format!("the report lacks {needed:?}:\n{table}"));
+        }
+    }
+    let facts = json
+        .iter()
+        .find(|l| l["variant"] == "facts")
+        .ok_or("no facts line")?;
+    let first = &facts["facts"]["sizes"][0];
+    if first["host_workload"]["correct"] != true
+        || first["syncs"]["against_both"]["no_stop_sync"]
+            .as_f64()
+            .is_none()
+    {
+        return Err(format!("facts: {first}"));
+    }
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     run_gpu_trials(vec![
+        trial(
+            "harness::the_report_reads_each_sync",
+            the_report_reads_each_sync,
+        ),
         trial("harness_add", |gpu| check(gpu, Side::Rust)),
         trial("twin_harness_add", |gpu| check(gpu, Side::CudaC)),
         trial("first_call_then_check", first_call_then_check),

@@ -8,7 +8,9 @@
 //! ways to give a thread `UNROLL` elements are compiled: the seed's
 //! (`UNROLL` consecutive elements per thread) and a coalesced one (the
 //! elements one block-width apart), so the lesson can measure what the
-//! access pattern costs.
+//! access pattern costs. A third kernel is the combination the seed names
+//! but does not build: the unrolled loop whose body is a 16-byte vector
+//! load, add and store (`UNROLL` float4s per thread), with a scalar tail.
 
 /// Threads per block of every launch: 8 warps.
 pub const THREADS_PER_BLOCK: u32 = 256;
@@ -18,6 +20,14 @@ pub const UNROLL: usize = 4;
 /// cover the same contiguous chunk per block, only the thread-to-element
 /// map inside it differs.
 pub const ELEMS_PER_UNROLLED_BLOCK: usize = UNROLL * THREADS_PER_BLOCK as usize;
+/// Bytes one load or store of the unrolled-and-vectorized kernel moves:
+/// PTX's widest global access (`ld.global.v4.f32`, SASS `LDG.E.128`).
+pub const VECTOR_BYTES: usize = 16;
+/// Floats in one 16-byte vector (CUDA's `float4`), derived from the sizes.
+pub const VEC_WIDTH: usize = VECTOR_BYTES / size_of::<f32>();
+/// Elements one block of the unrolled-and-vectorized kernel covers:
+/// `UNROLL` float4s per thread.
+pub const ELEMS_PER_UNROLLED_VEC_BLOCK: usize = UNROLL * VEC_WIDTH * THREADS_PER_BLOCK as usize;
 /// Elements the timed adds start from: 16 Mi floats, 64 MiB a buffer. The
 /// host doubles it until each of the three buffers (a, b, out) is at least
 /// 4x the GPU's L2, so the timed adds stream from DRAM on any GPU.
@@ -34,6 +44,15 @@ pub const SEED_SIZES: [usize; 2] = [1000, 4002];
 pub const SEED_GPU_ELEMS: usize = 16;
 
 const _: () = assert!(CHECK_ELEMS % 2 == 1, "odd: UNROLL does not divide it");
+const _: () = assert!(VEC_WIDTH == 4, "a float4 holds four floats");
+const _: () = assert!(
+    !CHECK_ELEMS.is_multiple_of(VEC_WIDTH) && SEED_SIZES[1] % VEC_WIDTH == 2,
+    "the vectorized kernel's scalar tail runs at the check size (3 left) and at 4002 (2 left)"
+);
+const _: () = assert!(
+    SEED_TIMED_ELEMS.is_multiple_of(ELEMS_PER_UNROLLED_VEC_BLOCK),
+    "the timed adds are whole vectorized blocks too: no tail there"
+);
 const _: () = assert!(
     !CHECK_ELEMS.is_multiple_of(ELEMS_PER_UNROLLED_BLOCK),
     "a partial last block, so the guards fire"
@@ -51,7 +70,13 @@ const _: () = assert!(
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::*;
+    use crate::device::memory::Float4;
     use crate::device::thread::{block_dim_x, block_idx_x, global_index_x, thread_idx_x};
+
+    const _: () = assert!(
+        size_of::<Float4>() == VECTOR_BYTES,
+        "a Float4 is one 16-byte access"
+    );
 
     /// `out[i] = a[i] + b[i]` for one i, if i < n.
     ///
@@ -147,6 +172,67 @@ mod kernels {
         for lane in 0..UNROLL as u64 {
             // SAFETY: the caller's contract is add_at's.
             unsafe { add_at(a, b, out, n, first + lane * width) }
+        }
+    }
+
+    /// `out[i] = a[i] + b[i]`, unrolled and vectorized: the seed's
+    /// combination. The buffers are read as float4s; block β covers the
+    /// float4s [β B UNROLL, (β + 1) B UNROLL) (B = block_dim.x) and thread t
+    /// of it adds float4s t, t + B, t + 2B, t + 3B of that chunk, each with
+    /// one 16-byte load per input and one 16-byte store, behind a guard
+    /// against the n / 4 whole float4s; the lane loop is unrolled
+    /// completely. The n % 4 floats past the last whole float4 (at most 3)
+    /// are the tail: grid thread g < n % 4 adds float n - n % 4 + g.
+    ///
+    /// # Memory
+    /// Coalesced 16-byte accesses (`ld.global.v4.f32`, `st.global.v4.f32`;
+    /// SASS `LDG.E.128`, `STG.E.128`): each warp access covers 512
+    /// contiguous bytes (16 sectors, all used). 12 bytes per element; a
+    /// thread's 16 elements take 8 loads and 4 stores.
+    ///
+    /// # Launch assumption
+    /// `grid_dim.x * block_dim.x * UNROLL >= n / 4` and
+    /// `grid_dim.x * block_dim.x >= n % 4` (any grid of one block or more).
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold `n` floats, are 16-byte aligned (every
+    /// device allocation is) and `out` overlaps neither input.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn add_unrolled_4_vec4(
+        a: *const f32,
+        b: *const f32,
+        out: *mut f32,
+        n: u64,
+    ) {
+        let vectors = n / VEC_WIDTH as u64;
+        let (a4, b4, out4) = (a.cast::<Float4>(), b.cast::<Float4>(), out.cast::<Float4>());
+        let width = block_dim_x() as u64;
+        let first = block_idx_x() as u64 * width * UNROLL as u64 + thread_idx_x() as u64;
+        for lane in 0..UNROLL as u64 {
+            let v = first + lane * width;
+            if v < vectors {
+                let v = v as usize;
+                // SAFETY: v < n / 4, so the float4 [4v, 4v + 4) lies inside
+                // the n floats, 16-byte aligned because the base is. The
+                // fields are read one by one (LLVM merges them into one
+                // 16-byte load; a whole-struct copy may not be).
+                unsafe {
+                    let (x, y) = (a4.add(v), b4.add(v));
+                    *out4.add(v) = Float4 {
+                        x: (*x).x + (*y).x,
+                        y: (*x).y + (*y).y,
+                        z: (*x).z + (*y).z,
+                        w: (*x).w + (*y).w,
+                    };
+                }
+            }
+        }
+        let tail = n - vectors * VEC_WIDTH as u64;
+        let g = global_index_x();
+        if g < tail {
+            let i = (vectors * VEC_WIDTH as u64 + g) as usize;
+            // SAFETY: i < 4 (n / 4) + n % 4 = n.
+            unsafe { *out.add(i) = *a.add(i) + *b.add(i) };
         }
     }
 }

@@ -3,7 +3,9 @@
 //! on this machine, each checked byte for byte and timed with CUDA events:
 //! host to device and device to host from pageable and from pinned host
 //! memory, device to device by the copy engine and by a kernel, and the
-//! seed's host-to-host memcpy on the CPU.
+//! seed's host-to-host memcpy on the CPU; and the seed's claim (a GPU's
+//! memory bandwidth one to two orders of magnitude above the host
+//! memcpy's) read against the two measured figures.
 //!
 //! Bytes are counted the way each row says: a copy between host and device
 //! counts n (each byte crosses the link once); a copy within device memory
@@ -651,6 +653,103 @@ pub fn limits_section(
     (limits, link)
 }
 
+/// The seed's claim about its host memcpy figure: a GPU's memory bandwidth
+/// "typically runs one to two orders of magnitude higher", a ratio of 10
+/// to 100 (seed 000, Worked Example 19.4.2's closing paragraph).
+pub const SEED_CLAIM_RATIO: (f64, f64) = (10.0, 100.0);
+
+/// Where `ratio` falls against the seed's one to two orders of magnitude,
+/// in words, and whether the claim holds (`None` without a ratio).
+fn claim_verdict(ratio: f64) -> (String, Option<bool>) {
+    let (low, high) = SEED_CLAIM_RATIO;
+    if !(ratio.is_finite() && ratio > 0.0) {
+        (
+            "no ratio: a row is missing or timed at zero".to_string(),
+            None,
+        )
+    } else if ratio < low {
+        (
+            "under one order of magnitude: the claim does not hold here, the gap is smaller than it says".to_string(),
+            Some(false),
+        )
+    } else if ratio <= high {
+        (
+            "within one to two orders of magnitude: the claim holds here".to_string(),
+            Some(true),
+        )
+    } else {
+        (
+            "over two orders of magnitude: the claim does not hold here, the gap is larger than it says".to_string(),
+            Some(false),
+        )
+    }
+}
+
+/// The seed's claim read against the run: the fastest device-to-device
+/// copy of `rows` (GB/s counted 2n, read and write, the way a GPU's memory
+/// bandwidth is quoted) over the host memcpy row `htoh_memcpy` (counted n,
+/// the way the seed counted it), as a ratio and in orders of magnitude
+/// (log10), with the verdict against [`SEED_CLAIM_RATIO`]; then the same
+/// two copies counted alike (bytes copied per second on both sides, half
+/// the ratio). Returns the section and its facts for the JSON.
+pub fn seed_claim_section(rows: &[Row]) -> (Section, serde_json::Value) {
+    let gbs = |key: &str| {
+        rows.iter()
+            .find(|r| r.key == key)
+            .and_then(Row::gb_per_s)
+            .unwrap_or(f64::NAN)
+    };
+    let device = [Copy::DtodEngine, Copy::DtodKernel]
+        .into_iter()
+        .reduce(|best, c| {
+            if gbs(c.key()) > gbs(best.key()) {
+                c
+            } else {
+                best
+            }
+        })
+        .expect("two device copies");
+    let (device_gb_s, host_gb_s) = (gbs(device.key()), gbs("htoh_memcpy"));
+    let ratio = device_gb_s / host_gb_s;
+    // Both sides as bytes copied per second: the device row counts each
+    // byte twice.
+    let alike = ratio / 2.0;
+    let (verdict, holds) = claim_verdict(ratio);
+    let (verdict_alike, holds_alike) = claim_verdict(alike);
+    let (low, high) = SEED_CLAIM_RATIO;
+    let mut section = Section::new(
+        "The seed's claim: GPU memory bandwidth one to two orders of magnitude above the host memcpy",
+    );
+    section.line(format!(
+        "The seed measured only a host memcpy and said a GPU's memory bandwidth typically runs one to two orders of \
+         magnitude higher ({low:.0}x to {high:.0}x). Both are measured here."
+    ));
+    section.line(format!(
+        "{} {device_gb_s:.1} GB/s (counted 2n: read and write, as GPU memory bandwidth is quoted) / htoh_memcpy \
+         {host_gb_s:.1} GB/s (counted n, as the seed counts it) = {ratio:.0}x, 10^{:.2}",
+        device.key(),
+        ratio.log10()
+    ));
+    section.line(format!(
+        "counted alike (bytes copied per second on both sides): {alike:.0}x, 10^{:.2}",
+        alike.log10()
+    ));
+    section.reading = Some(format!(
+        "On this machine the ratio is {ratio:.0}x, {verdict}. Counted alike it is {alike:.0}x, {verdict_alike}{}",
+        if holds == holds_alike {
+            ".".to_string()
+        } else {
+            ": the verdict turns on how the bytes are counted.".to_string()
+        }
+    ));
+    let facts = json!({
+        "claim_ratio": [low, high], "device_row": device.key(), "device_gb_s": device_gb_s,
+        "host_row": "htoh_memcpy", "host_gb_s": host_gb_s, "ratio": ratio, "orders_of_magnitude": ratio.log10(),
+        "holds": holds, "ratio_counted_alike": alike, "holds_counted_alike": holds_alike,
+    });
+    (section, facts)
+}
+
 /// The CUDA C twin of the copy kernel. The copy engine's and the host
 /// copies have no kernel, so no twin: they are driver calls on both sides.
 pub const CUDA_C_SOURCE: &str = include_str!("bandwidth.cu");
@@ -660,7 +759,7 @@ pub struct BandwidthLesson;
 
 impl lesson::Lesson for BandwidthLesson {
     const NAME: &'static str = "bandwidth";
-    const ABOUT: &'static str = "Chapter 19.4: host-device copies (pageable, pinned), device-to-device by the copy engine and by a kernel, in GB/s; the device query.";
+    const ABOUT: &'static str = "Chapter 19.4: host-device copies (pageable, pinned), device-to-device by the copy engine and by a kernel, in GB/s; the device query; the seed's orders-of-magnitude claim read.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Bandwidth<'g>;
@@ -703,7 +802,7 @@ impl lesson::Lesson for BandwidthLesson {
         }
 
         let q = query::DeviceQuery::of(gpu)?;
-        let mut device = Section::new("Device query (cuDeviceGetAttribute)");
+        let mut device = Section::new("Device query (cuDeviceGetCount, cuDeviceGetAttribute)");
         for line in query::lines(&gpu.info, &q) {
             device.line(line);
         }
@@ -773,11 +872,12 @@ impl lesson::Lesson for BandwidthLesson {
             &q.pci_address,
             q.uses_host_page_tables,
         );
+        let (claim, claim_facts) = seed_claim_section(&copies.rows);
 
         SectionReport::passed(
             context,
             Findings {
-                sections: vec![device, copies, limits],
+                sections: vec![device, copies, limits, claim],
                 facts: json!({
                     "device": gpu.info, "query": q,
                     "derived_dram_bytes_per_s": dram, "derived_fp32_flop_per_s": gpu.info.derived_fp32_flop_per_s(),
@@ -785,6 +885,7 @@ impl lesson::Lesson for BandwidthLesson {
                     "link_compared": link, "link_bytes_per_s": link.map(|l| l.bytes_per_s()),
                     "bytes": n, "check_bytes": CHECK_BYTES,
                     "counting": {"htod": "n", "dtoh": "n", "dtod": "2n (read + write)", "htoh": "n (the seed's rule)"},
+                    "seed_claim": claim_facts,
                 }),
             },
         )

@@ -1,6 +1,7 @@
-//! The device query (the seed's `cudaGetDeviceProperties`, through the
-//! driver API's `cuDeviceGetAttribute`), the limits derived from it, and
-//! what the host can learn about the host-device link.
+//! The device query (the seed's `cudaGetDeviceCount` and
+//! `cudaGetDeviceProperties`, through the driver API's `cuDeviceGetCount`
+//! and `cuDeviceGetAttribute`), the limits derived from it, and what the
+//! host can learn about the host-device link.
 //!
 //! The link is not a device attribute: the driver reports the GPU's PCI
 //! address and nothing about the link's generation or width. On Linux the
@@ -9,6 +10,7 @@
 //! that is readable the lesson reads it, and says so where it is not (a
 //! container without sysfs, or a GPU on NVLink-C2C, as on Grace Hopper).
 
+use cudarc::driver::CudaContext;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use serde::Serialize;
 
@@ -18,6 +20,13 @@ use crate::gpu::{DeviceInfo, Gpu};
 /// What the lesson reads beyond [`DeviceInfo`].
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceQuery {
+    /// CUDA devices this process can see (`cuDeviceGetCount`, the seed's
+    /// `cudaGetDeviceCount`): every GPU the driver finds, less those
+    /// `CUDA_VISIBLE_DEVICES` hides.
+    pub device_count: u32,
+    /// `CUDA_VISIBLE_DEVICES` as this process saw it, where set: the
+    /// reason the count can be below the GPUs in the machine.
+    pub visible_devices_env: Option<String>,
     /// Threads per warp.
     pub warp_size: u32,
     /// Threads one block may have.
@@ -63,6 +72,8 @@ impl DeviceQuery {
                 .map(|v| v.max(0) as u32)
         };
         Ok(DeviceQuery {
+            device_count: CudaContext::device_count().call("cuDeviceGetCount")?.max(0) as u32,
+            visible_devices_env: std::env::var("CUDA_VISIBLE_DEVICES").ok(),
             warp_size: attr(Attr::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
             max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
             max_block_dim: (
@@ -103,6 +114,14 @@ impl DeviceQuery {
 pub fn lines(info: &DeviceInfo, q: &DeviceQuery) -> Vec<String> {
     let kib = |b: u32| format!("{} KiB", b / 1024);
     let mut out = vec![
+        format!(
+            "devices: {} visible to this process (cuDeviceGetCount{}); this run uses device {}",
+            q.device_count,
+            q.visible_devices_env
+                .as_deref()
+                .map_or(String::new(), |v| format!(", CUDA_VISIBLE_DEVICES={v}")),
+            info.ordinal
+        ),
         format!(
             "name {}, compute capability {}.{}, {} SMs, warp size {}",
             info.name, info.compute_capability.0, info.compute_capability.1, info.sms, q.warp_size

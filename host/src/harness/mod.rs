@@ -11,12 +11,17 @@
 //!    is one sample.
 //! 3. The seed's harness: warm-up runs, then `cuStreamSynchronize` on both
 //!    sides of N launches, host clock: the kernel's time plus one
-//!    synchronisation's latency spread over N.
+//!    synchronisation's latency spread over N. Each of its two
+//!    synchronisations is also removed on its own: (3a) without the one
+//!    before the clock starts, the warm-ups still queued run inside the
+//!    clock; (3b) without the one before it stops, the clock stops once the
+//!    last launch is queued. Method 1 is both removed.
 //! 4. The project's harness ([`timing::time_kernel`]): warm-up, CUDA events
 //!    on the stream, the median and spread of several batches. The
 //!    reference the others are set against.
 //!
-//! Every output is checked, every element, before any figure is reported.
+//! Every output is checked, every element, before any figure is reported;
+//! so is the output of the seed's host workload after its timed calls.
 
 pub mod reference;
 
@@ -78,6 +83,206 @@ impl FirstCall {
     pub fn total_ms(&self) -> f64 {
         self.get_function_ms + self.launch_and_sync_ms
     }
+}
+
+/// Which of the seed harness's two synchronisations a host-clocked timing
+/// keeps: the one after the warm-ups, before the clock starts (it drains
+/// the warm-ups from the queue), and the one after the timed launches,
+/// before the clock stops (it waits for them to finish).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Syncs {
+    /// The synchronisation before the clock starts.
+    pub before_start: bool,
+    /// The synchronisation before the clock stops.
+    pub before_stop: bool,
+}
+
+impl Syncs {
+    /// The seed's harness: both (method 3).
+    pub const BOTH: Syncs = Syncs {
+        before_start: true,
+        before_stop: true,
+    };
+    /// Without the one before the clock starts (method 3a).
+    pub const NO_START: Syncs = Syncs {
+        before_start: false,
+        before_stop: true,
+    };
+    /// Without the one before the clock stops (method 3b).
+    pub const NO_STOP: Syncs = Syncs {
+        before_start: true,
+        before_stop: false,
+    };
+    /// Neither (method 1).
+    pub const NONE: Syncs = Syncs {
+        before_start: false,
+        before_stop: false,
+    };
+
+    /// The method's row key (after `harness_add/<n>/`).
+    pub fn key(self) -> &'static str {
+        match (self.before_start, self.before_stop) {
+            (true, true) => "host-sync",
+            (false, true) => "no-start-sync",
+            (true, false) => "no-stop-sync",
+            (false, false) => "no-sync",
+        }
+    }
+
+    /// The method's row label, with the seed harness's counts.
+    pub fn label(self, warmups: u32, runs: u32) -> String {
+        match (self.before_start, self.before_stop) {
+            (true, true) => {
+                format!("(3) seed's harness: {warmups} warm-ups, sync, {runs} launches, sync")
+            }
+            (false, true) => format!(
+                "(3a) seed's harness less the first sync: {warmups} warm-ups, {runs} launches, sync"
+            ),
+            (true, false) => format!(
+                "(3b) seed's harness less the second sync: {warmups} warm-ups, sync, {runs} launches"
+            ),
+            (false, false) => format!("(1) host clock, {runs} launches, no synchronisation"),
+        }
+    }
+}
+
+/// The per-launch medians (ms) of the seed's harness with each
+/// combination of its synchronisations, and the events' median, with the
+/// harness's counts: what [`sync_reading`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SyncEffects {
+    /// Both synchronisations (method 3).
+    pub both_ms: f64,
+    /// Without the one before the clock starts (method 3a).
+    pub no_start_ms: f64,
+    /// Without the one before the clock stops (method 3b).
+    pub no_stop_ms: f64,
+    /// Neither (method 1).
+    pub none_ms: f64,
+    /// CUDA events (method 4).
+    pub events_ms: f64,
+    /// Warm-up launches before each timed window.
+    pub warmups: u32,
+    /// Launches in each timed window.
+    pub runs: u32,
+}
+
+impl SyncEffects {
+    /// The most (3a) can read against (3) when every queued warm-up runs
+    /// inside the clock and the GPU, not the host, sets the pace:
+    /// (warm-ups + runs) / runs.
+    pub fn warmup_bound(&self) -> f64 {
+        f64::from(self.warmups + self.runs) / f64::from(self.runs.max(1))
+    }
+}
+
+/// What removing each synchronisation on its own does, from the run's
+/// medians: (3a) and (3b) against (3), each beside (1) (both removed),
+/// and which removal moves the figure more. Ratios within 5% are called no
+/// effect.
+pub fn sync_reading(e: &SyncEffects) -> String {
+    let ratio = |ms: f64| ms / e.both_ms;
+    let (r_start, r_stop, r_none) = (ratio(e.no_start_ms), ratio(e.no_stop_ms), ratio(e.none_ms));
+    if ![r_start, r_stop, r_none]
+        .iter()
+        .all(|r| r.is_finite() && *r > 0.0)
+    {
+        return format!(
+            "Each synchronisation on its own: no ratios ((3) took {} ms per launch).",
+            e.both_ms
+        );
+    }
+    let within = |r: f64| (r - 1.0).abs() <= 0.05;
+    let bound = e.warmup_bound();
+    let start = if within(r_start) {
+        format!(
+            "Without the synchronisation before the clock starts, (3a) is within 5% of (3) ({r_start:.2}x): at this size the \
+             warm-ups left in the queue do not show in the figure."
+        )
+    } else if r_start > 1.0 {
+        format!(
+            "Without the synchronisation before the clock starts, (3a) reads {r_start:.2}x (3): the warm-ups still queued ran \
+             inside the clock ({} warm-ups over {} runs would make it {bound:.2}x at most, if all of them did and the GPU set \
+             the pace){}.",
+            e.warmups,
+            e.runs,
+            if r_start > bound * 1.05 {
+                "; it reads more than that bound, so something besides the warm-ups slowed it"
+            } else {
+                ""
+            }
+        )
+    } else {
+        format!(
+            "Without the synchronisation before the clock starts, (3a) reads {r_start:.2}x (3), faster, which the queued \
+             warm-ups cannot cause (they only add work inside the clock)."
+        )
+    };
+    let stop = if within(r_stop) {
+        format!(
+            "Without the synchronisation before the clock stops, (3b) is within 5% of (3) ({r_stop:.2}x): at this size \
+             queueing the {} launches takes about as long as running them.",
+            e.runs
+        )
+    } else if r_stop < 1.0 {
+        format!(
+            "Without the synchronisation before the clock stops, (3b) reads {r_stop:.2}x (3): the clock stopped once the \
+             last launch was queued, before the GPU finished, so it is too fast."
+        )
+    } else {
+        format!(
+            "Without the synchronisation before the clock stops, (3b) reads {r_stop:.2}x (3), slower, which stopping the \
+             clock earlier cannot cause."
+        )
+    };
+    let none = format!(
+        "Both removed, (1) reads {r_none:.2}x (3){}.",
+        if within(e.none_ms / e.no_stop_ms) {
+            format!(
+                ", within 5% of (3b) alone ({:.2}x): the missing second synchronisation accounts for it",
+                e.none_ms / e.no_stop_ms
+            )
+        } else {
+            format!(", {:.2}x (3b) alone", e.none_ms / e.no_stop_ms)
+        }
+    );
+    let (big, small) = (r_start.ln().abs(), r_stop.ln().abs());
+    let larger = if within(r_start) && within(r_stop) {
+        "Neither removal alone moves the figure by more than 5% at this size.".to_string()
+    } else if big > small {
+        format!(
+            "At this size the synchronisation before the clock starts is the one that matters more ({r_start:.2}x against \
+             {r_stop:.2}x)."
+        )
+    } else {
+        format!(
+            "At this size the synchronisation before the clock stops is the one that matters more ({r_stop:.2}x against \
+             {r_start:.2}x)."
+        )
+    };
+    format!("{start} {stop} {none} {larger}")
+}
+
+/// The failure of the seed's host workload: the first of the `n`
+/// elements of `out` (what [`reference::vector_add`] left after its timed
+/// calls) whose bits differ from the reference sum of the inputs' fills,
+/// recomputed here from [`reference::fill_a`] and [`reference::fill_b`].
+/// `None` when every element is right.
+pub fn host_workload_failure(out: &[f32], n: usize) -> Option<Failure> {
+    let want: Vec<f32> = (0..n)
+        .map(|i| reference::fill_a(i) + reference::fill_b(i))
+        .collect();
+    let got = out.get(..n).unwrap_or(out);
+    if got.len() < n {
+        return Some(Failure {
+            kernel: "vector_add_host",
+            detail: format!("n = {n}: only {} outputs", got.len()),
+        });
+    }
+    first_mismatch(got, &want, Tolerance::Bits).map(|m| Failure {
+        kernel: "vector_add_host",
+        detail: format!("n = {n}: {m}: the host workload after its timed calls"),
+    })
 }
 
 /// How far a method's time is from the events' median, in words: within
@@ -247,19 +452,20 @@ impl<'g> Harness<'g> {
         self.verify(n)
     }
 
-    /// Methods 1 and 3, host-clocked: per batch, `warmups` launches, then
-    /// the host clock around `runs` launches; per-launch ms per batch.
-    /// `synchronised` (method 3, the seed's harness): a synchronisation
-    /// before the clock starts and before it stops, so the clock sees the
-    /// kernels finish. Not synchronised (method 1, the wrong way): the clock
-    /// sees only the launches handed to the driver; the warm-ups stay
-    /// queued, and each batch is drained afterwards, untimed, so the next
-    /// starts from an empty queue and a fault still surfaces.
+    /// Methods 1 and 3 (3a, 3b), host-clocked: per batch, `warmups`
+    /// launches, then the host clock around `runs` launches; per-launch ms
+    /// per batch. `syncs` says which of the seed's two synchronisations
+    /// are kept: before the clock starts (the warm-ups drained first) and
+    /// before it stops (the clock sees the kernels finish). Without the
+    /// first the warm-ups stay queued as the clock starts; without the
+    /// second the clock sees only the launches handed to the driver. Each
+    /// batch is drained afterwards, untimed, so the next starts from an
+    /// empty queue and a fault still surfaces.
     pub fn time_host_clocked(
         &mut self,
         n: usize,
         (warmups, runs, batches): (u32, u32, u32),
-        synchronised: bool,
+        syncs: Syncs,
     ) -> Result<Timing> {
         let mut samples_ms = Vec::with_capacity(batches as usize);
         // The clocks are read while this guard lives (warm-ups included:
@@ -272,14 +478,14 @@ impl<'g> Harness<'g> {
             for _ in 0..warmups {
                 self.launch(n)?;
             }
-            if synchronised {
+            if syncs.before_start {
                 self.gpu.sync(SYMBOL)?;
             }
             let start = Instant::now();
             for _ in 0..runs {
                 self.launch(n)?;
             }
-            if synchronised {
+            if syncs.before_stop {
                 self.gpu.sync(SYMBOL)?;
             }
             samples_ms.push(start.elapsed().as_secs_f64() * 1e3 / f64::from(runs));
@@ -355,9 +561,9 @@ pub fn reading(
             ""
         },
         if first_section {
-            "(1) to (3) and the CPU row are"
+            "(1) to (3b) and the CPU row are"
         } else {
-            "(1) and (3) are"
+            "(1) and (3) to (3b) are"
         }
     )
 }
@@ -427,7 +633,7 @@ pub struct HarnessLesson;
 
 impl lesson::Lesson for HarnessLesson {
     const NAME: &'static str = "harness";
-    const ABOUT: &'static str = "Chapter 19.4: one kernel timed the wrong ways (no synchronisation, the first call) and the right ways, and how far each is off.";
+    const ABOUT: &'static str = "Chapter 19.4: one kernel timed the wrong ways (no synchronisation, the first call) and the right ways, each synchronisation removed on its own, and how far each is off.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Harness<'g>;
@@ -477,8 +683,10 @@ impl lesson::Lesson for HarnessLesson {
         let mut facts = Vec::new();
         for (index, &n) in sizes.iter().enumerate() {
             let counts = (warmups, runs, batches);
-            let without_sync = lesson.time_host_clocked(n, counts, false)?;
-            let with_sync = lesson.time_host_clocked(n, counts, true)?;
+            let without_sync = lesson.time_host_clocked(n, counts, Syncs::NONE)?;
+            let with_sync = lesson.time_host_clocked(n, counts, Syncs::BOTH)?;
+            let no_start = lesson.time_host_clocked(n, counts, Syncs::NO_START)?;
+            let no_stop = lesson.time_host_clocked(n, counts, Syncs::NO_STOP)?;
             let events = lesson.time_with_events(n, plan)?;
             let truth = events.median_ms();
             let buffer = (n * size_of::<f32>()) as f64;
@@ -497,19 +705,14 @@ impl lesson::Lesson for HarnessLesson {
                 }
             ));
             let key = |method: &str| format!("{SYMBOL}/{n}/{method}");
+            let host_row = |syncs: Syncs, t: &Timing| {
+                Row::new(key(syncs.key()), syncs.label(warmups, runs), t.clone()).host_clocked()
+            };
             let mut rows = vec![
-                Row::new(
-                    key("no-sync"),
-                    format!("(1) host clock, {runs} launches, no synchronisation"),
-                    without_sync.clone(),
-                )
-                .host_clocked(),
-                Row::new(
-                    key("host-sync"),
-                    format!("(3) seed's harness: {warmups} warm-ups, sync, {runs} launches, sync"),
-                    with_sync.clone(),
-                )
-                .host_clocked(),
+                host_row(Syncs::NONE, &without_sync),
+                host_row(Syncs::BOTH, &with_sync),
+                host_row(Syncs::NO_START, &no_start),
+                host_row(Syncs::NO_STOP, &no_stop),
                 Row::new(
                     key("events"),
                     format!(
@@ -522,6 +725,8 @@ impl lesson::Lesson for HarnessLesson {
             let mut verdicts = vec![
                 ("no-sync", verdict(without_sync.median_ms(), truth)),
                 ("host-sync", verdict(with_sync.median_ms(), truth)),
+                ("no-start-sync", verdict(no_start.median_ms(), truth)),
+                ("no-stop-sync", verdict(no_stop.median_ms(), truth)),
             ];
             if index == 0 {
                 let first_timing = Timing {
@@ -548,7 +753,7 @@ impl lesson::Lesson for HarnessLesson {
             }
             section.rows = rows.into_iter().map(|r| r.bytes(bytes(n))).collect();
             for (method, v) in &verdicts {
-                section.line(format!("{method:<10} against the events' median: {v}"));
+                section.line(format!("{method:<13} against the events' median: {v}"));
             }
             let spread = |t: &Timing| {
                 format!(
@@ -559,23 +764,41 @@ impl lesson::Lesson for HarnessLesson {
                 )
             };
             section.line(format!(
-                "min / median / max per launch, ms: no-sync {}; host-sync {}; events {}",
+                "min / median / max per launch, ms: no-sync {}; host-sync {}; no-start-sync {}; no-stop-sync {}; events {}",
                 spread(&without_sync),
                 spread(&with_sync),
+                spread(&no_start),
+                spread(&no_stop),
                 spread(&events)
             ));
             let enqueue_rate = bytes(n) / (without_sync.median_ms() * 1e-3) / 1e9;
-            section.reading = Some(reading(
-                index == 0,
+            let effects = SyncEffects {
+                both_ms: with_sync.median_ms(),
+                no_start_ms: no_start.median_ms(),
+                no_stop_ms: no_stop.median_ms(),
+                none_ms: without_sync.median_ms(),
+                events_ms: truth,
+                warmups,
                 runs,
-                enqueue_rate,
-                dram,
-                bytes(n) <= gpu.info.l2_bytes as f64,
+            };
+            section.reading = Some(format!(
+                "{}\n{}",
+                reading(
+                    index == 0,
+                    runs,
+                    enqueue_rate,
+                    dram,
+                    bytes(n) <= gpu.info.l2_bytes as f64,
+                ),
+                sync_reading(&effects)
             ));
+            let mut host_workload = serde_json::Value::Null;
             if index == 0 {
                 // The seed's own workload: the host loop under the seed's
                 // harness, labelled a CPU figure.
-                let mut out = vec![0.0f32; n];
+                // Poisoned (NaN) first, so an element the loop never wrote
+                // fails the check after the timing.
+                let mut out = vec![f32::NAN; n];
                 let (a, b) = (&lesson.a_host[..n], &lesson.b_host[..n]);
                 let cpu_plan = Plan {
                     warmups,
@@ -586,6 +809,17 @@ impl lesson::Lesson for HarnessLesson {
                 let t = lesson::time_on_cpu(cpu_plan, || {
                     reference::vector_add(std::hint::black_box(&mut out), a, b)
                 });
+                // The seed checks its workload's output ("spot-checked output
+                // correctness"); here every element, after the timed calls.
+                if let Some(failure) = host_workload_failure(&out, n) {
+                    return Ok(Outcome::Failed(vec![failure]));
+                }
+                section.line(format!(
+                    "Host workload vector_add_host/{n} ({warmups} warm-up + {runs} timed calls a batch, {batches} batches): \
+                     output correct, all {n} elements equal to the reference bit for bit after the timed calls."
+                ));
+                host_workload = json!({"symbol": format!("vector_add_host/{n}"), "elems": n, "elements_checked": n,
+                    "correct": true, "checked": "after the timed calls, every element bit for bit"});
                 section.rows.push(
                     Row::new(
                         format!("vector_add_host/{n}"),
@@ -600,6 +834,16 @@ impl lesson::Lesson for HarnessLesson {
                 "elems": n,
                 "events_median_ms": truth,
                 "methods": verdicts.iter().map(|(m, v)| json!({"method": m, "verdict": v})).collect::<Vec<_>>(),
+                "syncs": {
+                    "medians_ms": effects,
+                    "against_both": {
+                        "no_start_sync": effects.no_start_ms / effects.both_ms,
+                        "no_stop_sync": effects.no_stop_ms / effects.both_ms,
+                        "no_sync": effects.none_ms / effects.both_ms,
+                    },
+                    "warmup_bound": effects.warmup_bound(),
+                },
+                "host_workload": host_workload,
             }));
             sections.push(section);
         }

@@ -3,7 +3,9 @@
 //! 16-element GPU launch actually run, the PTX showing the unrolled loop is
 //! gone, and the one-element-per-thread add timed against two
 //! four-elements-per-thread adds (the seed's consecutive form and a
-//! coalesced form), every output checked bit for bit.
+//! coalesced form) and the combination the seed names, unrolled and
+//! vectorized (four float4s per thread, with a scalar tail), every output
+//! checked bit for bit.
 
 pub mod reference;
 
@@ -32,6 +34,9 @@ crate::kernel_ids! {
         Unrolled = "add_unrolled_4" (Ptr, Ptr, Ptr, U64),
         /// `UNROLL` elements per thread, one block width apart.
         UnrolledCoalesced = "add_unrolled_4_coalesced" (Ptr, Ptr, Ptr, U64),
+        /// `UNROLL` float4s per thread, one block width apart, and a
+        /// scalar tail: unrolled and vectorized.
+        UnrolledVec4 = "add_unrolled_4_vec4" (Ptr, Ptr, Ptr, U64),
     }
 }
 
@@ -42,21 +47,62 @@ impl Kernel {
             Kernel::OnePerThread => "1 element per thread",
             Kernel::Unrolled => "4 consecutive elements per thread (the seed's)",
             Kernel::UnrolledCoalesced => "4 elements per thread, a block width apart",
+            Kernel::UnrolledVec4 => {
+                "4 float4s per thread, a block width apart (unrolled and vectorized)"
+            }
         }
     }
 
-    /// Elements one thread handles.
+    /// Elements one thread handles (the tail aside).
     pub fn elems_per_thread(self) -> usize {
         match self {
             Kernel::OnePerThread => 1,
             Kernel::Unrolled | Kernel::UnrolledCoalesced => UNROLL,
+            Kernel::UnrolledVec4 => UNROLL * VEC_WIDTH,
         }
+    }
+
+    /// Bytes one thread moves with one load (or store) of one input.
+    pub fn bytes_per_access(self) -> usize {
+        match self {
+            Kernel::UnrolledVec4 => VECTOR_BYTES,
+            _ => size_of::<f32>(),
+        }
+    }
+
+    /// Loads of one input (and stores of the output) one thread makes,
+    /// the tail aside: elements per thread over elements per access.
+    pub fn accesses_per_thread(self) -> usize {
+        self.elems_per_thread() * size_of::<f32>() / self.bytes_per_access()
+    }
+
+    /// Bounds guards the kernel's source writes, one compare each: one per
+    /// element, or one per float4 and one for the tail.
+    pub fn guards(self) -> usize {
+        match self {
+            Kernel::UnrolledVec4 => UNROLL + 1,
+            k => k.elems_per_thread(),
+        }
+    }
+
+    /// f32 adds the kernel's source writes: one per element, and one for
+    /// the tail's element.
+    pub fn adds(self) -> usize {
+        match self {
+            Kernel::UnrolledVec4 => UNROLL * VEC_WIDTH + 1,
+            k => k.elems_per_thread(),
+        }
+    }
+
+    /// Elements one block covers (the tail aside).
+    pub fn elems_per_block(self) -> usize {
+        THREADS_PER_BLOCK as usize * self.elems_per_thread()
     }
 
     /// The launch over `n` elements: blocks of THREADS_PER_BLOCK, enough to
     /// give every element a thread's lane (at least one block).
     pub fn launch_config(self, n: usize) -> LaunchConfig {
-        let per_block = THREADS_PER_BLOCK as usize * self.elems_per_thread();
+        let per_block = self.elems_per_block();
         LaunchConfig {
             grid_dim: (n.div_ceil(per_block).max(1) as u32, 1, 1),
             block_dim: (THREADS_PER_BLOCK, 1, 1),
@@ -64,28 +110,44 @@ impl Kernel {
         }
     }
 
-    /// The element that lane `access` (0 to elems_per_thread - 1) of
-    /// thread `thread` in block `block` handles, with `block_dim` threads
-    /// per block: the kernels' index maps, on the host.
-    pub fn element(self, block: usize, block_dim: usize, thread: usize, access: usize) -> usize {
+    /// The element that lane `lane` (0 to elems_per_thread - 1) of thread
+    /// `thread` in block `block` handles, with `block_dim` threads per
+    /// block, the tail aside: the kernels' index maps, on the host. For the
+    /// vectorized kernel lane `lane` is float `lane % 4` of its float4
+    /// `lane / 4`.
+    pub fn element(self, block: usize, block_dim: usize, thread: usize, lane: usize) -> usize {
         match self {
             Kernel::OnePerThread => block * block_dim + thread,
-            Kernel::Unrolled => (block * block_dim + thread) * UNROLL + access,
-            Kernel::UnrolledCoalesced => block * block_dim * UNROLL + access * block_dim + thread,
+            Kernel::Unrolled => (block * block_dim + thread) * UNROLL + lane,
+            Kernel::UnrolledCoalesced => block * block_dim * UNROLL + lane * block_dim + thread,
+            Kernel::UnrolledVec4 => {
+                let vector = block * block_dim * UNROLL + (lane / VEC_WIDTH) * block_dim + thread;
+                vector * VEC_WIDTH + lane % VEC_WIDTH
+            }
         }
     }
 
-    /// 32-byte sectors one warp-wide 4-byte access touches (warp 0 of block
-    /// 0, lane `access` of each thread): 4 when the warp's 32 floats are
-    /// contiguous, up to 32 when they are scattered. A count from the index
-    /// map, not a measurement.
+    /// 32-byte sectors one warp-wide access touches (warp 0 of block 0,
+    /// access `access` of accesses_per_thread, each thread's
+    /// bytes_per_access bytes): 4 when the warp's 32 floats are contiguous,
+    /// up to 32 when they are scattered; 16 for 32 contiguous float4s. A
+    /// count from the index map, not a measurement.
     pub fn sectors_per_warp_access(self, access: usize) -> usize {
+        let per_access = self.bytes_per_access() / size_of::<f32>();
         let mut sectors: Vec<usize> = (0..32)
-            .map(|t| self.element(0, THREADS_PER_BLOCK as usize, t, access) * 4 / 32)
+            .flat_map(|t| {
+                let first = self.element(0, THREADS_PER_BLOCK as usize, t, access * per_access) * 4;
+                (first..first + self.bytes_per_access()).map(|byte| byte / 32)
+            })
             .collect();
         sectors.sort_unstable();
         sectors.dedup();
         sectors.len()
+    }
+
+    /// Useful bytes one warp-wide access moves: 32 threads' bytes.
+    pub fn bytes_per_warp_access(self) -> usize {
+        32 * self.bytes_per_access()
     }
 }
 
@@ -104,10 +166,14 @@ pub struct PtxCounts {
     pub backward_bra: usize,
     /// f32 adds (`add.f32`, `add.rn.f32`, ...): the arithmetic.
     pub add_f32: usize,
-    /// Global loads.
+    /// Global loads, any width.
     pub ld_global: usize,
-    /// Global stores.
+    /// Global stores, any width.
     pub st_global: usize,
+    /// 16-byte global loads of four 32-bit values (`ld.global.v4...`).
+    pub ld_global_v4: usize,
+    /// 16-byte global stores of four 32-bit values (`st.global.v4...`).
+    pub st_global_v4: usize,
 }
 
 impl PtxCounts {
@@ -141,17 +207,37 @@ impl PtxCounts {
                 c.add_f32 += 1;
             } else if op.starts_with("ld.global") {
                 c.ld_global += 1;
+                c.ld_global_v4 += usize::from(is_v4_32(op));
             } else if op.starts_with("st.global") {
                 c.st_global += 1;
+                c.st_global_v4 += usize::from(is_v4_32(op));
             }
         }
         c
+    }
+
+    /// Memory instructions (global loads and stores) per element of the
+    /// kernel's thread, the tail's aside: `(ld + st - tail's) / elements`.
+    /// The vectorized kernel's tail (two loads and a store) runs in at
+    /// most 3 threads of the grid, so it is left out of the per-element
+    /// figure; the count of every instruction is in the line itself.
+    pub fn memory_per_elem(&self, kernel: Kernel) -> f64 {
+        let tail = if kernel == Kernel::UnrolledVec4 { 3 } else { 0 };
+        (self.ld_global + self.st_global).saturating_sub(tail) as f64
+            / kernel.elems_per_thread() as f64
     }
 
     /// The counts of `kernel` in the embedded (Rust) PTX.
     pub fn of_kernel(kernel: Kernel) -> PtxCounts {
         PtxCounts::of(entry_body(PTX, kernel.symbol()).unwrap_or(""))
     }
+}
+
+/// Whether a PTX global load or store opcode moves four 32-bit values
+/// (`ld.global.v4.f32`, `st.global.v4.b32`, `ld.global.nc.v4.u32`, ...).
+fn is_v4_32(op: &str) -> bool {
+    let parts: Vec<&str> = op.split('.').collect();
+    parts.contains(&"v4") && parts.last().is_some_and(|t| t.ends_with("32"))
 }
 
 /// The lesson's three device buffers (a, b, out) of `elems` floats, with a
@@ -209,11 +295,11 @@ impl<'g> Unroll<'g> {
 
     /// Runs `kernel` over `n` elements into a poisoned output and checks
     /// every element's bits against the reference, and that no element in
-    /// the block past `n` (where the buffers hold one) was written: a
-    /// missing bounds guard fails too. Returns the failure (if any) and the
-    /// first `n` output elements' bits.
+    /// the kernel's block width past `n` (where the buffers hold one) was
+    /// written: a missing bounds guard fails too. Returns the failure (if
+    /// any) and the first `n` output elements' bits.
     pub fn check(&mut self, kernel: Kernel, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
-        let end = (n + ELEMS_PER_UNROLLED_BLOCK).min(self.elems);
+        let end = (n + kernel.elems_per_block()).min(self.elems);
         self.gpu.fill_bytes(&mut self.out.slice_mut(..end), 0xFF)?;
         self.launch(kernel, n)?;
         self.gpu.sync_after(kernel.symbol())?;
@@ -434,12 +520,14 @@ pub fn mirror_failure(facts: &serde_json::Value) -> Option<Failure> {
 
 /// One line of PTX evidence for `kernel`: its counts and what they come to
 /// per element (branches per element counted without the unconditional
-/// ones, which decide nothing).
+/// ones, which decide nothing; memory instructions per element without the
+/// vectorized kernel's tail, see [`PtxCounts::memory_per_elem`]).
 pub fn ptx_line(kernel: Kernel, c: PtxCounts) -> String {
     let per = kernel.elems_per_thread() as f64;
     format!(
-        "{:<26} {} element(s)/thread: setp {}, bra {} ({} unconditional, {} backward), add.f32 {}, ld.global {}, \
-         st.global {}; per element: {:.2} setp, {:.2} conditional bra, {:.2} add",
+        "{:<26} {} element(s)/thread: setp {}, bra {} ({} unconditional, {} backward), add.f32 {}, ld.global {} \
+         ({} of 16 bytes), st.global {} ({} of 16 bytes); per element: {:.2} setp, {:.2} conditional bra, {:.2} add, \
+         {:.2} memory instructions",
         kernel.symbol(),
         kernel.elems_per_thread(),
         c.setp,
@@ -448,17 +536,22 @@ pub fn ptx_line(kernel: Kernel, c: PtxCounts) -> String {
         c.backward_bra,
         c.add_f32,
         c.ld_global,
+        c.ld_global_v4,
         c.st_global,
+        c.st_global_v4,
         c.setp as f64 / per,
         (c.bra - c.uncond_bra) as f64 / per,
-        c.add_f32 as f64 / per
+        c.add_f32 as f64 / per,
+        c.memory_per_elem(kernel)
     )
 }
 
 /// The PTX section's reading, from the counts of every kernel shown (Rust,
 /// and the CUDA C twins where NVRTC ran): whether a loop is left, whether
-/// each element has exactly one guard and one add, and what the
-/// unconditional branches are.
+/// each kernel keeps exactly the guards and adds its source writes, what
+/// the unconditional branches are, and what the unrolled-and-vectorized
+/// kernel did to the memory and the arithmetic instructions (the seed's
+/// claim that the combination cuts both).
 pub fn ptx_reading(counts: &[(Kernel, PtxCounts)]) -> String {
     let looped: Vec<&str> = counts
         .iter()
@@ -478,17 +571,18 @@ pub fn ptx_reading(counts: &[(Kernel, PtxCounts)]) -> String {
             looped.join(", ")
         ));
     }
-    let seed_form = counts.iter().all(|(k, c)| {
-        let e = k.elems_per_thread();
-        c.setp == e && c.bra - c.uncond_bra == e && c.add_f32 == e
+    let as_written = counts.iter().all(|(k, c)| {
+        c.setp == k.guards() && c.bra - c.uncond_bra == k.guards() && c.add_f32 == k.adds()
     });
-    if seed_form {
+    if as_written {
         reading.push_str(
-            "Per element what remains is the seed's form: one bounds guard (setp + conditional bra) and one add. ",
+            "What remains is what each source writes: the seed's one bounds guard (setp + conditional bra) and one \
+             add per element, and in the vectorized kernel one guard per float4 and one for its tail. ",
         );
     } else {
         reading.push_str(
-            "Per element the counts are not the seed's one guard and one add in every kernel: see the lines above. ",
+            "The guards and adds are not exactly those each source writes in every kernel (one guard and one add per \
+             element; one guard per float4 and one for the tail in the vectorized kernel): see the lines above. ",
         );
     }
     if counts.iter().any(|(_, c)| c.uncond_bra > 0) {
@@ -501,7 +595,67 @@ pub fn ptx_reading(counts: &[(Kernel, PtxCounts)]) -> String {
          and {} of every {UNROLL} threads launched.",
         UNROLL - 1
     ));
+    if let Some(combined) = combination_reading(counts) {
+        reading.push(' ');
+        reading.push_str(&combined);
+    }
     reading
+}
+
+/// What the unrolled-and-vectorized kernel's counts say about the seed's
+/// claim that the combination cuts both the loop overhead and the
+/// instruction count: its 16-byte accesses, its memory instructions per
+/// element against the scalar unrolled add's, and its adds per element.
+/// `None` where `counts` lacks either kernel.
+fn combination_reading(counts: &[(Kernel, PtxCounts)]) -> Option<String> {
+    let of = |kernel: Kernel| -> Vec<PtxCounts> {
+        counts
+            .iter()
+            .filter(|(k, _)| *k == kernel)
+            .map(|(_, c)| *c)
+            .collect()
+    };
+    let (vec4, scalar) = (of(Kernel::UnrolledVec4), of(Kernel::UnrolledCoalesced));
+    let (v, s) = (vec4.first()?, scalar.first()?);
+    let k = Kernel::UnrolledVec4;
+    let elems = k.elems_per_thread();
+    let all_vector = vec4.iter().all(|c| {
+        c.ld_global_v4 == 2 * k.accesses_per_thread() && c.st_global_v4 == k.accesses_per_thread()
+    });
+    let loads = if all_vector {
+        format!(
+            "moves its {elems} elements with {} 16-byte loads and {} 16-byte stores in every PTX shown",
+            v.ld_global_v4, v.st_global_v4
+        )
+    } else {
+        format!(
+            "was not given one 16-byte load per input and one 16-byte store per float4 in every PTX shown ({} and {} \
+             in the first): the vector accesses were split",
+            v.ld_global_v4, v.st_global_v4
+        )
+    };
+    let (mv, ms) = (
+        v.memory_per_elem(k),
+        s.memory_per_elem(Kernel::UnrolledCoalesced),
+    );
+    // Adds per element of the thread's main body: the tail's one aside.
+    let adds = v.add_f32.saturating_sub(1) as f64 / elems as f64;
+    Some(format!(
+        "The unrolled and vectorized add (the seed's combination) {loads}: {mv:.2} memory instructions per element \
+         against {ms:.2} in {}, {:.1}x fewer. Its adds are {adds:.2} per element ({} add.f32 for {elems} elements and \
+         the tail's one), {}",
+        Kernel::UnrolledCoalesced.symbol(),
+        ms / mv,
+        v.add_f32,
+        if (adds - 1.0).abs() < 1e-9 {
+            "as many as before: on this PTX the combination cuts the loop overhead and the memory instructions, not the \
+             arithmetic instructions (each float4 is added as four add.f32)."
+        } else if adds < 1.0 {
+            "fewer than one per element: the arithmetic instruction count fell too."
+        } else {
+            "more than one per element: see the line above."
+        }
+    ))
 }
 
 /// How `ms` compares with `baseline_ms` in a sentence: "N% faster than",
@@ -518,10 +672,11 @@ fn relative(ms: f64, baseline_ms: f64) -> String {
     )
 }
 
-/// The timed section's reading from the three medians (ms): each unrolled
-/// form against one element per thread, then the two forms against each
-/// other, with the sector counts of the index maps.
-pub fn timed_reading(one_ms: f64, consecutive_ms: f64, coalesced_ms: f64) -> String {
+/// The timed section's reading from the four medians (ms): each unrolled
+/// form against one element per thread, the two scalar forms against each
+/// other, with the sector counts of the index maps, then the unrolled and
+/// vectorized add against the scalar unrolled add it vectorizes.
+pub fn timed_reading(one_ms: f64, consecutive_ms: f64, coalesced_ms: f64, vec4_ms: f64) -> String {
     let sectors = |k: Kernel| k.sectors_per_warp_access(0);
     let extra = sectors(Kernel::Unrolled) as f64 / sectors(Kernel::UnrolledCoalesced) as f64;
     let strided = consecutive_ms / coalesced_ms;
@@ -537,14 +692,28 @@ pub fn timed_reading(one_ms: f64, consecutive_ms: f64, coalesced_ms: f64) -> Str
         "the two forms are within 5% here: the strided form's extra sectors per access cost little time on this GPU"
             .to_string()
     };
+    let combined = vec4_ms / coalesced_ms;
+    let combined_verdict = if combined < 1.0 / 1.05 {
+        "here the fewer instructions show as time"
+    } else if combined > 1.05 {
+        "here it is the slower one despite its fewer instructions"
+    } else {
+        "here the fewer instructions do not change the time by more than 5%: the same bytes move either way"
+    };
     format!(
         "Bytes counted: a and b read once, out written once ({BYTES_PER_ELEM} bytes per element). Against one \
          element per thread, the consecutive unrolled add is {} it (time ratio {:.2}) and the coalesced one {} it \
-         ({:.2}). Consecutive / coalesced time: {strided:.2}, so {verdict}.",
+         ({:.2}). Consecutive / coalesced time: {strided:.2}, so {verdict}. The unrolled and vectorized add \
+         (the seed's combination) is {} one element per thread ({:.2}) and {} the coalesced unrolled add it \
+         vectorizes ({combined:.2}): as written it issues one load or store for every {VEC_WIDTH} of that add's, for the \
+         same bytes (the PTX section counts them), and {combined_verdict}.",
         relative(consecutive_ms, one_ms),
         consecutive_ms / one_ms,
         relative(coalesced_ms, one_ms),
         coalesced_ms / one_ms,
+        relative(vec4_ms, one_ms),
+        vec4_ms / one_ms,
+        relative(vec4_ms, coalesced_ms),
     )
 }
 
@@ -616,18 +785,20 @@ pub struct UnrollLesson;
 
 impl lesson::Lesson for UnrollLesson {
     const NAME: &'static str = "unroll";
-    const ABOUT: &'static str = "Chapter 19.2: loop unrolling, counted on the host, then one against four elements per thread on the GPU (consecutive and coalesced).";
+    const ABOUT: &'static str = "Chapter 19.2: loop unrolling, counted on the host, then one against four elements per thread on the GPU (consecutive, coalesced, and unrolled with float4s).";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Unroll<'g>;
 
     fn block_sizes() -> serde_json::Value {
-        json!({"all": THREADS_PER_BLOCK, "seed_example": SEED_GPU_ELEMS.div_ceil(UNROLL)})
+        json!({"all": THREADS_PER_BLOCK, "seed_example": SEED_GPU_ELEMS.div_ceil(UNROLL),
+            "seed_example_vec4": SEED_GPU_ELEMS.div_ceil(Kernel::UnrolledVec4.elems_per_thread())})
     }
 
-    /// What NVRTC compiles: UNROLL as a `#define`, then the twins.
+    /// What NVRTC compiles: UNROLL and VEC_WIDTH as `#define`s, then the
+    /// twins.
     fn cuda_c() -> String {
-        format!("#define UNROLL {UNROLL}\n{CUDA_C_SOURCE}")
+        format!("#define UNROLL {UNROLL}\n#define VEC_WIDTH {VEC_WIDTH}\n{CUDA_C_SOURCE}")
     }
 
     /// Every kernel checked at every checked size and on the seed's example;
@@ -710,11 +881,23 @@ impl lesson::Lesson for UnrollLesson {
             "kernel launch <<<1,{seed_threads}>>> (each thread handles {UNROLL} elements): {}",
             show(&seed_outputs[1])
         ));
+        let vec4_at = Kernel::ALL
+            .iter()
+            .position(|&k| k == Kernel::UnrolledVec4)
+            .expect("a kernel of the lesson");
+        let vec4_threads = SEED_GPU_ELEMS.div_ceil(Kernel::UnrolledVec4.elems_per_thread());
+        launch.line(format!(
+            "{} <<<1,{vec4_threads}>>> (each thread handles {UNROLL} float4s, {} elements): {}",
+            Kernel::UnrolledVec4.symbol(),
+            Kernel::UnrolledVec4.elems_per_thread(),
+            show(&seed_outputs[vec4_at])
+        ));
         launch.line(format!("host reference (a+b): {}", show(&seed_want)));
         launch.line(format!(
-            "every kernel checked bit for bit at n = {}: passed; the three kernels' outputs identical at n = {CHECK_ELEMS}: \
+            "every kernel checked bit for bit at n = {}: passed; the {} kernels' outputs identical at n = {CHECK_ELEMS}: \
              {identical_on_gpu}",
-            CHECKED_SIZES.map(|n| n.to_string()).join(", ")
+            CHECKED_SIZES.map(|n| n.to_string()).join(", "),
+            Kernel::ALL.len()
         ));
 
         // Part 3: the PTX.
@@ -754,21 +937,25 @@ impl lesson::Lesson for UnrollLesson {
             )
         } else {
             format!(
-                "Timed: 1 against 4 elements per thread, 3 buffers of {} MiB",
+                "Timed: 1 against 4 elements per thread, and 4 float4s per thread, 3 buffers of {} MiB",
                 (elems * 4) >> 20
             )
         });
         let mut sector_facts = Vec::new();
         for &k in Kernel::ALL {
-            let sectors: Vec<usize> = (0..k.elems_per_thread())
+            let sectors: Vec<usize> = (0..k.accesses_per_thread())
                 .map(|i| k.sectors_per_warp_access(i))
                 .collect();
             timed.line(format!(
-                "{:<26} 32-byte sectors per warp-wide access (from the index map): {:?} for 128 useful bytes each",
+                "{:<26} 32-byte sectors per warp-wide access (from the index map): {:?} for {} useful bytes each",
                 k.symbol(),
-                sectors
+                sectors,
+                k.bytes_per_warp_access()
             ));
-            sector_facts.push(json!({"symbol": k.symbol(), "sectors_per_warp_access": sectors}));
+            sector_facts.push(
+                json!({"symbol": k.symbol(), "sectors_per_warp_access": sectors,
+                "bytes_per_warp_access": k.bytes_per_warp_access()}),
+            );
         }
         for &k in Kernel::ALL {
             let t = lesson.time(k, plan)?;
@@ -788,6 +975,7 @@ impl lesson::Lesson for UnrollLesson {
             ms(Kernel::OnePerThread),
             ms(Kernel::Unrolled),
             ms(Kernel::UnrolledCoalesced),
+            ms(Kernel::UnrolledVec4),
         ));
 
         SectionReport::passed(
@@ -797,6 +985,8 @@ impl lesson::Lesson for UnrollLesson {
                 facts: json!({
                     "mirrors": mirror_facts,
                     "seed_gpu_example": {"elems": SEED_GPU_ELEMS, "threads": seed_threads, "output": seed_outputs[1]},
+                    "seed_gpu_example_vec4": {"elems": SEED_GPU_ELEMS, "threads": vec4_threads,
+                        "output": seed_outputs[vec4_at]},
                     "outputs_identical_on_gpu": identical_on_gpu,
                     "ptx": ptx_facts,
                     "sectors": sector_facts,
