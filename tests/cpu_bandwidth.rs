@@ -200,9 +200,7 @@ fn synthetic_rows(ms: [f64; 6]) -> Vec<host::lesson::Row> {
             host::lesson::Row::new(
                 c.key(),
                 c.label(),
-                host::timing::Timing {
-                    samples_ms: vec![ms],
-                },
+                host::timing::Timing::new(vec![ms]),
             )
             .bytes(c.counted_bytes(TIMED_BYTES) as f64)
         })

@@ -275,9 +275,7 @@ fn row(key: String, ms: f64, flop: u64, bytes: Option<u64>, cpu: bool) -> host::
     let r = host::lesson::Row::new(
         key,
         "synthetic",
-        host::timing::Timing {
-            samples_ms: vec![ms],
-        },
+        host::timing::Timing::new(vec![ms]),
     )
     .flop(flop as f64);
     let r = match bytes {

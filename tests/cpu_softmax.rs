@@ -222,12 +222,8 @@ fn ran(variant: Variant, ms: f64) -> Row {
             instantiate_us: 80.0,
             first_replay_us: 500.0,
         },
-        direct: Timing {
-            samples_ms: vec![ms + 0.01],
-        },
-        replay: Timing {
-            samples_ms: vec![ms],
-        },
+        direct: Timing::new(vec![ms + 0.01]),
+        replay: Timing::new(vec![ms]),
     }))
 }
 
