@@ -300,6 +300,28 @@ impl Context {
         )
     }
 
+    /// `gb_per_s` read against the derived DRAM bandwidth ([`verdict`]);
+    /// `None` where that limit is unknown.
+    pub fn dram_verdict(&self, gb_per_s: f64) -> Option<Verdict> {
+        verdict(
+            gb_per_s,
+            self.derived_limits.dram_gb_per_s,
+            DerivedLimits::DRAM,
+            "GB/s",
+        )
+    }
+
+    /// The SM clock over `timing`'s window ([`Clocks::while_timed`]).
+    pub fn while_timed(&self, timing: &crate::timing::Timing) -> Option<crate::clocks::WhileTimed> {
+        self.clocks.while_timed(timing.window.as_ref())
+    }
+
+    /// What the clock flags on the row of `timing`, as one cell; `None`
+    /// when nothing is flagged.
+    pub fn clock_flag(&self, timing: &crate::timing::Timing) -> Option<String> {
+        self.while_timed(timing).and_then(|w| w.flag())
+    }
+
     /// The build line: toolchain and PTX target.
     pub fn build_line(&self) -> String {
         format!(

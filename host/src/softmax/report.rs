@@ -142,6 +142,8 @@ impl crate::lesson::Report for Report {
             "replay saves us",
             "GB/s (replay)",
             "moved",
+            crate::report::VERDICT_COLUMN,
+            crate::report::CLOCK_COLUMN,
         ]);
         let mut refusals = Vec::new();
         for row in &self.rows {
@@ -161,6 +163,8 @@ impl crate::lesson::Report for Report {
                         "-".into(),
                         "refused".into(),
                         "refused".into(),
+                        "-".into(),
+                        "-".into(),
                         "-".into(),
                         "-".into(),
                         "-".into(),
@@ -189,6 +193,13 @@ impl crate::lesson::Report for Report {
                             "{:.1}x",
                             r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS
                         ),
+                        // Seed 002's reading of the replay's rate, and its clock.
+                        self.context
+                            .dram_verdict(compulsory_gb_per_s(elems, r.replay.median_ms()))
+                            .map_or("-".to_string(), |v| v.words()),
+                        self.context
+                            .clock_flag(&r.replay)
+                            .unwrap_or_else(|| "-".to_string()),
                     ]);
                 }
             }
@@ -287,7 +298,7 @@ impl crate::lesson::Report for Report {
                 }),
                 Row::Ran(r) => {
                     let symbol = format!("{} W{} T{}", r.plan.variant.label(), r.plan.geometry.w, r.plan.geometry.t);
-                    json!({
+                    let mut line = json!({
                         "variant": r.plan.variant.label(), "W": r.plan.geometry.w, "T": r.plan.geometry.t, "status": "ran",
                         "symbol": symbol, "samples_ms": r.replay.samples_ms,
                         "tiles_per_row": r.plan.tiles, "rows_per_launch": r.plan.group_rows, "launches": r.plan.launches,
@@ -302,7 +313,15 @@ impl crate::lesson::Report for Report {
                         "moved_over_compulsory": r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS,
                         "max_rel_error": r.max_rel_error,
                         "context": ctx,
-                    })
+                    });
+                    crate::report::add_readings(
+                        &mut line,
+                        self.context
+                            .dram_verdict(compulsory_gb_per_s(elems, r.replay.median_ms()))
+                            .as_ref(),
+                        self.context.while_timed(&r.replay).as_ref(),
+                    );
+                    line
                 }
             })
             .collect()
