@@ -197,12 +197,8 @@ fn synthetic_rows(ms: [f64; 6]) -> Vec<host::lesson::Row> {
         .iter()
         .zip(ms)
         .map(|(c, ms)| {
-            host::lesson::Row::new(
-                c.key(),
-                c.label(),
-                host::timing::Timing::new(vec![ms]),
-            )
-            .bytes(c.counted_bytes(TIMED_BYTES) as f64)
+            host::lesson::Row::new(c.key(), c.label(), host::timing::Timing::new(vec![ms]))
+                .bytes(c.counted_bytes(TIMED_BYTES) as f64)
         })
         .collect()
 }

@@ -266,7 +266,10 @@ fn window(t0: Instant, from_ms: u64, to_ms: u64) -> Window {
 #[test]
 fn the_share_a_clock_may_move_is_the_baselines_floor() {
     assert_eq!(MOVE_SHARE_PCT, host::record::RUN_TO_RUN_FLOOR_PCT);
-    assert_eq!(host::clocks::apart_pct(1980.0, 1755.0), host::clocks::apart_pct(1755.0, 1980.0));
+    assert_eq!(
+        host::clocks::apart_pct(1980.0, 1755.0),
+        host::clocks::apart_pct(1755.0, 1980.0)
+    );
     assert!((host::clocks::apart_pct(1755.0, 1980.0) - 12.820_512_820_512_8).abs() < 1e-9);
 }
 
@@ -284,7 +287,10 @@ fn rows_timed_under_a_moving_or_low_clock_are_flagged() {
     assert_eq!(steady.below_base, Some(false));
     assert_eq!(steady.flag(), None);
     let throttled = clocks.while_timed(Some(&window(t0, 200, 300))).unwrap();
-    assert_eq!((throttled.sm_min_mhz, throttled.sm_max_mhz), (Some(1755), Some(1980)));
+    assert_eq!(
+        (throttled.sm_min_mhz, throttled.sm_max_mhz),
+        (Some(1755), Some(1980))
+    );
     assert_eq!(throttled.below_base, Some(true));
     assert_eq!(
         throttled.flag().unwrap(),
@@ -312,9 +318,21 @@ fn rows_timed_under_a_moving_or_low_clock_are_flagged() {
     c.clocks = clocks.clone();
     let mut section = Section::new("clocked rows");
     section.rows = vec![
-        dram_row("steady", 0.9, Timing::timed(vec![1.0; 3], window(t0, 0, 100))),
-        dram_row("throttled", 0.9, Timing::timed(vec![1.0; 3], window(t0, 200, 300))),
-        dram_row("short", 0.9, Timing::timed(vec![1.0; 3], window(t0, 400, 405))),
+        dram_row(
+            "steady",
+            0.9,
+            Timing::timed(vec![1.0; 3], window(t0, 0, 100)),
+        ),
+        dram_row(
+            "throttled",
+            0.9,
+            Timing::timed(vec![1.0; 3], window(t0, 200, 300)),
+        ),
+        dram_row(
+            "short",
+            0.9,
+            Timing::timed(vec![1.0; 3], window(t0, 400, 405)),
+        ),
         dram_row("cpu", 0.9, ms1()).on_cpu(),
     ];
     let report = SectionReport::new(
@@ -337,10 +355,19 @@ fn rows_timed_under_a_moving_or_low_clock_are_flagged() {
     );
     let json = report.json_lines();
     let row = |key: &str| json.iter().find(|l| l["symbol"] == key).unwrap().clone();
-    assert_eq!(row("steady")["clocks_while_timed"]["flags"], serde_json::json!([]));
+    assert_eq!(
+        row("steady")["clocks_while_timed"]["flags"],
+        serde_json::json!([])
+    );
     assert_eq!(row("steady")["clocks_while_timed"]["samples"], 2);
     assert_eq!(row("throttled")["clocks_while_timed"]["below_base"], true);
-    assert_eq!(row("throttled")["clocks_while_timed"]["flags"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        row("throttled")["clocks_while_timed"]["flags"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     assert_eq!(row("short")["clocks_while_timed"]["samples"], 0);
     assert_eq!(row("cpu").get("clocks_while_timed"), None);
     let ctx = &json[0]["context"]["clocks"];
@@ -365,7 +392,11 @@ fn rows_timed_under_a_moving_or_low_clock_are_flagged() {
     let mut c = context(&info);
     c.clocks = calm;
     let mut section = Section::new("calm");
-    section.rows = vec![dram_row("steady", 0.9, Timing::timed(vec![1.0; 3], window(t0, 0, 100)))];
+    section.rows = vec![dram_row(
+        "steady",
+        0.9,
+        Timing::timed(vec![1.0; 3], window(t0, 0, 100)),
+    )];
     let report = SectionReport::new(
         c,
         Findings {
@@ -395,9 +426,9 @@ fn an_unknown_base_clock_skips_that_test_and_says_why() {
     );
     assert_eq!(clocks.readings_below_base, None);
     assert!(
-        clocks
-            .line()
-            .ends_with("; base clock unknown (NVML gave no default applications clock: Not Supported)"),
+        clocks.line().ends_with(
+            "; base clock unknown (NVML gave no default applications clock: Not Supported)"
+        ),
         "{}",
         clocks.line()
     );
@@ -410,8 +441,8 @@ fn an_unknown_base_clock_skips_that_test_and_says_why() {
 
 #[test]
 fn the_roofline_reads_kernels_against_the_ceiling_that_binds_them() {
-    use host::roofline::model::cost;
     use host::kernels::KernelId;
+    use host::roofline::model::cost;
     use host::roofline::{Kernel, Sizes};
     let info = lab_tests::synthetic_device(60 << 20, 132);
     let s = Sizes::for_device(&info);
@@ -420,7 +451,11 @@ fn the_roofline_reads_kernels_against_the_ceiling_that_binds_them() {
     // 2000 GB/s over its compulsory bytes.
     let ms_for = |k: Kernel, rate_per_s: f64| {
         let c = cost(k, &s);
-        let count = if k == Kernel::FmaPeak { c.flop } else { c.bytes };
+        let count = if k == Kernel::FmaPeak {
+            c.flop
+        } else {
+            c.bytes
+        };
         count / rate_per_s * 1e3
     };
     let measured: Vec<host::roofline::Measured> = Kernel::ALL
@@ -480,11 +515,16 @@ fn the_roofline_reads_kernels_against_the_ceiling_that_binds_them() {
     let json = report.json_lines();
     let add = json
         .iter()
-        .find(|l| l["symbol"] == Kernel::VectorAdd.symbol() && l["variant"] == Kernel::VectorAdd.label())
+        .find(|l| {
+            l["symbol"] == Kernel::VectorAdd.symbol() && l["variant"] == Kernel::VectorAdd.label()
+        })
         .unwrap();
     assert_eq!(add["limit"], "the measured bandwidth ceiling");
     assert_eq!(add["limit_band"], "between");
-    assert!((add["share_of_limit_pct"].as_f64().unwrap() - 50.0).abs() < 1e-6, "{add}");
+    assert!(
+        (add["share_of_limit_pct"].as_f64().unwrap() - 50.0).abs() < 1e-6,
+        "{add}"
+    );
     assert_eq!(json[0]["limit"], "the derived DRAM bandwidth");
     assert_eq!(json[0]["limit_band"], "close_to_done");
 }

@@ -108,7 +108,9 @@ fn clock_readings_fall_in_the_rows_window(gpu: &Gpu) -> Result<(), String> {
         launches_per_batch: 20,
         flush_l2: false,
     };
-    let t = lesson.time(Kernel::FmaPeak, plan).map_err(|e| e.to_string())?;
+    let t = lesson
+        .time(Kernel::FmaPeak, plan)
+        .map_err(|e| e.to_string())?;
     let clocks = sampler.finish();
     let window = t.window.ok_or("a GPU timing carries no window")?;
     if window.end < window.start {
@@ -129,7 +131,10 @@ fn clock_readings_fall_in_the_rows_window(gpu: &Gpu) -> Result<(), String> {
         .ok_or("clocks were read, yet the row got none")?;
     let inside = clocks.stamped.iter().filter(|s| window.holds(s.at)).count();
     if w.samples != inside {
-        return Err(format!("{} readings given to the row, {inside} in its window", w.samples));
+        return Err(format!(
+            "{} readings given to the row, {inside} in its window",
+            w.samples
+        ));
     }
     let span = window.end - window.start;
     if span >= host::clocks::PERIOD * 3 && w.samples == 0 {

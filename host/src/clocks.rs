@@ -301,14 +301,14 @@ impl Clocks {
     }
 
     /// The SM clock over one row's timing `window`: `None` for a row with
-    /// no window (a CPU row, a synthetic timing) or a run whose clocks were
-    /// not read while timing; else the readings stamped inside it, and
+    /// no window (a CPU row, a synthetic timing) or a run with no stamped
+    /// reading (clocks not read, or read without stamps); else the readings stamped inside it, and
     /// their flags: "SM below the base clock" where one reading is below
     /// [`Clocks::base_sm_mhz`], "SM clock moved" where the least and the
     /// largest are more than [`MOVE_SHARE_PCT`] apart.
     pub fn while_timed(&self, window: Option<&Window>) -> Option<WhileTimed> {
         let window = window?;
-        if self.stamped.is_empty() && self.samples == 0 && self.unknown.is_some() {
+        if self.stamped.is_empty() {
             return None;
         }
         let sm: Vec<u32> = self

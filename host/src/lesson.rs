@@ -606,23 +606,11 @@ mod tests {
 
     #[test]
     fn rates_divide_counts_by_the_median() {
-        let r = Row::new(
-            "k",
-            "k",
-            Timing::new(vec![1.0, 2.0, 4.0]),
-        )
-        .bytes(4e6)
-        .flop(2e9);
+        let r = Row::new("k", "k", Timing::new(vec![1.0, 2.0, 4.0]))
+            .bytes(4e6)
+            .flop(2e9);
         assert_eq!(r.gb_per_s(), Some(2.0));
         assert_eq!(r.gflop_per_s(), Some(1000.0));
-        assert_eq!(
-            Row::new(
-                "k",
-                "k",
-                Timing::new(vec![1.0])
-            )
-            .gb_per_s(),
-            None
-        );
+        assert_eq!(Row::new("k", "k", Timing::new(vec![1.0])).gb_per_s(), None);
     }
 }

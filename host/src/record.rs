@@ -452,10 +452,7 @@ pub struct Change {
 pub fn floor_pct(runs: &[&[f64]]) -> f64 {
     runs.iter()
         .filter(|r| r.len() >= 2)
-        .map(|r| {
-            Timing::new(r.to_vec())
-            .spread_pct()
-        })
+        .map(|r| Timing::new(r.to_vec()).spread_pct())
         .fold(RUN_TO_RUN_FLOOR_PCT, f64::max)
 }
 
@@ -495,10 +492,7 @@ pub fn compare(base: &[&[f64]], now: &[&[f64]], host_clock: bool) -> Result<Chan
     }
     let medians = |side: &[&[f64]]| -> Vec<f64> {
         side.iter()
-            .map(|r| {
-                Timing::new(r.to_vec())
-                .median_ms()
-            })
+            .map(|r| Timing::new(r.to_vec()).median_ms())
             .collect()
     };
     let (bm, nm) = (medians(base), medians(now));

@@ -213,7 +213,12 @@ impl Verdict {
 /// `None`, not a wrong reading, where the limit is unknown (`None`: a
 /// driver attribute of 0), not a positive finite number, or `achieved` is
 /// not finite.
-pub fn verdict(achieved: f64, limit: Option<f64>, name: &str, unit: &'static str) -> Option<Verdict> {
+pub fn verdict(
+    achieved: f64,
+    limit: Option<f64>,
+    name: &str,
+    unit: &'static str,
+) -> Option<Verdict> {
     let limit = limit.filter(|l| l.is_finite() && *l > 0.0)?;
     if !achieved.is_finite() || achieved < 0.0 {
         return None;

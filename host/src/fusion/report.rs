@@ -157,8 +157,18 @@ impl crate::lesson::Report for Report {
         // Seed 002's reading against the derived DRAM bandwidth, and the
         // clock column where a row's clock is flagged.
         let words = |gbs: f64| c.dram_verdict(gbs).map_or("-".to_string(), |v| v.words());
-        let flagged = self.part2().iter().any(|(_, t, _)| c.clock_flag(t).is_some());
-        let mut header = vec!["kernel or chain", "ms", "bytes/elem", "GB/s", "x copy", VERDICT_COLUMN];
+        let flagged = self
+            .part2()
+            .iter()
+            .any(|(_, t, _)| c.clock_flag(t).is_some());
+        let mut header = vec![
+            "kernel or chain",
+            "ms",
+            "bytes/elem",
+            "GB/s",
+            "x copy",
+            VERDICT_COLUMN,
+        ];
         if flagged {
             header.push(CLOCK_COLUMN);
         }

@@ -495,7 +495,12 @@ impl crate::lesson::Report for Report {
                 Cell::new(format!("{gb_per_s:.1} GB/s")),
                 Cell::new(dram.map_or("unknown".into(), |d| format!("{d:.1} GB/s"))),
                 dram.map_or(Cell::new("-"), |d| num(100.0 * gb_per_s / d, 1)),
-                words(verdict(gb_per_s, dram, "the derived DRAM bandwidth", "GB/s")),
+                words(verdict(
+                    gb_per_s,
+                    dram,
+                    "the derived DRAM bandwidth",
+                    "GB/s",
+                )),
             ];
             if ceiling_flagged {
                 cells.push(flag_cell(timing));
@@ -748,10 +753,7 @@ impl crate::lesson::Report for Report {
             add_readings(
                 &mut row,
                 v.as_ref(),
-                self.context
-                    .clocks
-                    .while_timed(t.window.as_ref())
-                    .as_ref(),
+                self.context.clocks.while_timed(t.window.as_ref()).as_ref(),
             );
             row
         };

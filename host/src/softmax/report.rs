@@ -129,7 +129,12 @@ impl crate::lesson::Report for Report {
              than HBM: no counters measure that here.\n",
             per_variant.join(", ")
         );
-        let mut t = table(&[
+        // The clock column only where a replay's clock is flagged.
+        let flagged = self
+            .rows
+            .iter()
+            .any(|row| matches!(row, Row::Ran(r) if self.context.clock_flag(&r.replay).is_some()));
+        let mut header = vec![
             "variant",
             "W",
             "T",
@@ -143,8 +148,11 @@ impl crate::lesson::Report for Report {
             "GB/s (replay)",
             "moved",
             crate::report::VERDICT_COLUMN,
-            crate::report::CLOCK_COLUMN,
-        ]);
+        ];
+        if flagged {
+            header.push(crate::report::CLOCK_COLUMN);
+        }
+        let mut t = table(&header);
         let mut refusals = Vec::new();
         for row in &self.rows {
             match row {
@@ -153,7 +161,7 @@ impl crate::lesson::Report for Report {
                     geometry,
                     refusal,
                 } => {
-                    t.add_row(vec![
+                    let mut cells = vec![
                         variant.label().to_string(),
                         geometry.w.to_string(),
                         geometry.t.to_string(),
@@ -167,15 +175,18 @@ impl crate::lesson::Report for Report {
                         "-".into(),
                         "-".into(),
                         "-".into(),
-                        "-".into(),
-                    ]);
+                    ];
+                    if flagged {
+                        cells.push("-".into());
+                    }
+                    t.add_row(cells);
                     let line = format!("W={} T={}: {refusal}", geometry.w, geometry.t);
                     if !refusals.contains(&line) {
                         refusals.push(line);
                     }
                 }
                 Row::Ran(r) => {
-                    t.add_row(vec![
+                    let mut cells = vec![
                         r.plan.variant.label().to_string(),
                         r.plan.geometry.w.to_string(),
                         r.plan.geometry.t.to_string(),
@@ -197,10 +208,15 @@ impl crate::lesson::Report for Report {
                         self.context
                             .dram_verdict(compulsory_gb_per_s(elems, r.replay.median_ms()))
                             .map_or("-".to_string(), |v| v.words()),
-                        self.context
-                            .clock_flag(&r.replay)
-                            .unwrap_or_else(|| "-".to_string()),
-                    ]);
+                    ];
+                    if flagged {
+                        cells.push(
+                            self.context
+                                .clock_flag(&r.replay)
+                                .unwrap_or_else(|| "-".to_string()),
+                        );
+                    }
+                    t.add_row(cells);
                 }
             }
         }
