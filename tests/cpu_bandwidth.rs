@@ -210,14 +210,8 @@ fn synthetic_rows(ms: [f64; 6]) -> Vec<host::lesson::Row> {
         .iter()
         .zip(ms)
         .map(|(c, ms)| {
-            host::lesson::Row::new(
-                c.key(),
-                c.label(),
-                host::timing::Timing {
-                    samples_ms: vec![ms],
-                },
-            )
-            .bytes(c.counted_bytes(TIMED_BYTES) as f64)
+            host::lesson::Row::new(c.key(), c.label(), host::timing::Timing::new(vec![ms]))
+                .bytes(c.counted_bytes(TIMED_BYTES) as f64)
         })
         .collect()
 }
@@ -355,9 +349,7 @@ fn rows_with_memcpy(device_ms: f64, host_ms: Option<f64>) -> Vec<host::lesson::R
             host::lesson::Row::new(
                 "htoh_memcpy",
                 "host -> host memcpy",
-                host::timing::Timing {
-                    samples_ms: vec![ms],
-                },
+                host::timing::Timing::new(vec![ms]),
             )
             .bytes(TIMED_BYTES as f64)
             .on_cpu(),

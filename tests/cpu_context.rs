@@ -70,7 +70,8 @@ fn the_header_says_how_the_clocks_were_read() {
     assert_eq!(
         last(&c),
         "Clocks while timing (read while timing: NVML every 10 ms while a kernel was timed, 4 samples): \
-         SM 1980 MHz median (1965 to 1980), memory 3201 MHz median (3201 to 3201), 51 to 51 C"
+         SM 1980 MHz median (1965 to 1980), memory 3201 MHz median (3201 to 3201), 51 to 51 C; SM at the end 1980 MHz \
+         against 1980 at the start: within the 3% share; base clock unknown (not read)"
     );
     let json = serde_json::to_value(&c).unwrap();
     assert_eq!(json["clocks"]["samples"], 4);

@@ -272,14 +272,8 @@ fn the_sizes_record_every_checked_and_timed_side() {
 /// A made-up row (not a measurement: the reading's arithmetic and wording
 /// are what is tested).
 fn row(key: String, ms: f64, flop: u64, bytes: Option<u64>, cpu: bool) -> host::lesson::Row {
-    let r = host::lesson::Row::new(
-        key,
-        "synthetic",
-        host::timing::Timing {
-            samples_ms: vec![ms],
-        },
-    )
-    .flop(flop as f64);
+    let r = host::lesson::Row::new(key, "synthetic", host::timing::Timing::new(vec![ms]))
+        .flop(flop as f64);
     let r = match bytes {
         Some(b) => r.bytes(b as f64),
         None => r,

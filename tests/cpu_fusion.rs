@@ -102,9 +102,7 @@ fn the_stages_use_fma_the_fast_units_and_the_read_only_path() {
 /// sentence's arithmetic and wording are what is tested).
 fn synthetic_report(smallest_staged_ms: f64) -> String {
     use host::lesson::Report as _;
-    let t = |ms: f64| host::timing::Timing {
-        samples_ms: vec![ms],
-    };
+    let t = |ms: f64| host::timing::Timing::new(vec![ms]);
     let info = lab_tests::profile("H200").info();
     let sizes = host::fusion::Sizes::new(&info, false);
     let batch = sizes.launches_per_batch as f64;
@@ -174,9 +172,7 @@ fn seed_report(
     fused_mb: f64,
 ) -> host::fusion::report::Report {
     use host::fusion::{Measured, Sizes};
-    let t = |ms: f64| host::timing::Timing {
-        samples_ms: vec![ms],
-    };
+    let t = |ms: f64| host::timing::Timing::new(vec![ms]);
     let info = lab_tests::profile("H200").info();
     let sizes = Sizes::new(&info, false);
     let seed = SEED_ELEMS;

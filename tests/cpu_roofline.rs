@@ -723,9 +723,7 @@ fn cuda_c_twins_compile_with_nvrtc() {
 // ---- the report, from synthetic timings ------------------------------------------
 
 fn timing(ms: f64) -> host::timing::Timing {
-    host::timing::Timing {
-        samples_ms: vec![ms * 0.99, ms, ms * 1.01],
-    }
+    host::timing::Timing::new(vec![ms * 0.99, ms, ms * 1.01])
 }
 
 /// A report from invented times: the grid-stride dot at 4000 GB/s (the

@@ -267,12 +267,8 @@ fn ran_at(variant: Variant, geometry: Geometry, samples: &[f64]) -> Row {
         plan,
         max_rel_error: 1e-6,
         graph: facts_of(&plan),
-        direct: Timing {
-            samples_ms: samples.iter().map(|s| s + 0.01).collect(),
-        },
-        replay: Timing {
-            samples_ms: samples.to_vec(),
-        },
+        direct: Timing::new(samples.iter().map(|s| s + 0.01).collect()),
+        replay: Timing::new(samples.to_vec()),
     }))
 }
 

@@ -32,9 +32,7 @@ fn assert_no_broken_figure(text: &str) {
 }
 
 fn timing(ms: f64) -> Timing {
-    Timing {
-        samples_ms: vec![ms],
-    }
+    Timing::new(vec![ms])
 }
 
 #[test]
@@ -265,9 +263,14 @@ fn the_roofline_report_prints_unknown_and_a_dash() {
     assert!(!table.contains("inf") && !table.contains("NaN"), "{table}");
     // The ceiling, the three streams measured, the seed's copy, the FMA
     // ceiling and the driver's copy.
+    // No reading against an unknown limit: a dash, and no limit in the JSON.
+    assert_eq!(cells[7], "-", "{fma}");
+    let cells: Vec<&str> = copy.split('|').map(str::trim).collect();
+    assert_eq!(cells[7], "-", "{copy}");
     for line in report.json_lines().iter().take(7) {
         assert_eq!(line["derived_limit"], serde_json::Value::Null, "{line}");
         assert_eq!(line["share_of_derived"], serde_json::Value::Null, "{line}");
+        assert_eq!(line.get("limit_reading"), None, "{line}");
     }
 }
 

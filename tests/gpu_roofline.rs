@@ -94,12 +94,66 @@ fn outputs_are_deterministic(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// Seed 002's clock check on a real GPU: a timed kernel carries its
+/// timing window, the NVML sampler stamps readings inside it, the base
+/// clock is read or said to be unknown, and the row's readings are the
+/// ones in its window (at least one where the window spans three reading
+/// periods).
+fn clock_readings_fall_in_the_rows_window(gpu: &Gpu) -> Result<(), String> {
+    let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
+    let sampler = host::clocks::Sampler::start(gpu.info.pci_bus_id.as_deref());
+    let plan = host::timing::Plan {
+        warmups: 3,
+        batches: 20,
+        launches_per_batch: 20,
+        flush_l2: false,
+    };
+    let t = lesson
+        .time(Kernel::FmaPeak, plan)
+        .map_err(|e| e.to_string())?;
+    let clocks = sampler.finish();
+    let window = t.window.ok_or("a GPU timing carries no window")?;
+    if window.end < window.start {
+        return Err("the window ends before it starts".into());
+    }
+    if clocks.unknown.is_some() {
+        // No NVML here: nothing is attributed, and nothing is flagged.
+        return match clocks.while_timed(Some(&window)) {
+            None => Ok(()),
+            Some(w) => Err(format!("clocks unknown, yet a row got {w:?}")),
+        };
+    }
+    if clocks.base_sm_mhz.is_none() && clocks.base_unknown.is_none() {
+        return Err("the base clock is neither read nor said to be unknown".into());
+    }
+    let w = clocks
+        .while_timed(Some(&window))
+        .ok_or("clocks were read, yet the row got none")?;
+    let inside = clocks.stamped.iter().filter(|s| window.holds(s.at)).count();
+    if w.samples != inside {
+        return Err(format!(
+            "{} readings given to the row, {inside} in its window",
+            w.samples
+        ));
+    }
+    let span = window.end - window.start;
+    if span >= host::clocks::PERIOD * 3 && w.samples == 0 {
+        return Err(format!("a window of {span:?} holds no reading"));
+    }
+    println!("    {}", clocks.line());
+    Ok(())
+}
+
 fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials(check);
     trials.extend([
         trial("lesson_sizes_are_valid", lesson_sizes_are_valid),
         trial("timing_follows_the_work", timing_follows_the_work),
         trial("outputs_are_deterministic", outputs_are_deterministic),
+        trial(
+            "clock_readings_fall_in_the_rows_window",
+            clock_readings_fall_in_the_rows_window,
+        ),
         trial("roofline::the_lesson_runs_quick", |gpu| {
             lab_tests::run_quick::<roofline::RooflineLesson>(gpu).map(drop)
         }),

@@ -41,5 +41,37 @@ fn main() -> std::process::ExitCode {
                 )),
             }
         }),
+        trial(
+            "vectorize::every_gpu_row_is_read_against_its_limit",
+            |gpu| {
+                // Seed 002's reading: each event-timed row with a rate names
+                // its limit and band, where the driver's attributes give one.
+                let (table, lines) = lab_tests::run_quick::<vectorize::VectorizeLesson>(gpu)?;
+                if gpu.info.derived_dram_bytes_per_s().is_none() {
+                    return Ok(());
+                }
+                if !table.contains(host::report::VERDICT_COLUMN) {
+                    return Err(format!("no verdict column:\n{table}"));
+                }
+                for line in lines
+                    .iter()
+                    .filter(|l| l["timed_by"] == "cuda events" && l["gb_per_s"].is_number())
+                {
+                    let band = line["limit_band"].as_str().unwrap_or("");
+                    if line["limit"] != host::report::DerivedLimits::DRAM
+                        || ![
+                            "at_or_past_limit",
+                            "close_to_done",
+                            "between",
+                            "something_wrong",
+                        ]
+                        .contains(&band)
+                    {
+                        return Err(format!("row without its reading: {line}"));
+                    }
+                }
+                Ok(())
+            },
+        ),
     ])
 }

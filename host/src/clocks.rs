@@ -18,7 +18,7 @@ use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -28,16 +28,65 @@ pub const PERIOD: Duration = Duration::from_millis(10);
 /// How many [`TimedWork`] guards are alive in this process.
 static TIMED: AtomicUsize = AtomicUsize::new(0);
 
+/// The share, percent, by which the SM clock may move before a figure is
+/// flagged: within one row's timing window (its smallest reading against
+/// its largest) and between the run's first and last readings, each as
+/// the larger over the smaller, minus one.
+///
+/// Why this number: a compute-bound kernel's time scales with the inverse
+/// of the SM clock, so a clock move of N% can move such a row's time by
+/// N% on its own. `--baseline` calls two times the SAME within
+/// [`crate::record::RUN_TO_RUN_FLOOR_PCT`] (3%, the widest move measured
+/// between processes of unchanged kernels), so a clock that moved by more
+/// than that floor can by itself carry a row past it: the figure then
+/// says as much about the clock as about the kernel.
+pub const MOVE_SHARE_PCT: f64 = crate::record::RUN_TO_RUN_FLOOR_PCT;
+
+/// A stretch of timed work on the host's monotonic clock: from the moment
+/// its [`TimedWork`] guard was taken to the moment its window was read
+/// (after the last synchronisation). The readings a [`Sampler`] stamps
+/// inside it are the ones that row was timed under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// When the timed work began.
+    pub start: Instant,
+    /// When it ended.
+    pub end: Instant,
+}
+
+impl Window {
+    /// Whether `at` lies inside the window (both ends included).
+    pub fn holds(&self, at: Instant) -> bool {
+        self.start <= at && at <= self.end
+    }
+}
+
 /// Marks timed GPU work: while one is alive, a [`Sampler`] keeps its
 /// readings. Take one after the warm-ups and drop it when the timed
-/// launches have finished (after the last synchronisation).
+/// launches have finished (after the last synchronisation); its
+/// [`TimedWork::window`] is the stretch a row's figures come from.
 #[must_use = "the work counts as timed only while the guard is alive"]
-pub struct TimedWork(());
+pub struct TimedWork {
+    start: Instant,
+}
 
 /// Starts a stretch of timed GPU work (see [`TimedWork`]).
 pub fn timed_work() -> TimedWork {
     TIMED.fetch_add(1, Ordering::SeqCst);
-    TimedWork(())
+    TimedWork {
+        start: Instant::now(),
+    }
+}
+
+impl TimedWork {
+    /// The window from the guard's start to now: call it once the timed
+    /// launches have finished, before dropping the guard.
+    pub fn window(&self) -> Window {
+        Window {
+            start: self.start,
+            end: Instant::now(),
+        }
+    }
 }
 
 impl Drop for TimedWork {
@@ -62,6 +111,69 @@ pub struct Reading {
     pub temperature_c: Option<u32>,
     /// The board's power draw, W, where NVML reports it.
     pub power_w: Option<f64>,
+}
+
+/// A reading and when the sampler took it (the host's monotonic clock), so
+/// it can be given to the row whose [`Window`] holds it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stamped {
+    /// When the reading was taken.
+    pub at: Instant,
+    /// The reading.
+    pub reading: Reading,
+}
+
+/// How far apart two clocks are, percent: the larger over the smaller,
+/// minus one (the same measure `--baseline` uses for two times; see
+/// [`MOVE_SHARE_PCT`]). 0 for two zeros.
+pub fn apart_pct(a: f64, b: f64) -> f64 {
+    let (lo, hi) = (a.min(b), a.max(b));
+    if hi == 0.0 {
+        0.0
+    } else if lo <= 0.0 {
+        f64::INFINITY
+    } else {
+        100.0 * (hi / lo - 1.0)
+    }
+}
+
+/// Where the SM base clock comes from: NVML's default applications clock
+/// of the SM domain (`nvmlDeviceGetDefaultApplicationsClock`, NVML 5.319
+/// on; the graphics domain where the SM domain is not reported, the same
+/// clock on current GPUs). NVML names no "base clock" call; its manual
+/// calls the applications clock what the GPU boosts above ("automatically
+/// boosting above base clocks", `nvmlDeviceResetApplicationsClocks`). On
+/// GPUs where NVML has deprecated or does not report the call, the base
+/// clock is unknown and no row is tested against it.
+pub const BASE_CLOCK_SOURCE: &str = "NVML's default applications clock";
+
+/// The SM clock over one row's timing window: how many readings fell in
+/// it, their least and largest, and what they flag (a clock below the base
+/// clock, or one that moved by more than [`MOVE_SHARE_PCT`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WhileTimed {
+    /// Readings inside the window (none where it was shorter than
+    /// [`PERIOD`]).
+    pub samples: usize,
+    /// The least SM clock read in the window, MHz.
+    pub sm_min_mhz: Option<u32>,
+    /// The largest SM clock read in the window, MHz.
+    pub sm_max_mhz: Option<u32>,
+    /// How far apart the least and the largest are, percent ([`apart_pct`]).
+    pub moved_pct: Option<f64>,
+    /// Whether a reading was below the base clock; `None` where the base
+    /// clock is unknown or no reading fell in the window.
+    pub below_base: Option<bool>,
+    /// What a reader must know beside the row's figures, in words; empty
+    /// when nothing is flagged.
+    pub flags: Vec<String>,
+}
+
+impl WhileTimed {
+    /// The flags as one cell, `None` when there is none.
+    pub fn flag(&self) -> Option<String> {
+        (!self.flags.is_empty()).then(|| self.flags.join("; "))
+    }
 }
 
 /// The least, the median and the largest of a set of readings.
@@ -115,6 +227,28 @@ pub struct Clocks {
     pub temperature_c: Option<Summary>,
     /// The board's power draw, W.
     pub power_w: Option<Summary>,
+    /// The SM base clock, MHz ([`BASE_CLOCK_SOURCE`]); `None` where it is
+    /// unknown.
+    pub base_sm_mhz: Option<u32>,
+    /// Why the base clock is unknown, where it is.
+    pub base_unknown: Option<String>,
+    /// Readings below the base clock; `None` where it is unknown.
+    pub readings_below_base: Option<usize>,
+    /// The SM clock of the first reading kept, MHz.
+    pub sm_start_mhz: Option<u32>,
+    /// The SM clock of the last reading kept, MHz.
+    pub sm_end_mhz: Option<u32>,
+    /// Whether the last differs from the first by more than
+    /// [`MOVE_SHARE_PCT`]; `None` without readings.
+    pub end_differs_from_start: Option<bool>,
+    /// The share a clock may move before it is flagged, percent
+    /// ([`MOVE_SHARE_PCT`]).
+    pub move_share_pct: f64,
+    /// Every reading kept, with when it was taken: what
+    /// [`Clocks::while_timed`] gives each row. Not in the JSON (the rows
+    /// carry what falls in their windows).
+    #[serde(skip)]
+    pub stamped: Vec<Stamped>,
 }
 
 impl Clocks {
@@ -129,6 +263,14 @@ impl Clocks {
             memory_mhz: None,
             temperature_c: None,
             power_w: None,
+            base_sm_mhz: None,
+            base_unknown: None,
+            readings_below_base: None,
+            sm_start_mhz: None,
+            sm_end_mhz: None,
+            end_differs_from_start: None,
+            move_share_pct: MOVE_SHARE_PCT,
+            stamped: Vec::new(),
         }
     }
 
@@ -138,8 +280,72 @@ impl Clocks {
         Clocks::unknown("not read", "this run did not read the clocks")
     }
 
-    /// The summary of `readings` taken by `method`; "unknown" with a reason
-    /// where there are none.
+    /// The summary of `stamped` readings (in the order taken) by `method`,
+    /// with the base clock `base` (or why it is unknown): what
+    /// [`Sampler::finish`] returns, and what rows are flagged from
+    /// ([`Clocks::while_timed`]).
+    pub fn from_stamped(method: &str, stamped: &[Stamped], base: Result<u32, String>) -> Clocks {
+        let readings: Vec<Reading> = stamped.iter().map(|s| s.reading).collect();
+        let mut clocks = Clocks::from_readings(method, &readings);
+        clocks.stamped = stamped.to_vec();
+        match base {
+            Ok(mhz) => {
+                clocks.base_sm_mhz = Some(mhz);
+                clocks.base_unknown = None;
+                clocks.readings_below_base =
+                    Some(readings.iter().filter(|r| r.sm_mhz < mhz).count());
+            }
+            Err(why) => clocks.base_unknown = Some(why),
+        }
+        clocks
+    }
+
+    /// The SM clock over one row's timing `window`: `None` for a row with
+    /// no window (a CPU row, a synthetic timing) or a run with no stamped
+    /// reading (clocks not read, or read without stamps); else the readings stamped inside it, and
+    /// their flags: "SM below the base clock" where one reading is below
+    /// [`Clocks::base_sm_mhz`], "SM clock moved" where the least and the
+    /// largest are more than [`MOVE_SHARE_PCT`] apart.
+    pub fn while_timed(&self, window: Option<&Window>) -> Option<WhileTimed> {
+        let window = window?;
+        if self.stamped.is_empty() {
+            return None;
+        }
+        let sm: Vec<u32> = self
+            .stamped
+            .iter()
+            .filter(|s| window.holds(s.at))
+            .map(|s| s.reading.sm_mhz)
+            .collect();
+        let (lo, hi) = (sm.iter().min().copied(), sm.iter().max().copied());
+        let moved_pct = lo.zip(hi).map(|(lo, hi)| apart_pct(lo as f64, hi as f64));
+        let below_base = self.base_sm_mhz.zip(lo).map(|(base, lo)| lo < base);
+        let mut flags = Vec::new();
+        if let (Some(true), Some(base), Some(lo)) = (below_base, self.base_sm_mhz, lo) {
+            flags.push(format!(
+                "SM below the base clock while timed ({lo} < {base} MHz)"
+            ));
+        }
+        if let (Some(moved), Some(lo), Some(hi)) = (moved_pct, lo, hi)
+            && moved > MOVE_SHARE_PCT
+        {
+            flags.push(format!(
+                "SM clock moved {moved:.1}% while timed ({lo} to {hi} MHz, past the {MOVE_SHARE_PCT:.0}% share)"
+            ));
+        }
+        Some(WhileTimed {
+            samples: sm.len(),
+            sm_min_mhz: lo,
+            sm_max_mhz: hi,
+            moved_pct,
+            below_base,
+            flags,
+        })
+    }
+
+    /// The summary of `readings` (in the order taken) by `method`, with no
+    /// base clock ("not read") and no stamps; "unknown" with a reason where
+    /// there are none.
     pub fn from_readings(method: &str, readings: &[Reading]) -> Clocks {
         if readings.is_empty() {
             return Clocks::unknown(
@@ -163,6 +369,17 @@ impl Clocks {
                     .filter_map(|r| r.temperature_c.map(|t| t as f64)),
             ),
             power_w: Summary::of(readings.iter().filter_map(|r| r.power_w)),
+            base_sm_mhz: None,
+            base_unknown: Some("not read".to_string()),
+            readings_below_base: None,
+            sm_start_mhz: readings.first().map(|r| r.sm_mhz),
+            sm_end_mhz: readings.last().map(|r| r.sm_mhz),
+            end_differs_from_start: readings
+                .first()
+                .zip(readings.last())
+                .map(|(a, b)| apart_pct(a.sm_mhz as f64, b.sm_mhz as f64) > MOVE_SHARE_PCT),
+            move_share_pct: MOVE_SHARE_PCT,
+            stamped: Vec::new(),
         }
     }
 
@@ -195,6 +412,35 @@ impl Clocks {
         if let Some(p) = self.power_w {
             line.push_str(&format!(", {:.0} to {:.0} W", p.min, p.max));
         }
+        if let (Some(start), Some(end)) = (self.sm_start_mhz, self.sm_end_mhz) {
+            let moved = apart_pct(start as f64, end as f64);
+            if self.end_differs_from_start == Some(true) {
+                line.push_str(&format!(
+                    "; SM at the end {end} MHz against {start} at the start: differs by {moved:.1}%, past the {:.0}% \
+                     share",
+                    self.move_share_pct
+                ));
+            } else {
+                line.push_str(&format!(
+                    "; SM at the end {end} MHz against {start} at the start: within the {:.0}% share",
+                    self.move_share_pct
+                ));
+            }
+        }
+        match (self.base_sm_mhz, self.readings_below_base) {
+            (Some(base), Some(0)) => line.push_str(&format!(
+                "; base clock {base} MHz ({BASE_CLOCK_SOURCE}): no reading below it"
+            )),
+            (Some(base), Some(below)) => line.push_str(&format!(
+                "; base clock {base} MHz ({BASE_CLOCK_SOURCE}): {below} of {} readings below it (flagged on the \
+                 rows timed then)",
+                self.samples
+            )),
+            _ => line.push_str(&format!(
+                "; base clock unknown ({})",
+                self.base_unknown.as_deref().unwrap_or("not read")
+            )),
+        }
         line
     }
 }
@@ -215,8 +461,10 @@ pub struct Sampler {
     method: String,
     /// Why it reads nothing, where it could not start.
     not_started: Option<String>,
+    /// The SM base clock, MHz, or why it is unknown.
+    base: Result<u32, String>,
     stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<Vec<Reading>>>,
+    thread: Option<JoinHandle<Vec<Stamped>>>,
 }
 
 impl Sampler {
@@ -231,7 +479,10 @@ impl Sampler {
             );
         };
         match Nvml::open(id) {
-            Ok(nvml) => Sampler::with_reader(&nvml_method(), move || nvml.read()),
+            Ok(nvml) => {
+                let base = nvml.base.clone();
+                Sampler::with_reader(&nvml_method(), move || nvml.read()).with_base(base)
+            }
             Err(why) => Sampler::not_started(&nvml_method(), why),
         }
     }
@@ -241,9 +492,17 @@ impl Sampler {
         Sampler {
             method: method.to_string(),
             not_started: Some(why.into()),
+            base: Err("not read".to_string()),
             stop: None,
             thread: None,
         }
+    }
+
+    /// The same sampler, with the SM base clock (MHz) its readings are set
+    /// against, or why it is unknown.
+    pub fn with_base(mut self, base: Result<u32, String>) -> Sampler {
+        self.base = base;
+        self
     }
 
     /// Starts calling `read` every [`PERIOD`] on a thread of its own,
@@ -261,7 +520,10 @@ impl Sampler {
                     && let Some(r) = read()
                     && timing_now()
                 {
-                    kept.push(r);
+                    kept.push(Stamped {
+                        at: Instant::now(),
+                        reading: r,
+                    });
                 }
                 match stopped.recv_timeout(PERIOD) {
                     Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -272,23 +534,24 @@ impl Sampler {
         Sampler {
             method: method.to_string(),
             not_started: None,
+            base: Err("this reader gives no base clock".to_string()),
             stop: Some(stop),
             thread: Some(thread),
         }
     }
 
-    /// Stops reading and summarises what was kept.
+    /// Stops reading and summarises what was kept, with the base clock.
     pub fn finish(mut self) -> Clocks {
         if let Some(why) = self.not_started.take() {
             return Clocks::unknown(&self.method, why);
         }
         match self.stop_thread() {
-            Some(readings) => Clocks::from_readings(&self.method, &readings),
+            Some(stamped) => Clocks::from_stamped(&self.method, &stamped, self.base.clone()),
             None => Clocks::unknown(&self.method, "the sampling thread failed"),
         }
     }
 
-    fn stop_thread(&mut self) -> Option<Vec<Reading>> {
+    fn stop_thread(&mut self) -> Option<Vec<Stamped>> {
         drop(self.stop.take());
         self.thread.take()?.join().ok()
     }
@@ -304,6 +567,7 @@ impl Drop for Sampler {
 type Device = *mut c_void;
 
 const NVML_SUCCESS: c_int = 0;
+const NVML_CLOCK_GRAPHICS: c_int = 0;
 const NVML_CLOCK_SM: c_int = 1;
 const NVML_CLOCK_MEM: c_int = 2;
 const NVML_TEMPERATURE_GPU: c_int = 0;
@@ -315,6 +579,8 @@ struct Nvml {
     temperature: unsafe extern "C" fn(Device, c_int, *mut c_uint) -> c_int,
     power: unsafe extern "C" fn(Device, *mut c_uint) -> c_int,
     shutdown: unsafe extern "C" fn() -> c_int,
+    /// The SM base clock, MHz ([`BASE_CLOCK_SOURCE`]), or why not.
+    base: Result<u32, String>,
     _library: libloading::Library,
 }
 
@@ -387,12 +653,47 @@ impl Nvml {
                 describe(status)
             ));
         }
+        // The base clock: optional, so a driver without the call (or one
+        // that has deprecated it) still gives the readings.
+        // SAFETY: the C signature of nvmlDeviceGetDefaultApplicationsClock
+        // in nvml.h (since NVML 5.319).
+        let default_clock: Option<unsafe extern "C" fn(Device, c_int, *mut c_uint) -> c_int> =
+            unsafe { library.get(b"nvmlDeviceGetDefaultApplicationsClock\0") }
+                .ok()
+                .map(|f| *f);
+        let base = match default_clock {
+            None => Err("NVML has no nvmlDeviceGetDefaultApplicationsClock".to_string()),
+            Some(get) => {
+                let mut status = NVML_SUCCESS;
+                let mut found = None;
+                for domain in [NVML_CLOCK_SM, NVML_CLOCK_GRAPHICS] {
+                    let mut mhz: c_uint = 0;
+                    // SAFETY: a valid handle; writes one unsigned int.
+                    status = unsafe { get(device, domain, &mut mhz) };
+                    if status == NVML_SUCCESS && mhz > 0 {
+                        found = Some(mhz);
+                        break;
+                    }
+                }
+                found.ok_or_else(|| {
+                    format!(
+                        "NVML gave no default applications clock: {}",
+                        if status == NVML_SUCCESS {
+                            "it reported 0 MHz".to_string()
+                        } else {
+                            describe(status)
+                        }
+                    )
+                })
+            }
+        };
         Ok(Nvml {
             device,
             clock,
             temperature,
             power,
             shutdown,
+            base,
             _library: library,
         })
     }
@@ -483,9 +784,20 @@ mod tests {
         let guard = timed_work();
         while !timing_now() {}
         std::thread::sleep(PERIOD * 20);
+        let window = guard.window();
         drop(guard);
         let clocks = sampler.finish();
         assert!(clocks.samples >= 5, "{clocks:?}");
+        // The readings are stamped inside the guard's window (all but one
+        // taken in the instant between reading the window and dropping the
+        // guard), so the row timed then gets them, and the 1830-to-1980
+        // climb is flagged on it.
+        let row = clocks.while_timed(Some(&window)).unwrap();
+        assert!(row.samples + 1 >= clocks.samples, "{row:?}");
+        assert_eq!(
+            row.flag().unwrap(),
+            "SM clock moved 8.2% while timed (1830 to 1980 MHz, past the 3% share)"
+        );
         assert_eq!(clocks.unknown, None);
         let sm = clocks.sm_mhz.unwrap();
         assert_eq!((sm.min, sm.max), (1830.0, 1980.0), "{clocks:?}");
@@ -503,7 +815,8 @@ mod tests {
             clocks.line(),
             format!(
                 "Clocks while timing (test reader, {} samples): SM 1980 MHz median (1830 to 1980), memory 3201 MHz \
-                 median (3201 to 3201), 58 to 59 C, 458 to 495 W",
+                 median (3201 to 3201), 58 to 59 C, 458 to 495 W; SM at the end 1980 MHz against 1830 at the start: \
+                 differs by 8.2%, past the 3% share; base clock unknown (this reader gives no base clock)",
                 clocks.samples
             )
         );

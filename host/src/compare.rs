@@ -684,9 +684,11 @@ mod tests {
         let mut calls = Vec::new();
         let pair = interleave(4, |side| {
             calls.push(side);
-            Ok(Timing {
-                samples_ms: vec![if side == Side::Rust { 1.0 } else { 2.0 }],
-            })
+            Ok(Timing::new(vec![if side == Side::Rust {
+                1.0
+            } else {
+                2.0
+            }]))
         })
         .unwrap();
         use Side::{CudaC, Rust};

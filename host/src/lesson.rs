@@ -26,7 +26,7 @@ use crate::gpu::Gpu;
 use crate::kernels::KernelId;
 use crate::ncu::{CacheControl, Profile};
 use crate::plot::Chart;
-use crate::report::{Context, table};
+use crate::report::{Context, DerivedLimits, Verdict, table, verdict};
 use crate::sizes::LessonSizes;
 use crate::timing::{Plan, Timing};
 
@@ -240,6 +240,31 @@ pub struct Row {
     /// Whether GPU work was timed by the host clock rather than by CUDA
     /// events (the harness lesson's wrong ways); CPU rows always are.
     pub host_clock: bool,
+    /// The limit the row's rate is read against ([`Row::verdict`]).
+    pub limit: RowLimit,
+}
+
+/// The limit a row's rate is read against, by seed 002's rule of thumb
+/// ([`crate::report::verdict`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowLimit {
+    /// The GPU's derived limits ([`DerivedLimits::binding`]): the DRAM
+    /// bandwidth for the row's GB/s, the FP32 peak for its GFLOP/s,
+    /// whichever binds. What every GPU row timed by CUDA events gets
+    /// unless its lesson names another, so rows added later are read too.
+    Derived,
+    /// A limit the lesson names, in GB/s (read against the row's GB/s):
+    /// a PCIe link, a measured ceiling. `None` where the lesson could not
+    /// tell the value: no reading then.
+    GbPerS {
+        /// The name, as the reading prints it ("the PCIe link").
+        name: String,
+        /// The value, GB/s.
+        value: Option<f64>,
+    },
+    /// No limit applies: a CPU row, GPU work timed by the host clock (its
+    /// time is not the kernel's), or a row its lesson says has none.
+    None,
 }
 
 impl Row {
@@ -253,6 +278,41 @@ impl Row {
             flop: None,
             cpu: false,
             host_clock: false,
+            limit: RowLimit::Derived,
+        }
+    }
+
+    /// The same row, read against a limit of `value` GB/s named `name`
+    /// (`None`: unknown, no reading) instead of the derived limits.
+    pub fn against_gb_per_s(self, name: impl Into<String>, value: Option<f64>) -> Row {
+        Row {
+            limit: RowLimit::GbPerS {
+                name: name.into(),
+                value,
+            },
+            ..self
+        }
+    }
+
+    /// The same row, read against no limit.
+    pub fn no_limit(self) -> Row {
+        Row {
+            limit: RowLimit::None,
+            ..self
+        }
+    }
+
+    /// The row's rate read against its limit: `None` for a CPU row, a
+    /// host-clocked row, a row with [`RowLimit::None`], no rate, or an
+    /// unknown limit.
+    pub fn verdict(&self, derived: &DerivedLimits) -> Option<Verdict> {
+        if self.cpu || self.host_clock {
+            return None;
+        }
+        match &self.limit {
+            RowLimit::Derived => derived.binding(self.gb_per_s(), self.gflop_per_s()),
+            RowLimit::GbPerS { name, value } => verdict(self.gb_per_s()?, *value, name, "GB/s"),
+            RowLimit::None => None,
         }
     }
 
@@ -397,6 +457,8 @@ impl Report for SectionReport {
     fn table(&self) -> String {
         let mut s = self.context.header();
         let plan = self.context.timing;
+        let limits = &self.context.derived_limits;
+        let clocks = &self.context.clocks;
         for section in &self.findings.sections {
             s.push_str(&format!("\n== {} ==\n", section.title));
             for line in &section.text {
@@ -404,7 +466,24 @@ impl Report for SectionReport {
                 s.push('\n');
             }
             if !section.rows.is_empty() {
-                let mut t = table(&[
+                // The verdict column where a row has a limit, the clock
+                // column where a row's clock is flagged.
+                let verdicts: Vec<Option<Verdict>> =
+                    section.rows.iter().map(|r| r.verdict(limits)).collect();
+                let flags: Vec<Option<String>> = section
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        clocks
+                            .while_timed(r.timing.window.as_ref())
+                            .and_then(|w| w.flag())
+                    })
+                    .collect();
+                let (with_verdict, with_flag) = (
+                    verdicts.iter().any(Option::is_some),
+                    flags.iter().any(Option::is_some),
+                );
+                let mut header = vec![
                     "row",
                     "what",
                     "median ms",
@@ -412,9 +491,16 @@ impl Report for SectionReport {
                     "GB/s",
                     "GFLOP/s",
                     "on",
-                ]);
-                for r in &section.rows {
-                    t.add_row(vec![
+                ];
+                if with_verdict {
+                    header.push(crate::report::VERDICT_COLUMN);
+                }
+                if with_flag {
+                    header.push(crate::report::CLOCK_COLUMN);
+                }
+                let mut t = table(&header);
+                for (i, r) in section.rows.iter().enumerate() {
+                    let mut cells = vec![
                         r.key.clone(),
                         r.label.clone(),
                         format!("{:.4}", r.timing.median_ms()),
@@ -426,7 +512,14 @@ impl Report for SectionReport {
                         cell(r.gb_per_s(), 1),
                         cell(r.gflop_per_s(), 2),
                         r.timed_by().to_string(),
-                    ]);
+                    ];
+                    if with_verdict {
+                        cells.push(verdicts[i].as_ref().map_or("-".to_string(), Verdict::words));
+                    }
+                    if with_flag {
+                        cells.push(flags[i].clone().unwrap_or_else(|| "-".to_string()));
+                    }
+                    t.add_row(cells);
                 }
                 s.push_str(&format!("{t}\n"));
             }
@@ -459,6 +552,9 @@ impl Report for SectionReport {
                     .to_string(),
             );
         }
+        if rows.iter().any(|r| r.verdict(limits).is_some()) {
+            footer.push(crate::report::verdict_footnote(limits));
+        }
         if !footer.is_empty() {
             s.push_str(&format!("\n{}\n", footer.join(" ")));
         }
@@ -475,7 +571,7 @@ impl Report for SectionReport {
             .iter()
             .flat_map(|section| {
                 section.rows.iter().map(move |r| {
-                    json!({
+                    let mut row = json!({
                         "lesson": c.lesson, "section": section.title, "variant": "timed",
                         "symbol": r.key, "label": r.label, "on": if r.cpu { "cpu" } else { "gpu" },
                         "timed_by": if r.host_clock { "host clock" } else { "cuda events" },
@@ -483,7 +579,13 @@ impl Report for SectionReport {
                         "samples_ms": r.timing.samples_ms,
                         "bytes": r.bytes, "gb_per_s": r.gb_per_s(), "flop": r.flop, "gflop_per_s": r.gflop_per_s(),
                         "context": c,
-                    })
+                    });
+                    crate::report::add_readings(
+                        &mut row,
+                        r.verdict(&c.derived_limits).as_ref(),
+                        c.clocks.while_timed(r.timing.window.as_ref()).as_ref(),
+                    );
+                    row
                 })
             })
             .collect();
@@ -528,7 +630,7 @@ pub fn time_on_cpu(plan: Plan, mut f: impl FnMut()) -> Timing {
             start.elapsed().as_secs_f64() * 1e3 / plan.launches_per_batch as f64
         })
         .collect();
-    Timing { samples_ms }
+    Timing::new(samples_ms)
 }
 
 #[cfg(test)]
@@ -537,27 +639,11 @@ mod tests {
 
     #[test]
     fn rates_divide_counts_by_the_median() {
-        let r = Row::new(
-            "k",
-            "k",
-            Timing {
-                samples_ms: vec![1.0, 2.0, 4.0],
-            },
-        )
-        .bytes(4e6)
-        .flop(2e9);
+        let r = Row::new("k", "k", Timing::new(vec![1.0, 2.0, 4.0]))
+            .bytes(4e6)
+            .flop(2e9);
         assert_eq!(r.gb_per_s(), Some(2.0));
         assert_eq!(r.gflop_per_s(), Some(1000.0));
-        assert_eq!(
-            Row::new(
-                "k",
-                "k",
-                Timing {
-                    samples_ms: vec![1.0]
-                }
-            )
-            .gb_per_s(),
-            None
-        );
+        assert_eq!(Row::new("k", "k", Timing::new(vec![1.0])).gb_per_s(), None);
     }
 }

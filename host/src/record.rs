@@ -452,12 +452,7 @@ pub struct Change {
 pub fn floor_pct(runs: &[&[f64]]) -> f64 {
     runs.iter()
         .filter(|r| r.len() >= 2)
-        .map(|r| {
-            Timing {
-                samples_ms: r.to_vec(),
-            }
-            .spread_pct()
-        })
+        .map(|r| Timing::new(r.to_vec()).spread_pct())
         .fold(RUN_TO_RUN_FLOOR_PCT, f64::max)
 }
 
@@ -497,19 +492,12 @@ pub fn compare(base: &[&[f64]], now: &[&[f64]], host_clock: bool) -> Result<Chan
     }
     let medians = |side: &[&[f64]]| -> Vec<f64> {
         side.iter()
-            .map(|r| {
-                Timing {
-                    samples_ms: r.to_vec(),
-                }
-                .median_ms()
-            })
+            .map(|r| Timing::new(r.to_vec()).median_ms())
             .collect()
     };
     let (bm, nm) = (medians(base), medians(now));
     let summary = |m: &[f64]| {
-        let t = Timing {
-            samples_ms: m.to_vec(),
-        };
+        let t = Timing::new(m.to_vec());
         (t.median_ms(), (t.min_ms(), t.max_ms()))
     };
     let ((base_ms, base_range_ms), (now_ms, now_range_ms)) = (summary(&bm), summary(&nm));

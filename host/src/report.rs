@@ -61,6 +61,176 @@ pub struct Context {
     /// run's kernels were timed, with how they were read
     /// ([`crate::clocks`]); "not read" until `lab` sets them after the run.
     pub clocks: Clocks,
+    /// The limits derived from the driver's attributes that rows are read
+    /// against ([`verdict`]) where a lesson measured no ceiling of its own.
+    pub derived_limits: DerivedLimits,
+}
+
+/// The GPU's limits derived from the driver's attributes
+/// ([`DeviceInfo::derived_dram_bytes_per_s`],
+/// [`DeviceInfo::derived_fp32_flop_per_s`]); `None` where an attribute of 0
+/// leaves one unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DerivedLimits {
+    /// DRAM bandwidth, GB/s (10^9 bytes per second).
+    pub dram_gb_per_s: Option<f64>,
+    /// FP32 FMA peak, GFLOP/s (10^9 FLOP per second).
+    pub fp32_gflop_per_s: Option<f64>,
+}
+
+impl DerivedLimits {
+    /// The derived limits of `info`'s GPU.
+    pub fn of(info: &DeviceInfo) -> DerivedLimits {
+        DerivedLimits {
+            dram_gb_per_s: info.derived_dram_bytes_per_s().map(|b| b / 1e9),
+            fp32_gflop_per_s: info.derived_fp32_flop_per_s().map(|f| f / 1e9),
+        }
+    }
+
+    /// The limit name of the derived DRAM bandwidth in readings.
+    pub const DRAM: &'static str = "the derived DRAM bandwidth";
+    /// The limit name of the derived FP32 peak in readings.
+    pub const FP32: &'static str = "the derived FP32 peak";
+
+    /// The reading of a row that moves `gb_per_s` and does `gflop_per_s`
+    /// against whichever derived limit binds it: the one of which it
+    /// reaches the larger share. That is the roofline's choice: a kernel
+    /// of intensity I reaches a larger share of the bandwidth B than of
+    /// the peak P exactly when I < P / B, left of the ridge point. `None`
+    /// where neither rate is given or both limits are unknown.
+    pub fn binding(&self, gb_per_s: Option<f64>, gflop_per_s: Option<f64>) -> Option<Verdict> {
+        let dram = gb_per_s.and_then(|g| verdict(g, self.dram_gb_per_s, Self::DRAM, "GB/s"));
+        let fp32 =
+            gflop_per_s.and_then(|g| verdict(g, self.fp32_gflop_per_s, Self::FP32, "GFLOP/s"));
+        match (dram, fp32) {
+            (Some(d), Some(f)) => Some(if f.share_pct > d.share_pct { f } else { d }),
+            (d, f) => d.or(f),
+        }
+    }
+}
+
+/// At or above this share of the relevant limit, percent, a kernel is
+/// close to done: seed 002 (the measuring chapter, "What to compare
+/// against": "At 80% you are close to done").
+pub const CLOSE_TO_DONE_PCT: f64 = 80.0;
+
+/// At or below this share of the relevant limit, percent, something is
+/// wrong: seed 002 ("At 15% something is wrong", and the chapter on
+/// memory access patterns is where to look).
+pub const SOMETHING_WRONG_PCT: f64 = 15.0;
+
+/// Where a share of a limit falls among seed 002's bands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Band {
+    /// 100% or more: at the limit, or past it, where the limit does not
+    /// bind the row (caches served part of its bytes, or the limit
+    /// understates the GPU).
+    AtOrPastLimit,
+    /// [`CLOSE_TO_DONE_PCT`] up to 100%.
+    CloseToDone,
+    /// Between the bands: the seed's rule gives no verdict; there is room
+    /// left, and nothing says the kernel is broken.
+    Between,
+    /// [`SOMETHING_WRONG_PCT`] or less.
+    SomethingWrong,
+}
+
+impl Band {
+    /// The band of `share_pct` (percent of the limit).
+    pub fn of(share_pct: f64) -> Band {
+        if share_pct >= 100.0 {
+            Band::AtOrPastLimit
+        } else if share_pct >= CLOSE_TO_DONE_PCT {
+            Band::CloseToDone
+        } else if share_pct > SOMETHING_WRONG_PCT {
+            Band::Between
+        } else {
+            Band::SomethingWrong
+        }
+    }
+
+    /// The band in words, as tables print it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Band::AtOrPastLimit => "at or past the limit",
+            Band::CloseToDone => "close to done",
+            Band::Between => "between the bands, room left",
+            Band::SomethingWrong => "something is wrong",
+        }
+    }
+}
+
+/// A figure read against the limit that applies to it ([`verdict`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// The limit's name ("the measured bandwidth ceiling", "the derived
+    /// FP32 peak", ...).
+    pub limit: String,
+    /// The limit's value, in `unit`.
+    pub limit_value: f64,
+    /// The unit of the figure and the limit ("GB/s", "GFLOP/s").
+    pub unit: &'static str,
+    /// The figure as a share of the limit, percent.
+    pub share_pct: f64,
+    /// Its band.
+    pub band: Band,
+}
+
+impl Verdict {
+    /// The reading in words: `"84.1% of the derived DRAM bandwidth: close
+    /// to done"`.
+    pub fn words(&self) -> String {
+        format!(
+            "{:.1}% of {}: {}",
+            self.share_pct,
+            self.limit,
+            self.band.words()
+        )
+    }
+
+    /// The JSON a row carries: `limit` (the name), `limit_value`,
+    /// `limit_unit`, `share_of_limit_pct`, `limit_band` and
+    /// `limit_reading` (the words).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "limit": self.limit, "limit_value": self.limit_value, "limit_unit": self.unit,
+            "share_of_limit_pct": self.share_pct, "limit_band": self.band, "limit_reading": self.words(),
+        })
+    }
+}
+
+/// Reads `achieved` against `limit` (both in `unit`), the limit named
+/// `name`, by seed 002's rule of thumb (the measuring chapter: divide the
+/// bytes moved by the time, compare with the card's peak; "At 80% you are
+/// close to done. At 15% something is wrong"). The bands, by share of the
+/// limit: 100% or more, at or past it ([`Band::AtOrPastLimit`]: past it,
+/// this limit does not bind the row); [`CLOSE_TO_DONE_PCT`] (80%) up to
+/// 100%, close to done; [`SOMETHING_WRONG_PCT`] (15%) or less, something
+/// is wrong; between the two, the seed says nothing, and the reading says
+/// so ([`Band::Between`]: room left, no verdict).
+///
+/// `None`, not a wrong reading, where the limit is unknown (`None`: a
+/// driver attribute of 0), not a positive finite number, or `achieved` is
+/// not finite.
+pub fn verdict(
+    achieved: f64,
+    limit: Option<f64>,
+    name: &str,
+    unit: &'static str,
+) -> Option<Verdict> {
+    let limit = limit.filter(|l| l.is_finite() && *l > 0.0)?;
+    if !achieved.is_finite() || achieved < 0.0 {
+        return None;
+    }
+    let share_pct = 100.0 * achieved / limit;
+    Some(Verdict {
+        limit: name.to_string(),
+        limit_value: limit,
+        unit,
+        share_pct,
+        band: Band::of(share_pct),
+    })
 }
 
 impl Context {
@@ -98,6 +268,7 @@ impl Context {
             date: started,
             git_commit: ptx::GIT_COMMIT,
             clocks: Clocks::not_read(),
+            derived_limits: DerivedLimits::of(info),
         }
     }
 
@@ -132,6 +303,28 @@ impl Context {
             crate::sizes::streams_line(&self.streams, self.l2_bytes),
             self.clocks.line()
         )
+    }
+
+    /// `gb_per_s` read against the derived DRAM bandwidth ([`verdict`]);
+    /// `None` where that limit is unknown.
+    pub fn dram_verdict(&self, gb_per_s: f64) -> Option<Verdict> {
+        verdict(
+            gb_per_s,
+            self.derived_limits.dram_gb_per_s,
+            DerivedLimits::DRAM,
+            "GB/s",
+        )
+    }
+
+    /// The SM clock over `timing`'s window ([`Clocks::while_timed`]).
+    pub fn while_timed(&self, timing: &crate::timing::Timing) -> Option<crate::clocks::WhileTimed> {
+        self.clocks.while_timed(timing.window.as_ref())
+    }
+
+    /// What the clock flags on the row of `timing`, as one cell; `None`
+    /// when nothing is flagged.
+    pub fn clock_flag(&self, timing: &crate::timing::Timing) -> Option<String> {
+        self.while_timed(timing).and_then(|w| w.flag())
     }
 
     /// The build line: toolchain and PTX target.
@@ -169,5 +362,57 @@ pub fn relative_speed(ms: f64, baseline_ms: f64) -> String {
         format!("{:.0}% slower", (1.0 / r - 1.0) * 100.0)
     } else {
         "within 5%".to_string()
+    }
+}
+
+/// The header of the column that holds each row's [`Verdict`].
+pub const VERDICT_COLUMN: &str = "against the limit (seed 002)";
+
+/// The header of the column that holds each row's clock flags
+/// ([`crate::clocks::WhileTimed::flag`]); a table has it only where a row
+/// is flagged.
+pub const CLOCK_COLUMN: &str = "clock while timed";
+
+/// The sentence under a table with verdicts: the bands and their source,
+/// and the derived limits' values (or that one is unknown).
+pub fn verdict_footnote(limits: &DerivedLimits) -> String {
+    let value = |v: Option<f64>, unit: &str| {
+        v.map_or("unknown (a driver attribute of 0)".to_string(), |v| {
+            format!("{v:.1} {unit}")
+        })
+    };
+    format!(
+        "Against the limit: seed 002's rule of thumb, {CLOSE_TO_DONE_PCT:.0}% of the limit or more is close to done, \
+         {SOMETHING_WRONG_PCT:.0}% or less says something is wrong, and between the two the rule gives no verdict; a GPU \
+         row is read against the derived limit that binds it ({} {}, {} {}, from the driver's attributes) unless its \
+         reading names another.",
+        DerivedLimits::DRAM,
+        value(limits.dram_gb_per_s, "GB/s"),
+        DerivedLimits::FP32,
+        value(limits.fp32_gflop_per_s, "GFLOP/s"),
+    )
+}
+
+/// Adds a row's readings to its JSON object: the [`Verdict::json`] keys
+/// where a limit applies (`limit`, `limit_value`, `limit_unit`,
+/// `share_of_limit_pct`, `limit_band`, `limit_reading`), and
+/// `clocks_while_timed` (readings in the row's window, their range, and
+/// `flags`) where the row has a timing window and the clocks were read.
+pub fn add_readings(
+    row: &mut serde_json::Value,
+    verdict: Option<&Verdict>,
+    clocks: Option<&crate::clocks::WhileTimed>,
+) {
+    let Some(obj) = row.as_object_mut() else {
+        return;
+    };
+    if let Some(serde_json::Value::Object(v)) = verdict.map(Verdict::json) {
+        obj.extend(v);
+    }
+    if let Some(w) = clocks {
+        obj.insert(
+            "clocks_while_timed".into(),
+            serde_json::to_value(w).unwrap_or_default(),
+        );
     }
 }

@@ -49,9 +49,33 @@ impl Plan {
 pub struct Timing {
     /// Per-launch ms of each batch, in the order measured.
     pub samples_ms: Vec<f64>,
+    /// When the timed batches ran, on the host's monotonic clock: the
+    /// window the clock readings of this row are taken from
+    /// ([`crate::clocks::Clocks::while_timed`]). `None` for a timing not
+    /// taken on the GPU under a [`crate::clocks::TimedWork`] guard (CPU
+    /// rows, synthetic timings, a comparison's trials).
+    #[serde(skip)]
+    pub window: Option<crate::clocks::Window>,
 }
 
 impl Timing {
+    /// A timing of `samples_ms` (per-launch ms of each batch) with no
+    /// window: a CPU row's, a recorded run's or a test's.
+    pub fn new(samples_ms: Vec<f64>) -> Timing {
+        Timing {
+            samples_ms,
+            window: None,
+        }
+    }
+
+    /// A GPU timing of `samples_ms` taken during `window`.
+    pub fn timed(samples_ms: Vec<f64>, window: crate::clocks::Window) -> Timing {
+        Timing {
+            samples_ms,
+            window: Some(window),
+        }
+    }
+
     fn data(&self) -> Data<Vec<f64>> {
         Data::new(self.samples_ms.clone())
     }
@@ -103,7 +127,7 @@ pub fn time_kernel(
     };
     let (start, stop) = (event()?, event()?);
     // The clocks are read while this guard lives: the timed batches only.
-    let _timed = crate::clocks::timed_work();
+    let timed = crate::clocks::timed_work();
     let mut samples_ms = Vec::with_capacity(plan.batches as usize);
     for _ in 0..plan.batches {
         if plan.flush_l2 {
@@ -139,7 +163,7 @@ pub fn time_kernel(
         }
         samples_ms.push(ms / plan.launches_per_batch as f64);
     }
-    Ok(Timing { samples_ms })
+    Ok(Timing::timed(samples_ms, timed.window()))
 }
 
 /// `count` launches between a start and a stop event on the GPU's stream;
@@ -170,9 +194,7 @@ mod tests {
 
     #[test]
     fn statistics_of_a_known_sample() {
-        let t = Timing {
-            samples_ms: vec![2.0, 1.0, 4.0, 3.0, 10.0],
-        };
+        let t = Timing::new(vec![2.0, 1.0, 4.0, 3.0, 10.0]);
         assert_eq!(t.median_ms(), 3.0);
         assert_eq!(t.min_ms(), 1.0);
         assert_eq!(t.max_ms(), 10.0);

@@ -872,6 +872,22 @@ impl lesson::Lesson for BandwidthLesson {
             &q.pci_address,
             q.uses_host_page_tables,
         );
+        // Seed 002's reading: the host <-> device copies against the link
+        // compared above (unknown: no reading), not against DRAM.
+        let host_copies = [
+            Copy::HtodPageable,
+            Copy::HtodPinned,
+            Copy::DtohPageable,
+            Copy::DtohPinned,
+        ];
+        for row in copies.rows.iter_mut() {
+            if host_copies.iter().any(|c| c.key() == row.key) {
+                *row = row.clone().against_gb_per_s(
+                    "the PCIe link (per direction)",
+                    link.map(|l| l.bytes_per_s() / 1e9),
+                );
+            }
+        }
         let (claim, claim_facts) = seed_claim_section(&copies.rows);
 
         SectionReport::passed(

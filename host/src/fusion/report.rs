@@ -11,7 +11,7 @@ use super::{Kernel, Measured};
 use crate::gpu::DeviceInfo;
 use crate::kernels::KernelId;
 use crate::ncu::Profile;
-use crate::report::{Context, table};
+use crate::report::{CLOCK_COLUMN, Context, VERDICT_COLUMN, Verdict, add_readings, table};
 use crate::timing::Timing;
 
 /// Effective bandwidth over compulsory bytes: `floats` per element, `n`
@@ -323,29 +323,57 @@ impl crate::lesson::Report for Report {
 
         let _ = writeln!(s, "Part 2: the chain at {} elements", m.sizes.elems);
         let copy_gbs = gb_per_s(COPY_FLOATS, m.sizes.elems, m.copy.median_ms());
-        let mut t = table(&["kernel or chain", "ms", "bytes/elem", "GB/s", "x copy"]);
+        // Seed 002's reading against the derived DRAM bandwidth, and the
+        // clock column where a row's clock is flagged.
+        let words = |gbs: f64| c.dram_verdict(gbs).map_or("-".to_string(), |v| v.words());
+        let flagged = self
+            .part2()
+            .iter()
+            .any(|(_, t, _)| c.clock_flag(t).is_some());
+        let mut header = vec![
+            "kernel or chain",
+            "ms",
+            "bytes/elem",
+            "GB/s",
+            "x copy",
+            VERDICT_COLUMN,
+        ];
+        if flagged {
+            header.push(CLOCK_COLUMN);
+        }
+        let mut t = table(&header);
         let mut summed = 0.0;
         for (i, (label, timing, floats)) in self.part2().into_iter().enumerate() {
             let gbs = gb_per_s(floats, m.sizes.elems, timing.median_ms());
-            t.add_row(vec![
+            let mut cells = vec![
                 label.to_string(),
                 format!("{:.4}", timing.median_ms()),
                 format!("{:.0}", floats * 4.0),
                 format!("{gbs:.1}"),
                 format!("{:.2}", gbs / copy_gbs),
-            ]);
+                words(gbs),
+            ];
+            if flagged {
+                cells.push(c.clock_flag(timing).unwrap_or_else(|| "-".to_string()));
+            }
+            t.add_row(cells);
             if (1..=4).contains(&i) {
                 summed += timing.median_ms();
             }
             if i == 4 {
                 let gbs = gb_per_s(STAGED_FLOATS, m.sizes.elems, summed);
-                t.add_row(vec![
+                let mut cells = vec![
                     "  the four, summed".to_string(),
                     format!("{summed:.4}"),
                     format!("{:.0}", STAGED_FLOATS * 4.0),
                     format!("{gbs:.1}"),
                     format!("{:.2}", gbs / copy_gbs),
-                ]);
+                    words(gbs),
+                ];
+                if flagged {
+                    cells.push("-".to_string());
+                }
+                t.add_row(cells);
             }
         }
         let _ = writeln!(s, "{t}");
@@ -401,7 +429,8 @@ impl crate::lesson::Report for Report {
             s,
             "Part 4: chain_fused widened, the same work and bytes in every row"
         );
-        let mut t = table(&[
+        let flagged = m.wide.iter().any(|w| c.clock_flag(&w.timing).is_some());
+        let mut header = vec![
             "per thread",
             "blocks",
             "regs",
@@ -410,9 +439,15 @@ impl crate::lesson::Report for Report {
             "occupancy",
             "ms",
             "GB/s",
-        ]);
+            VERDICT_COLUMN,
+        ];
+        if flagged {
+            header.push(CLOCK_COLUMN);
+        }
+        let mut t = table(&header);
         for w in &m.wide {
-            t.add_row(vec![
+            let gbs = gb_per_s(FUSED_FLOATS, m.sizes.elems, w.timing.median_ms());
+            let mut cells = vec![
                 w.width.to_string(),
                 w.blocks.to_string(),
                 w.stats.registers.to_string(),
@@ -420,11 +455,13 @@ impl crate::lesson::Report for Report {
                 w.blocks_per_sm.to_string(),
                 format!("{:.1}%", w.occupancy_pct),
                 format!("{:.4}", w.timing.median_ms()),
-                format!(
-                    "{:.1}",
-                    gb_per_s(FUSED_FLOATS, m.sizes.elems, w.timing.median_ms())
-                ),
-            ]);
+                format!("{gbs:.1}"),
+                words(gbs),
+            ];
+            if flagged {
+                cells.push(c.clock_flag(&w.timing).unwrap_or_else(|| "-".to_string()));
+            }
+            t.add_row(cells);
         }
         let _ = writeln!(
             s,
@@ -449,8 +486,15 @@ impl crate::lesson::Report for Report {
             json!({"part": 1, "variant": "launch, 1 block of 1 thread", "symbol": "do_nothing (1 thread)", "us_per_launch": us_per_launch(&m.empty_small, m.sizes.launches_per_batch), "batch": timing(&m.empty_small), "samples_ms": m.empty_small.samples_ms}),
             json!({"part": 1, "variant": "launch, the chain's grid", "symbol": "do_nothing (chain's grid)", "us_per_launch": us_per_launch(&m.empty_full, m.sizes.launches_per_batch), "batch": timing(&m.empty_full), "samples_ms": m.empty_full.samples_ms}),
         ];
+        let c = &self.context;
+        let read = |mut row: serde_json::Value, t: &Timing, gbs: f64| {
+            let v: Option<Verdict> = c.dram_verdict(gbs);
+            add_readings(&mut row, v.as_ref(), c.while_timed(t).as_ref());
+            row
+        };
         for (label, t, floats) in self.part2() {
-            lines.push(json!({"part": 2, "variant": label, "symbol": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gb_per_s(floats, m.sizes.elems, t.median_ms()), "timing": timing(t), "samples_ms": t.samples_ms}));
+            let gbs = gb_per_s(floats, m.sizes.elems, t.median_ms());
+            lines.push(read(json!({"part": 2, "variant": label, "symbol": label, "bytes_per_elem": floats * 4.0, "gb_per_s": gbs, "timing": timing(t), "samples_ms": t.samples_ms}), t, gbs));
         }
         lines.push(json!({"part": 2, "variant": "staged vs fused", "differing_elements": m.differing.0, "max_abs_difference": m.differing.1, "clamped_pct": m.clamped_pct}));
         for (n, st, fu) in &m.sweep {
@@ -470,7 +514,8 @@ impl crate::lesson::Report for Report {
                 "bytes_explain_within": BYTES_EXPLAIN_WITHIN}));
         }
         for w in &m.wide {
-            lines.push(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "symbol": format!("chain_fused_wide_{}", w.width), "samples_ms": w.timing.samples_ms, "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, m.sizes.elems, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}));
+            let gbs = gb_per_s(FUSED_FLOATS, m.sizes.elems, w.timing.median_ms());
+            lines.push(read(json!({"part": 4, "variant": format!("chain_fused_wide_{}", w.width), "symbol": format!("chain_fused_wide_{}", w.width), "samples_ms": w.timing.samples_ms, "per_thread": w.width, "blocks": w.blocks, "registers": w.stats.registers, "spill_bytes": w.stats.local_bytes, "blocks_per_sm": w.blocks_per_sm, "occupancy_pct": w.occupancy_pct, "gb_per_s": gb_per_s(FUSED_FLOATS, m.sizes.elems, w.timing.median_ms()), "timing": timing(&w.timing), "regs_at_full_occupancy": regs_at_full_occupancy(&self.info)}), &w.timing, gbs));
         }
         for line in &mut lines {
             if let Some(obj) = line.as_object_mut() {

@@ -470,7 +470,7 @@ impl<'g> Harness<'g> {
         let mut samples_ms = Vec::with_capacity(batches as usize);
         // The clocks are read while this guard lives (warm-ups included:
         // the seed's protocol repeats them before every batch).
-        let _timed = crate::clocks::timed_work();
+        let timed = crate::clocks::timed_work();
         // The clocked windows hold launches and waits only: no guard
         // bookkeeping (the outputs were checked before), no guard reads.
         let untracked = self.gpu.guards.untracked();
@@ -492,7 +492,7 @@ impl<'g> Harness<'g> {
             self.gpu.sync(SYMBOL)?;
         }
         drop(untracked);
-        Ok(Timing { samples_ms })
+        Ok(Timing::timed(samples_ms, timed.window()))
     }
 
     /// Method 4: CUDA events with `plan` (see [`timing::time_kernel`]).
@@ -729,9 +729,7 @@ impl lesson::Lesson for HarnessLesson {
                 ("no-stop-sync", verdict(no_stop.median_ms(), truth)),
             ];
             if index == 0 {
-                let first_timing = Timing {
-                    samples_ms: vec![first.total_ms()],
-                };
+                let first_timing = Timing::new(vec![first.total_ms()]);
                 rows.insert(
                     1,
                     Row::new(

@@ -19,7 +19,7 @@ use crate::gpu::{DeviceInfo, fp32_lanes_per_sm};
 use crate::kernels::KernelId;
 use crate::ncu::Counters;
 use crate::plot::{Chart, Point, Series};
-use crate::report::{Context, table};
+use crate::report::{CLOCK_COLUMN, Context, VERDICT_COLUMN, Verdict, add_readings, table, verdict};
 use crate::timing::Timing;
 
 /// One placed kernel's row.
@@ -45,6 +45,32 @@ pub struct Row {
 }
 
 impl Row {
+    /// Seed 002's reading of the row against the measured ceiling that
+    /// binds it: the bandwidth ceiling left of the ridge point (its GB/s),
+    /// the FMA ceiling right of it (its GFLOP/s). `None` for a row above
+    /// the roof past the noise ([`Row::above_roof`]): that ceiling does not
+    /// bind it, and the table prints no share of it either.
+    pub fn verdict(&self, ceilings: &Ceilings) -> Option<Verdict> {
+        if self.above_roof() {
+            return None;
+        }
+        if self.memory_bound {
+            verdict(
+                self.gb_per_s,
+                Some(ceilings.bandwidth_gb_per_s),
+                "the measured bandwidth ceiling",
+                "GB/s",
+            )
+        } else {
+            verdict(
+                self.gflop_per_s,
+                Some(ceilings.fma_gflop_per_s),
+                "the measured FMA ceiling",
+                "GFLOP/s",
+            )
+        }
+    }
+
     /// Faster than the roof at its compulsory intensity by more than the
     /// noise: left of the ridge, no kernel moves its compulsory bytes from
     /// DRAM faster than the bandwidth ceiling, so caches likely served part
@@ -432,24 +458,54 @@ impl crate::lesson::Report for Report {
         );
 
         let _ = writeln!(s, "The two ends of this GPU's roofline, both measured");
-        let mut t = table(&[
+        // A clock column where a timing was flagged.
+        let flag_of = |t: &Timing| {
+            c.clocks
+                .while_timed(t.window.as_ref())
+                .and_then(|w| w.flag())
+        };
+        let ceiling_timings: Vec<&Timing> = self
+            .streams
+            .iter()
+            .map(|r| &r.timing)
+            .chain([&self.copy, &self.driver_copy, &self.fma])
+            .collect();
+        let ceiling_flagged = ceiling_timings.iter().any(|t| flag_of(t).is_some());
+        let mut header = vec![
             "ceiling",
             "ms",
             "spread %",
             "measured",
             "derived limit",
             "% of derived",
-        ]);
+            VERDICT_COLUMN,
+        ];
+        if ceiling_flagged {
+            header.push(CLOCK_COLUMN);
+        }
+        let mut t = table(&header);
         let dram = self.info.derived_dram_bytes_per_s().map(|d| d / 1e9);
+        let words = |v: Option<Verdict>| Cell::new(v.map_or("-".to_string(), |v| v.words()));
+        let flag_cell = |t: &Timing| Cell::new(flag_of(t).unwrap_or_else(|| "-".to_string()));
         let bandwidth_row = |label: String, timing: &Timing, gb_per_s: f64| {
-            vec![
+            let mut cells = vec![
                 Cell::new(label),
                 num(timing.median_ms(), 3),
                 num(timing.spread_pct(), 1),
                 Cell::new(format!("{gb_per_s:.1} GB/s")),
                 Cell::new(dram.map_or("unknown".into(), |d| format!("{d:.1} GB/s"))),
                 dram.map_or(Cell::new("-"), |d| num(100.0 * gb_per_s / d, 1)),
-            ]
+                words(verdict(
+                    gb_per_s,
+                    dram,
+                    "the derived DRAM bandwidth",
+                    "GB/s",
+                )),
+            ];
+            if ceiling_flagged {
+                cells.push(flag_cell(timing));
+            }
+            cells
         };
         for (i, r) in self.streams.iter().enumerate() {
             let mark = if i == self.best_stream {
@@ -478,7 +534,7 @@ impl crate::lesson::Report for Report {
             self.driver_copy_gb_per_s(),
         ));
         let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
-        t.add_row(vec![
+        let mut fma_cells = vec![
             Cell::new(Kernel::FmaPeak.label()),
             num(self.fma.median_ms(), 3),
             num(self.fma.spread_pct(), 1),
@@ -487,8 +543,31 @@ impl crate::lesson::Report for Report {
             peak.map_or(Cell::new("-"), |p| {
                 num(100.0 * self.ceilings.fma_gflop_per_s / p, 1)
             }),
-        ]);
+            words(verdict(
+                self.ceilings.fma_gflop_per_s,
+                peak,
+                "the derived FP32 peak",
+                "GFLOP/s",
+            )),
+        ];
+        if ceiling_flagged {
+            fma_cells.push(flag_cell(&self.fma));
+        }
+        t.add_row(fma_cells);
         let _ = writeln!(s, "{t}");
+        // A ceiling timed under a flagged clock carries its flag into every
+        // share of it below.
+        for (name, timing) in [
+            ("bandwidth ceiling", &self.best().timing),
+            ("FMA ceiling", &self.fma),
+        ] {
+            if let Some(flag) = flag_of(timing) {
+                let _ = writeln!(
+                    s,
+                    "The {name} was timed while: {flag}; every row's share of it below carries that."
+                );
+            }
+        }
         let best = self.best();
         let _ = writeln!(
             s,
@@ -545,7 +624,8 @@ impl crate::lesson::Report for Report {
             s,
             "Ten kernels, with the bytes the algorithm asks for (compulsory bytes)"
         );
-        let mut t = table(&[
+        let rows_flagged = self.rows.iter().any(|r| flag_of(&r.timing).is_some());
+        let mut header = vec![
             "kernel",
             "FLOP/byte",
             "ms",
@@ -555,7 +635,12 @@ impl crate::lesson::Report for Report {
             "GFLOP/s",
             "bound by",
             "% of the roof",
-        ]);
+            VERDICT_COLUMN,
+        ];
+        if rows_flagged {
+            header.push(CLOCK_COLUMN);
+        }
+        let mut t = table(&header);
         for r in &self.rows {
             let (bound, share) = if r.above_roof() {
                 (
@@ -573,7 +658,7 @@ impl crate::lesson::Report for Report {
                     num(r.percent_of_ceiling, 1),
                 )
             };
-            t.add_row(vec![
+            let mut cells = vec![
                 Cell::new(r.kernel.label()),
                 num(r.cost.intensity(), 3),
                 num(r.timing.median_ms(), 4),
@@ -583,7 +668,12 @@ impl crate::lesson::Report for Report {
                 num(r.gflop_per_s, 1),
                 Cell::new(bound),
                 share,
-            ]);
+                words(r.verdict(&self.ceilings)),
+            ];
+            if rows_flagged {
+                cells.push(flag_cell(&r.timing));
+            }
+            t.add_row(cells);
         }
         let _ = writeln!(s, "{t}");
         let left = self.rows.iter().filter(|r| r.memory_bound).count();
@@ -596,6 +686,14 @@ impl crate::lesson::Report for Report {
             s,
             "The compulsory columns are the bytes the algorithm asks global memory for, over measured time: \
              not what DRAM moved."
+        );
+        let _ = writeln!(
+            s,
+            "Against the limit: seed 002's rule of thumb, {:.0}% of the limit or more is close to done, {:.0}% or less \
+             says something is wrong, between the two the rule gives no verdict; the ceilings are read against the \
+             derived limits, each kernel against the measured ceiling that binds it.",
+            crate::report::CLOSE_TO_DONE_PCT,
+            crate::report::SOMETHING_WRONG_PCT
         );
         let above = |memory: bool| -> Vec<&str> {
             self.rows
@@ -646,16 +744,23 @@ impl crate::lesson::Report for Report {
                 "samples_ms": t.samples_ms,
             })
         };
-        let merge = |mut row: serde_json::Value, t: &Timing| {
+        let merge = |mut row: serde_json::Value, t: &Timing, v: Option<Verdict>| {
             if let (Some(obj), serde_json::Value::Object(extra)) = (row.as_object_mut(), timing(t))
             {
                 obj.extend(extra);
                 obj.insert("context".into(), ctx.clone());
             }
+            add_readings(
+                &mut row,
+                v.as_ref(),
+                self.context.clocks.while_timed(t.window.as_ref()).as_ref(),
+            );
             row
         };
+
         let dram = self.info.derived_dram_bytes_per_s().map(|d| d / 1e9);
         let peak = self.info.derived_fp32_flop_per_s().map(|f| f / 1e9);
+        let of_dram = |gb_per_s: f64| verdict(gb_per_s, dram, "the derived DRAM bandwidth", "GB/s");
         let best = self.best();
         let mut lines = vec![json!({
             "variant": "ceiling-bandwidth", "symbol": null, "set_by": best.kernel.symbol(),
@@ -664,6 +769,7 @@ impl crate::lesson::Report for Report {
             "derived_limit": dram, "share_of_derived": dram.map(|d| best.gb_per_s / d),
             "context": ctx.clone(),
         })];
+        add_readings(&mut lines[0], of_dram(best.gb_per_s).as_ref(), None);
         for r in &self.streams {
             lines.push(merge(
                 json!({
@@ -675,6 +781,7 @@ impl crate::lesson::Report for Report {
                     "derived_limit": dram, "share_of_derived": dram.map(|d| r.gb_per_s / d),
                 }),
                 &r.timing,
+                of_dram(r.gb_per_s),
             ));
         }
         lines.push(merge(
@@ -685,6 +792,7 @@ impl crate::lesson::Report for Report {
                 "derived_limit": dram, "share_of_derived": dram.map(|d| self.seed_copy_gb_per_s() / d),
             }),
             &self.copy,
+            of_dram(self.seed_copy_gb_per_s()),
         ));
         lines.push(merge(
             json!({
@@ -694,6 +802,7 @@ impl crate::lesson::Report for Report {
                 "derived_limit": peak, "share_of_derived": peak.map(|p| self.ceilings.fma_gflop_per_s / p),
             }),
             &self.fma,
+            verdict(self.ceilings.fma_gflop_per_s, peak, "the derived FP32 peak", "GFLOP/s"),
         ));
         lines.push(merge(
             json!({
@@ -703,6 +812,7 @@ impl crate::lesson::Report for Report {
                 "derived_limit": dram, "share_of_derived": dram.map(|d| self.driver_copy_gb_per_s() / d),
             }),
             &self.driver_copy,
+            of_dram(self.driver_copy_gb_per_s()),
         ));
         let mut ridge = json!({
             "variant": "ridge-point", "metric": "ridge", "value": self.ceilings.ridge(), "unit": "FLOP/byte",
@@ -733,6 +843,7 @@ impl crate::lesson::Report for Report {
                     "metric": "time", "value": r.timing.median_ms(), "unit": "ms",
                 }),
                 &r.timing,
+                r.verdict(&self.ceilings),
             ));
         }
         lines

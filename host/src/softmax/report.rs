@@ -279,7 +279,12 @@ impl crate::lesson::Report for Report {
              than HBM: no counters measure that here.\n",
             per_variant.join(", ")
         );
-        let mut t = table(&[
+        // The clock column only where a replay's clock is flagged.
+        let flagged = self
+            .rows
+            .iter()
+            .any(|row| matches!(row, Row::Ran(r) if self.context.clock_flag(&r.replay).is_some()));
+        let mut header = vec![
             "variant",
             "W",
             "T",
@@ -292,7 +297,12 @@ impl crate::lesson::Report for Report {
             "replay saves us",
             "GB/s (replay)",
             "moved",
-        ]);
+            crate::report::VERDICT_COLUMN,
+        ];
+        if flagged {
+            header.push(crate::report::CLOCK_COLUMN);
+        }
+        let mut t = table(&header);
         let mut refusals = Vec::new();
         for row in &self.rows {
             match row {
@@ -301,7 +311,7 @@ impl crate::lesson::Report for Report {
                     geometry,
                     refusal,
                 } => {
-                    t.add_row(vec![
+                    let mut cells = vec![
                         variant.label().to_string(),
                         geometry.w.to_string(),
                         geometry.t.to_string(),
@@ -314,14 +324,19 @@ impl crate::lesson::Report for Report {
                         "-".into(),
                         "-".into(),
                         "-".into(),
-                    ]);
+                        "-".into(),
+                    ];
+                    if flagged {
+                        cells.push("-".into());
+                    }
+                    t.add_row(cells);
                     let line = format!("W={} T={}: {refusal}", geometry.w, geometry.t);
                     if !refusals.contains(&line) {
                         refusals.push(line);
                     }
                 }
                 Row::Ran(r) => {
-                    t.add_row(vec![
+                    let mut cells = vec![
                         r.plan.variant.label().to_string(),
                         r.plan.geometry.w.to_string(),
                         r.plan.geometry.t.to_string(),
@@ -339,7 +354,19 @@ impl crate::lesson::Report for Report {
                             "{:.1}x",
                             r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS
                         ),
-                    ]);
+                        // Seed 002's reading of the replay's rate, and its clock.
+                        self.context
+                            .dram_verdict(compulsory_gb_per_s(elems, r.replay.median_ms()))
+                            .map_or("-".to_string(), |v| v.words()),
+                    ];
+                    if flagged {
+                        cells.push(
+                            self.context
+                                .clock_flag(&r.replay)
+                                .unwrap_or_else(|| "-".to_string()),
+                        );
+                    }
+                    t.add_row(cells);
                 }
             }
         }
@@ -455,7 +482,7 @@ impl crate::lesson::Report for Report {
                 }),
                 Row::Ran(r) => {
                     let symbol = format!("{} W{} T{}", r.plan.variant.label(), r.plan.geometry.w, r.plan.geometry.t);
-                    json!({
+                    let mut line = json!({
                         "variant": r.plan.variant.label(), "W": r.plan.geometry.w, "T": r.plan.geometry.t, "status": "ran",
                         "symbol": symbol, "samples_ms": r.replay.samples_ms,
                         "tiles_per_row": r.plan.tiles, "rows_per_launch": r.plan.group_rows, "launches": r.plan.launches,
@@ -480,7 +507,15 @@ impl crate::lesson::Report for Report {
                         "moved_over_compulsory": r.plan.variant.floats_per_elem() / COMPULSORY_FLOATS,
                         "max_rel_error": r.max_rel_error,
                         "context": ctx,
-                    })
+                    });
+                    crate::report::add_readings(
+                        &mut line,
+                        self.context
+                            .dram_verdict(compulsory_gb_per_s(elems, r.replay.median_ms()))
+                            .as_ref(),
+                        self.context.while_timed(&r.replay).as_ref(),
+                    );
+                    line
                 }
             })
             .collect()
