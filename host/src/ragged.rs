@@ -212,6 +212,51 @@ impl RaggedPair {
     }
 }
 
+/// The pairs as one table (row key, size, elements, median ms, spread,
+/// ps per element, per-element change against the noise), then one
+/// sentence per pair ([`RaggedPair::sentence`]).
+pub fn table(pairs: &[RaggedPair]) -> String {
+    let mut t = crate::report::table(&[
+        "row",
+        "size",
+        "elements",
+        "median ms",
+        "spread %",
+        "ps/element",
+        "per element vs round",
+    ]);
+    for p in pairs {
+        for edge in Edge::ALL {
+            let timing = p.timing(edge);
+            t.add_row(vec![
+                p.key(edge),
+                match edge {
+                    Edge::Round => p.round_shape.clone(),
+                    Edge::Ragged => p.ragged_shape.clone(),
+                },
+                p.elems(edge).to_string(),
+                format!("{:.4}", timing.median_ms()),
+                format!("{:.1}", timing.spread_pct()),
+                format!("{:.3}", p.ps_per_elem(edge)),
+                match edge {
+                    Edge::Round => "-".to_string(),
+                    Edge::Ragged => format!(
+                        "{:+.2}% (noise {:.2}%)",
+                        100.0 * (p.per_elem_ratio() - 1.0),
+                        p.noise_pct()
+                    ),
+                },
+            ]);
+        }
+    }
+    let mut s = format!("{t}\n");
+    for p in pairs {
+        s.push_str(&p.sentence());
+        s.push('\n');
+    }
+    s
+}
+
 /// `n` as `2^k` where it is a power of two, else as a plain number.
 pub fn shape_1d(n: usize) -> String {
     if n.is_power_of_two() {
