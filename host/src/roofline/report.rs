@@ -210,7 +210,7 @@ pub fn build(
 /// 32-byte sector boundary (the buffer itself is aligned): row r starts at
 /// byte 4 r side.
 pub fn sector_aligned_rows(side: usize) -> usize {
-    (0..side).filter(|r| (4 * r * side) % 32 == 0).count()
+    (0..side).filter(|r| (4 * r * side).is_multiple_of(32)).count()
 }
 
 fn mib(bytes: usize) -> f64 {
@@ -236,17 +236,17 @@ impl Report {
              The ragged transpose's side, {ragged_side}, is {} the {TRANSPOSE_TILE}-wide tile{}, and {} of its rows \
              start on a 32-byte sector boundary against all {} of the round side's.",
             crate::ragged::RAGGED_TAIL,
-            if z.ragged_n() % block == 0 {
+            if z.ragged_n().is_multiple_of(block) {
                 ""
             } else {
                 ", the last one partial"
             },
-            if ragged_side % TRANSPOSE_TILE as usize == 0 {
+            if ragged_side.is_multiple_of(TRANSPOSE_TILE as usize) {
                 "a multiple of"
             } else {
                 "not a multiple of"
             },
-            if ragged_side % TRANSPOSE_TILE as usize == 0 {
+            if ragged_side.is_multiple_of(TRANSPOSE_TILE as usize) {
                 ""
             } else {
                 ", so the last row and column of blocks are partial and their threads past the edge do nothing"
