@@ -780,13 +780,171 @@ fn synthetic_report() -> host::roofline::report::Report {
         host::timing::Plan::DEFAULT,
         "2026-11-29T00:00:00Z".into(),
     );
-    host::roofline::report::build(
+    let mut report = host::roofline::report::build(
         &info,
         s,
         context,
         &measured,
         timing(ms_for(Kernel::Copy, Shape::PerElement, 4000e9)),
-    )
+    );
+    report.ragged = synthetic_ragged(&s);
+    report
+}
+
+/// The round-against-ragged pairs of [`synthetic_report`]: the vector add
+/// at 2000 GB/s at both sizes (within the noise: both spreads are 2%), the
+/// guarded transpose at 2000 GB/s round and 10% more time per element at
+/// side - 1 (past the noise).
+fn synthetic_ragged(s: &Sizes) -> Vec<host::ragged::RaggedPair> {
+    use host::ragged::{Edge, RAGGED_TAIL, RaggedPair};
+    let at = |bytes_per_elem: f64, elems: usize, slower: f64| {
+        timing(bytes_per_elem * elems as f64 / 2000e9 * 1e3 * slower)
+    };
+    let n = |edge| s.ragged_launch(Kernel::VectorAdd, edge).unwrap().0;
+    let t = |edge| {
+        s.ragged_launch(Kernel::TransposeNaiveGuarded, edge)
+            .unwrap()
+            .0
+    };
+    assert_eq!(n(Edge::Ragged), s.n + RAGGED_TAIL);
+    vec![
+        RaggedPair {
+            what: Kernel::VectorAdd.label().into(),
+            stem: Kernel::VectorAdd.symbol().into(),
+            round_elems: n(Edge::Round),
+            ragged_elems: n(Edge::Ragged),
+            round_shape: "2^26".into(),
+            ragged_shape: "2^26 + 611".into(),
+            round: at(12.0, n(Edge::Round), 1.0),
+            ragged: at(12.0, n(Edge::Ragged), 1.0),
+        },
+        RaggedPair {
+            what: Kernel::TransposeNaiveGuarded.label().into(),
+            stem: Kernel::TransposeNaiveGuarded.symbol().into(),
+            round_elems: t(Edge::Round),
+            ragged_elems: t(Edge::Ragged),
+            round_shape: format!("{}^2", s.side),
+            ragged_shape: format!("{}^2", s.side - 1),
+            round: at(8.0, t(Edge::Round), 1.0),
+            ragged: at(8.0, t(Edge::Ragged), 1.1),
+        },
+    ]
+}
+
+#[test]
+fn the_ragged_pairs_are_read_from_their_timings() {
+    let r = synthetic_report();
+    let table = r.table();
+    assert!(
+        table.contains("Round against ragged sizes, timed side by side"),
+        "{table}"
+    );
+    for key in [
+        "vector_add/round",
+        "vector_add/ragged",
+        "transpose_naive_guarded/round",
+        "transpose_naive_guarded/ragged",
+    ] {
+        assert!(table.contains(&format!("| {key} ")), "{key}:\n{table}");
+    }
+    assert!(
+        table.contains("vector add: 2^26 (67108864 elements) 6.000 ps/element, 2^26 + 611 (67109475 elements) 6.000 ps/element; +0.00% per element, within the noise (4.00%)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("transpose, naive, edge-guarded: 8192^2 (67108864 elements)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("the ragged edge costs +10.00% per element, past the noise (4.00%)"),
+        "{table}"
+    );
+    // From the sizes: 8192^2 is 2^26, a multiple of 256, so 611 more
+    // elements are 3 more blocks, the last partial; 8191 rows: every 8th
+    // starts on a sector, against all of 8192's.
+    assert!(
+        table.contains("launches 3 more block(s) of 256 threads for its 611 more elements, the last one partial"),
+        "{table}"
+    );
+    assert!(
+        table.contains("8191, is not a multiple of the 32-wide tile")
+            && table
+                .contains("1024 of its rows start on a 32-byte sector boundary against all 8192"),
+        "{table}"
+    );
+    let lines = r.json_lines();
+    let keys: Vec<&str> = lines.iter().filter_map(|l| l["key"].as_str()).collect();
+    assert!(
+        keys.contains(&"vector_add/ragged") && keys.contains(&"transpose_naive_guarded/round"),
+        "{keys:?}"
+    );
+    let reading = lines
+        .iter()
+        .find(|l| {
+            l["variant"] == "round-vs-ragged" && l["round_key"] == "transpose_naive_guarded/round"
+        })
+        .unwrap();
+    assert_eq!(reading["verdict"], "costlier");
+    // Every row key is distinct, so --record and --baseline keep working.
+    let runs = host::record::runs_of(&lines).unwrap();
+    assert_eq!(runs.len(), 1);
+}
+
+#[test]
+fn ragged_launches_cover_every_element() {
+    for s in [
+        lesson_sizes(60 << 20, 132),
+        Sizes::quick(&device(60 << 20, 132)),
+    ] {
+        use host::ragged::Edge;
+        assert!(
+            s.lesson_len() >= s.ragged_n(),
+            "the buffers hold the ragged add"
+        );
+        for edge in Edge::ALL {
+            let (n, c) = s.ragged_launch(Kernel::VectorAdd, edge).unwrap();
+            assert!(c.grid_dim.0 as usize * c.block_dim.0 as usize >= n);
+            let (len, c) = s
+                .ragged_launch(Kernel::TransposeNaiveGuarded, edge)
+                .unwrap();
+            let side = s.ragged_side(edge);
+            assert_eq!(len, side * side);
+            assert_eq!(
+                (c.block_dim.0, c.block_dim.1),
+                (TRANSPOSE_TILE, TRANSPOSE_TILE)
+            );
+            assert!(c.grid_dim.0 as usize * TRANSPOSE_TILE as usize >= side);
+            assert_eq!(c.grid_dim.0, c.grid_dim.1);
+        }
+        assert_eq!(s.ragged_side(Edge::Ragged), s.side - 1);
+        assert_ne!(
+            (s.side - 1) % TRANSPOSE_TILE as usize,
+            0,
+            "the ragged side runs the guard"
+        );
+        assert!(
+            s.ragged_launch(Kernel::TransposeTiled, Edge::Round)
+                .is_none()
+        );
+    }
+    assert_eq!(host::roofline::report::sector_aligned_rows(8192), 8192);
+    assert_eq!(host::roofline::report::sector_aligned_rows(8191), 1024);
+}
+
+#[test]
+fn the_guarded_transpose_checks_both_bounds() {
+    let b = entry_body(PTX, Kernel::TransposeNaiveGuarded.symbol()).unwrap();
+    // Both bounds before the one load and one store: two comparisons with
+    // the side, or (as LLVM writes it) one of max(row, col) with it.
+    let setp = b.matches("setp.").count();
+    assert!(setp >= 2 || (setp == 1 && b.contains("max.u64")), "{b}");
+    assert_eq!(b.matches("ld.global.nc").count(), 1, "{b}");
+    assert_eq!(b.matches("st.global").count(), 1, "{b}");
+    // The unguarded one has no comparison at all.
+    let naive = entry_body(PTX, Kernel::TransposeNaive.symbol()).unwrap();
+    assert_eq!(naive.matches("setp.").count(), 0, "{naive}");
+    assert!(!Kernel::placed().any(|k| k == Kernel::TransposeNaiveGuarded));
+    assert_eq!(Kernel::placed().count(), 10);
 }
 
 #[test]
@@ -987,8 +1145,9 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
     let lines = r.json_lines();
     assert_eq!(
         lines.len(),
-        1 + 6 + 1 + 1 + 1 + 1 + 10,
-        "the bandwidth ceiling, 6 stream rows, the seed's copy, the FMA ceiling, the driver copy, the ridge, 10 kernels"
+        1 + 6 + 1 + 1 + 1 + 1 + 10 + 2 * 3,
+        "the bandwidth ceiling, 6 stream rows, the seed's copy, the FMA ceiling, the driver copy, the ridge, 10 kernels, \
+         and per ragged pair its two sizes and its reading"
     );
     for line in &lines {
         assert_eq!(line["context"]["gpu"], "synthetic");

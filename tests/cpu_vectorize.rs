@@ -6,6 +6,7 @@
 use half::f16;
 use host::kernels::KernelId;
 use host::ptx::{PTX, entries, entry_body};
+use host::ragged::Edge;
 use host::vectorize::{Dtype, Kernel, reference, sass_128_counts, vectorized_add_host};
 use kernels_gpu::vectorize::*;
 
@@ -178,29 +179,175 @@ impl Ulp16 for f16 {
 #[test]
 fn launch_shapes_cover_vectors_and_tail() {
     let sizes = host::vectorize::Sizes::new(&lab_tests::profile("H200").info(), false);
-    assert_eq!(
-        sizes.buffer_bytes,
-        256 << 20,
-        "64 MiB doubled to 4x a 60 MiB L2"
-    );
     for d in Dtype::ALL {
-        for n in [1, 3, 10, 41, CHECK_ELEMS, sizes.timed(d)] {
+        assert_eq!(
+            sizes.elems(d, Edge::Round) * d.size(),
+            256 << 20,
+            "64 MiB doubled to 4x a 60 MiB L2"
+        );
+        for n in [
+            1,
+            3,
+            10,
+            41,
+            CHECK_ELEMS,
+            sizes.elems(d, Edge::Round),
+            sizes.elems(d, Edge::Ragged),
+        ] {
             let c = Kernel::Vec16(d).launch_config(n);
             let threads = c.grid_dim.0 as usize * c.block_dim.0 as usize;
             assert!(
                 threads >= n / d.width() && threads >= n % d.width(),
                 "{d:?} n = {n}"
             );
+            assert_eq!(
+                Kernel::Vec16(d).threads(n),
+                (n / d.width()).max(n % d.width())
+            );
             let c = Kernel::Scalar(d).launch_config(n);
             assert!(c.grid_dim.0 as usize * c.block_dim.0 as usize >= n);
         }
-        assert!(sizes.timed(d) * d.size() <= sizes.buffer_bytes);
-        assert_ne!(
-            sizes.timed(d) % d.width(),
-            0,
-            "the timed size runs the tail"
+    }
+}
+
+#[test]
+fn the_timed_sizes_are_a_round_and_a_ragged_pair() {
+    use host::ragged::RAGGED_TAIL;
+    for (gpu, quick) in [("H200", false), ("T4", false), ("H200", true)] {
+        let sizes = host::vectorize::Sizes::new(&lab_tests::profile(gpu).info(), quick);
+        for d in Dtype::ALL {
+            let (round, ragged) = (sizes.elems(d, Edge::Round), sizes.elems(d, Edge::Ragged));
+            assert!(round.is_power_of_two(), "{gpu} {d:?}: {round}");
+            assert_eq!(ragged, round + RAGGED_TAIL);
+            assert_eq!(round % d.width(), 0, "the round size has no tail");
+            assert_ne!(
+                ragged % d.width(),
+                0,
+                "{gpu} {d:?}: the ragged size runs the tail"
+            );
+            assert!(
+                ragged * d.size() + host::vectorize::GUARD_BYTES <= sizes.buffer_bytes,
+                "{gpu} {d:?}: the ragged size and the guard fit"
+            );
+            assert_eq!(
+                sizes.shape(d, Edge::Ragged),
+                format!("{} + 611", sizes.shape(d, Edge::Round))
+            );
+        }
+        assert_eq!(sizes.buffer_bytes % VECTOR_BYTES, 0);
+        if quick {
+            assert_eq!(sizes.elems(Dtype::F32, Edge::Round), 1 << 20);
+            assert_eq!(sizes.elems(Dtype::F64, Edge::Ragged), CHECK_ELEMS);
+        }
+    }
+    let h200 = host::vectorize::Sizes::new(&lab_tests::profile("H200").info(), false);
+    assert_eq!(h200.shape(Dtype::F32, Edge::Round), "2^26");
+    assert_eq!(h200.shape(Dtype::F16, Edge::Ragged), "2^27 + 611");
+}
+
+#[test]
+fn the_reference_bytes_are_the_reference_bits() {
+    for d in Dtype::ALL {
+        let bytes = reference::sum_bytes(d, 1000);
+        assert_eq!(bytes.len(), 1000 * d.size());
+        assert_eq!(reference::bits_of(d, &bytes), reference::sum_bits(d, 1000));
+        // Distinct sums: a wrong index reads a different value.
+        let mut bits = reference::sum_bits(d, 1000);
+        bits.sort_unstable();
+        bits.dedup();
+        assert!(
+            bits.len() > 900,
+            "{d:?}: only {} distinct sums of 1000",
+            bits.len()
         );
     }
+}
+
+#[test]
+fn the_seed_launches_show_the_seeds_values() {
+    // 32 bytes per array: 8 floats, 4 doubles, 16 halves; two vectors each.
+    for (d, n) in [(Dtype::F32, 8), (Dtype::F64, 4), (Dtype::F16, 16)] {
+        assert_eq!(SEED_BUDGET_BYTES / d.size(), n);
+        assert_eq!(n / d.width(), 2, "{d:?}: <<<1, 2>>>");
+        let sums: Vec<f64> = (0..n)
+            .map(|i| reference::add_in(d, reference::seed_a(i), reference::seed_b(i)))
+            .collect();
+        let want: Vec<f64> = (1..=n).map(|i| 101.0 * i as f64).collect();
+        assert_eq!(sums, want, "{d:?}");
+        // The bytes the GPU is handed hold those values exactly.
+        for i in 0..n {
+            let b = reference::to_bytes(d, reference::seed_b(i));
+            assert_eq!(
+                reference::value_of(d, reference::element_bits(d, &b)),
+                reference::seed_b(i)
+            );
+        }
+    }
+    // The seed's own printed line for the float4 launch.
+    let launch = host::vectorize::SeedLaunch {
+        dtype: "f32",
+        vector: "float4",
+        elems: 8,
+        bytes_per_array: 32,
+        width: 4,
+        grid: 1,
+        block: 2,
+        got: (1..=8).map(|i| 101.0 * i as f64).collect(),
+        want: (1..=8).map(|i| 101.0 * i as f64).collect(),
+    };
+    let lines = launch.lines();
+    assert_eq!(
+        lines[0],
+        "float4  <<<1, 2>>>: 2 threads x one float4 (16 bytes) = 8 x f32 (32 bytes a buffer)"
+    );
+    assert_eq!(
+        lines[1],
+        "  GPU out:        101 202 303 404 505 606 707 808"
+    );
+    assert_eq!(
+        lines[2],
+        "  host reference: 101 202 303 404 505 606 707 808"
+    );
+}
+
+#[test]
+fn the_ragged_reading_follows_the_timings() {
+    use host::ragged::{EdgeCost, RaggedPair};
+    use host::timing::Timing;
+    let t = |ms: &[f64]| Timing::new(ms.to_vec());
+    let round = 1usize << 26;
+    let pair = |round_ms: &[f64], ragged_ms: &[f64]| RaggedPair {
+        what: "add_vec16_f32".into(),
+        stem: "add_vec16_f32".into(),
+        round_elems: round,
+        ragged_elems: round + 611,
+        round_shape: "2^26".into(),
+        ragged_shape: "2^26 + 611".into(),
+        round: t(round_ms),
+        ragged: t(ragged_ms),
+    };
+    // 0.2000 ms for 2^26: 2.980 ps per element; the ragged size at the same
+    // rate takes 0.2000018 ms. Spreads of 1% each: within the noise.
+    let p = pair(&[0.199, 0.200, 0.201], &[0.199, 0.2000018, 0.201]);
+    assert_eq!(p.verdict(), EdgeCost::WithinNoise);
+    let s = p.sentence();
+    assert!(s.starts_with("add_vec16_f32: 2^26 (67108864 elements) 2.980 ps/element, 2^26 + 611 (67109475 elements) 2.980 ps/element"), "{s}");
+    assert!(s.contains("within the noise (2.00%)"), "{s}");
+    // 5% slower past 0.2% of spread: the edge is called, with its cost in ms.
+    let p = pair(&[0.2, 0.2002], &[0.21, 0.2102]);
+    assert_eq!(p.verdict(), EdgeCost::Costlier);
+    assert!(
+        p.sentence().contains("past the noise (0.20%)"),
+        "{}",
+        p.sentence()
+    );
+    assert!(
+        p.edge_ms() > 0.009 && p.edge_ms() < 0.011,
+        "{}",
+        p.edge_ms()
+    );
+    assert_eq!(p.key(Edge::Round), "add_vec16_f32/round");
+    assert_eq!(p.json()["verdict"], "costlier");
 }
 
 #[test]

@@ -9,6 +9,7 @@
 use host::compare::{Agreement, Side};
 use host::gpu::Gpu;
 use host::kernels::KernelId;
+use host::ragged::Edge;
 use host::roofline::{self, Kernel, Roofline, Sizes};
 use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
 
@@ -144,6 +145,28 @@ fn clock_readings_fall_in_the_rows_window(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// The round-against-ragged kernels at both sizes on one side: the vector
+/// add at n and n + 611 (every element exact), the guarded transpose at
+/// side and side - 1 (bit for bit), each with the guard after its output.
+fn ragged_sizes_check(gpu: &Gpu, side: Side) -> Result<(), String> {
+    let mut lesson = Roofline::new(gpu, small(gpu)).map_err(|e| e.to_string())?;
+    use_side::<roofline::RooflineLesson>(gpu, &mut lesson, side)?;
+    for kernel in Kernel::RAGGED {
+        for edge in Edge::ALL {
+            let failures = lesson.check_at(kernel, edge).map_err(|e| e.to_string())?;
+            if let Some(f) = failures.first() {
+                return Err(f.to_string());
+            }
+        }
+    }
+    // The fills are restored: the placed kernels still pass.
+    let failures = lesson.check(Kernel::VectorAdd).map_err(|e| e.to_string())?;
+    match failures.first() {
+        Some(f) => Err(f.to_string()),
+        None => Ok(()),
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials(check);
     trials.extend([
@@ -154,8 +177,24 @@ fn main() -> std::process::ExitCode {
             "clock_readings_fall_in_the_rows_window",
             clock_readings_fall_in_the_rows_window,
         ),
+        trial("ragged_sizes_check_rust", |gpu| {
+            ragged_sizes_check(gpu, Side::Rust)
+        }),
+        trial("ragged_sizes_check_cuda_c", |gpu| {
+            ragged_sizes_check(gpu, Side::CudaC)
+        }),
         trial("roofline::the_lesson_runs_quick", |gpu| {
-            lab_tests::run_quick::<roofline::RooflineLesson>(gpu).map(drop)
+            let (table, lines) = lab_tests::run_quick::<roofline::RooflineLesson>(gpu)?;
+            for want in [
+                "| vector_add/ragged ",
+                "| transpose_naive_guarded/ragged ",
+                "95^2 (9025 elements)",
+            ] {
+                if !table.contains(want) {
+                    return Err(format!("the report lacks `{want}`:\n{table}"));
+                }
+            }
+            host::record::runs_of(&lines).map(drop)
         }),
     ]);
     run_gpu_trials(trials)

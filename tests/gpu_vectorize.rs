@@ -6,7 +6,7 @@
 use host::compare::Side;
 use host::gpu::Gpu;
 use host::kernels::KernelId;
-use host::vectorize::{self, Kernel, Sizes, Vectorize};
+use host::vectorize::{self, Dtype, Kernel, Sizes, Vectorize};
 use kernels_gpu::vectorize::CHECK_ELEMS;
 use lab_tests::{run_gpu_trials, trial, use_side};
 
@@ -15,11 +15,37 @@ fn check_all(gpu: &Gpu, side: Side) -> Result<(), String> {
     let mut lesson = Vectorize::new(gpu, &sizes).map_err(|e| e.to_string())?;
     use_side::<vectorize::VectorizeLesson>(gpu, &mut lesson, side)?;
     for &k in Kernel::ALL {
-        for n in [1, 3, 7, 10, 41, 4099, CHECK_ELEMS] {
+        for n in [1, 3, 7, 10, 41, 4099, 1 << 20, CHECK_ELEMS] {
             if let (Some(f), _) = lesson.check(k, n).map_err(|e| e.to_string())? {
                 return Err(f.to_string());
             }
         }
+    }
+    Ok(())
+}
+
+/// The seed's small launches (32 bytes per array, `<<<1, 2>>>`) on one
+/// side: each output is the seed's 101, 202, ... and matches the host's.
+fn seed_launches(gpu: &Gpu, side: Side) -> Result<(), String> {
+    let sizes = Sizes::new(&gpu.info, true);
+    let mut lesson = Vectorize::new(gpu, &sizes).map_err(|e| e.to_string())?;
+    use_side::<vectorize::VectorizeLesson>(gpu, &mut lesson, side)?;
+    for (d, n) in [(Dtype::F32, 8), (Dtype::F64, 4), (Dtype::F16, 16)] {
+        let (failure, launch) = lesson.seed_launch(d).map_err(|e| e.to_string())?;
+        if let Some(f) = failure {
+            return Err(f.to_string());
+        }
+        let want: Vec<f64> = (1..=n).map(|i| 101.0 * i as f64).collect();
+        if launch.got != want || launch.want != want || (launch.grid, launch.block) != (1, 2) {
+            return Err(format!("{d:?}: {launch:?}"));
+        }
+    }
+    // The fills are back after a seed launch: a check still passes.
+    if let (Some(f), _) = lesson
+        .check(Kernel::Vec16(Dtype::F32), CHECK_ELEMS)
+        .map_err(|e| e.to_string())?
+    {
+        return Err(f.to_string());
     }
     Ok(())
 }
@@ -32,14 +58,32 @@ fn main() -> std::process::ExitCode {
         trial("vectorize::every_add_is_bit_exact_cuda_c", |gpu| {
             check_all(gpu, Side::CudaC)
         }),
+        trial("vectorize::seed_launches_rust", |gpu| {
+            seed_launches(gpu, Side::Rust)
+        }),
+        trial("vectorize::seed_launches_cuda_c", |gpu| {
+            seed_launches(gpu, Side::CudaC)
+        }),
         trial("vectorize::the_lesson_runs_quick", |gpu| {
             let (table, _) = lab_tests::run_quick::<vectorize::VectorizeLesson>(gpu)?;
-            match table.matches("\n== ").count() {
-                3 => Ok(()),
-                n => Err(format!(
-                    "expected three sections, the report has {n}:\n{table}"
-                )),
+            let sections = table.matches("\n== ").count();
+            if sections != 5 {
+                return Err(format!(
+                    "expected five sections, the report has {sections}:\n{table}"
+                ));
             }
+            for want in [
+                "  GPU out:        101 202 303 404 505 606 707 808",
+                "  host reference: 101 202 303 404",
+                "add_vec16_f32/round",
+                "add_vec16_f32/ragged",
+                "2^20 + 611 (1049187 elements)",
+            ] {
+                if !table.contains(want) {
+                    return Err(format!("the report lacks `{want}`:\n{table}"));
+                }
+            }
+            Ok(())
         }),
         trial(
             "vectorize::every_gpu_row_is_read_against_its_limit",

@@ -8,7 +8,8 @@
 //! (the list of them), [`kernels`] (a lesson's kernels, named once, launched
 //! with checked arguments), [`sizes`] (sizes from the GPU at hand), [`gpu`]
 //! (device, module, buffers), [`timing`] (with [`clocks`], the clocks while
-//! timing), [`check`], [`report`], [`record`],
+//! timing), [`check`], [`report`], [`record`], [`ragged`] (round against
+//! ragged sizes),
 //! [`error`], and for Rust-versus-CUDA-C comparisons [`nvrtc`] and
 //! [`compare`]. One module per lesson: [`roofline`], [`fusion`],
 //! [`vectorize`], [`unroll`], [`fuse`], [`specialize`], [`harness`],
@@ -36,6 +37,7 @@ pub mod ncu;
 pub mod nvrtc;
 pub mod plot;
 pub mod ptx;
+pub mod ragged;
 pub mod record;
 pub mod report;
 pub mod roofline;

@@ -449,6 +449,41 @@ mod kernels {
         };
     }
 
+    /// `transpose_naive` with an edge guard: the same one-element-a-thread
+    /// transpose for any `side`, the threads of the partial tiles past the
+    /// last row or column doing nothing. What the round-against-ragged pair
+    /// times at `side` and `side - 1`.
+    ///
+    /// # Memory
+    /// As `transpose_naive`: a coalesced read, a write of one 32-byte sector
+    /// a lane; 8 bytes per element, 0 FLOP. At a side that is not a multiple
+    /// of 8 floats, rows no longer start on a sector boundary, so a warp's
+    /// read can straddle one more sector.
+    ///
+    /// # Launch assumption
+    /// TRANSPOSE_TILE x TRANSPOSE_TILE blocks over a grid of
+    /// ceil(side / TRANSPOSE_TILE)^2 blocks (at least covering the matrix).
+    ///
+    /// # Safety
+    /// `input` and `out` hold `side * side` floats and do not overlap.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn transpose_naive_guarded(
+        input: *const f32,
+        out: *mut f32,
+        side: u64,
+    ) {
+        let row = global_index_y();
+        let col = global_index_x();
+        if row < side && col < side {
+            // SAFETY: row and col are below side, so both indices are below
+            // side * side.
+            unsafe {
+                *out.add((col * side + row) as usize) =
+                    load_readonly(input.add((row * side + col) as usize))
+            };
+        }
+    }
+
     /// The same transpose through a shared tile padded to 33 columns.
     ///
     /// # Memory

@@ -22,6 +22,10 @@ pub const SEED_BUFFER_BYTES: usize = 64 << 20;
 /// The correctness size: odd, so no vector width and no block divides it and
 /// every tail and guard runs.
 pub const CHECK_ELEMS: usize = 1_048_576 + 611;
+/// The seed's small launches' budget: 32 bytes per array, two 16-byte
+/// vectors, launched `<<<1, 2>>>` (8 floats as float4, 4 doubles as
+/// double2, 16 halves as eight halves).
+pub const SEED_BUDGET_BYTES: usize = 32;
 /// The seed's two traced sizes: 10 (2 vectors and a tail of 2) and 41 (10
 /// vectors and a tail of 1).
 pub const TRACED_SIZES: [usize; 2] = [10, 41];
@@ -72,6 +76,10 @@ const _: () = assert!(
     "eight halves are 16 bytes"
 );
 const _: () = assert!(CHECK_ELEMS % 2 == 1, "odd: no width divides it");
+const _: () = assert!(
+    SEED_BUDGET_BYTES.is_multiple_of(VECTOR_BYTES),
+    "the seed's budget is whole vectors, no tail"
+);
 const _: () = assert!(
     SEED_BUFFER_BYTES.is_multiple_of(VECTOR_BYTES),
     "whole vectors fit the buffers, at every doubling"

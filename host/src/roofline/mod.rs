@@ -20,14 +20,16 @@ use crate::fill;
 use crate::gpu::{DeviceInfo, Gpu};
 use crate::kernels::{KernelId, KernelSet};
 use crate::lesson::{self, Capabilities, Outcome, RunOptions};
+use crate::ragged::{Edge, RAGGED_TAIL, RaggedPair, shape_1d, time_pair};
 use crate::report::Context;
 use crate::sizes::{LessonSizes, Stream, grown_side};
 use crate::timing::{self, Plan, Timing};
 
 crate::kernel_ids! {
-    /// The fifteen kernels, in table order: the seed's copy, the three
-    /// streams the bandwidth ceiling is the best of, the ten placed kernels,
-    /// the FMA ceiling. Each with its exported symbol (the CUDA C twin's
+    /// The sixteen kernels, in table order: the seed's copy, the three
+    /// streams the bandwidth ceiling is the best of, the ten placed kernels
+    /// and the guarded naive transpose (timed at a round and a ragged side,
+    /// not placed), the FMA ceiling. Each with its exported symbol (the CUDA C twin's
     /// name too) and its parameters, as `kernels-gpu` declares them.
     pub enum Kernel {
         /// The seed's bandwidth ceiling, kept as a labelled row: (in, out, n / 4 float4s).
@@ -46,6 +48,9 @@ crate::kernel_ids! {
         TransposeNaive = "transpose_naive" (Ptr, Ptr, U64),
         /// Transpose through a padded shared tile.
         TransposeTiled = "transpose_tiled" (Ptr, Ptr, U64),
+        /// The naive transpose with an edge guard, for any side: the
+        /// round-against-ragged pair's 2D kernel (not placed).
+        TransposeNaiveGuarded = "transpose_naive_guarded" (Ptr, Ptr, U64),
         /// Matmul, one thread per output, straight from global memory: (a, b, c, dim).
         MatmulNaive = "matmul_naive" (Ptr, Ptr, Ptr, U64),
         /// Matmul through 16 x 16 shared tiles.
@@ -64,13 +69,21 @@ crate::kernel_ids! {
 }
 
 impl Kernel {
-    /// The ten kernels placed on the roofline (all but the ceilings' own).
+    /// The ten kernels placed on the roofline (all but the ceilings' own
+    /// and the guarded transpose, which the ragged pair times).
     pub fn placed() -> impl Iterator<Item = Kernel> {
-        Kernel::ALL
-            .iter()
-            .copied()
-            .filter(|k| !matches!(k, Kernel::Copy | Kernel::FmaPeak) && !k.is_stream())
+        Kernel::ALL.iter().copied().filter(|k| {
+            !matches!(
+                k,
+                Kernel::Copy | Kernel::FmaPeak | Kernel::TransposeNaiveGuarded
+            ) && !k.is_stream()
+        })
     }
+
+    /// The kernels timed at a round and a ragged size side by side: the
+    /// vector add at n and n + [`RAGGED_TAIL`], the guarded naive transpose
+    /// at side and side - 1.
+    pub const RAGGED: [Kernel; 2] = [Kernel::VectorAdd, Kernel::TransposeNaiveGuarded];
 
     /// The three streams the bandwidth ceiling is the best of.
     pub const STREAMS: [Kernel; 3] = [Kernel::StreamDot, Kernel::StreamCopy, Kernel::StreamTriad];
@@ -104,6 +117,7 @@ impl Kernel {
             Kernel::VectorAddPermuted => "vector add, stride 32",
             Kernel::TransposeNaive => "transpose, naive",
             Kernel::TransposeTiled => "transpose, tiled",
+            Kernel::TransposeNaiveGuarded => "transpose, naive, edge-guarded",
             Kernel::MatmulNaive => "matmul, naive",
             Kernel::MatmulTiled => "matmul, tiled 16",
             Kernel::Reduce => "block reduction",
@@ -253,7 +267,7 @@ impl Sizes {
     /// Floats of the inputs the placed kernels read: `a` and `b` hold them
     /// (on the host too), followed by the rest of the streams' floats.
     pub fn lesson_len(&self) -> usize {
-        self.n
+        self.ragged_n()
             .max(self.side * self.side)
             .max(self.mat_dim * self.mat_dim)
             .max(self.stencil_side * self.stencil_side)
@@ -271,6 +285,50 @@ impl Sizes {
         self.vector_blocks()
             .max(self.stream_grid(Shape::PerElement) as usize)
             .max(self.stream_blocks as usize)
+    }
+
+    /// The vector add's ragged size: n + [`RAGGED_TAIL`] elements.
+    pub fn ragged_n(&self) -> usize {
+        self.n + RAGGED_TAIL
+    }
+
+    /// Elements and launch shape of `kernel` (one of [`Kernel::RAGGED`]) at
+    /// `edge`: the vector add over n or n + [`RAGGED_TAIL`] elements; the
+    /// guarded transpose over side^2 or (side - 1)^2, its grid rounded up
+    /// to whole tiles. `None` for any other kernel.
+    pub fn ragged_launch(&self, kernel: Kernel, edge: Edge) -> Option<(usize, LaunchConfig)> {
+        let cfg = |grid_dim, block_dim| LaunchConfig {
+            grid_dim,
+            block_dim,
+            shared_mem_bytes: 0,
+        };
+        match kernel {
+            Kernel::VectorAdd => {
+                let n = match edge {
+                    Edge::Round => self.n,
+                    Edge::Ragged => self.ragged_n(),
+                };
+                let blocks = n.div_ceil(THREADS_PER_BLOCK as usize) as u32;
+                Some((n, cfg((blocks, 1, 1), (THREADS_PER_BLOCK, 1, 1))))
+            }
+            Kernel::TransposeNaiveGuarded => {
+                let side = self.ragged_side(edge);
+                let tiles = side.div_ceil(TRANSPOSE_TILE as usize) as u32;
+                Some((
+                    side * side,
+                    cfg((tiles, tiles, 1), (TRANSPOSE_TILE, TRANSPOSE_TILE, 1)),
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// The transpose side at `edge`: side, or side - 1.
+    pub fn ragged_side(&self, edge: Edge) -> usize {
+        match edge {
+            Edge::Round => self.side,
+            Edge::Ragged => self.side.saturating_sub(1),
+        }
     }
 
     /// Blocks of a one-thread-one-element launch over `n` elements.
@@ -334,13 +392,19 @@ impl Sizes {
                 self.n
             ));
         }
+        if self.side < 2 {
+            return fail(format!(
+                "transpose side {} leaves no ragged side (side - 1) to time",
+                self.side
+            ));
+        }
         if self.stencil_side < 3 {
             return fail(format!(
                 "stencil side {} has no interior",
                 self.stencil_side
             ));
         }
-        if self.n > u32::MAX as usize || self.vector_blocks() > i32::MAX as usize {
+        if self.ragged_n() > u32::MAX as usize || self.vector_blocks() > i32::MAX as usize {
             return fail(format!(
                 "n = {} is past what one launch's grid and the index fill cover",
                 self.n
@@ -436,7 +500,7 @@ pub fn launch_config(kernel: Kernel, sizes: &Sizes) -> LaunchConfig {
                 block,
             )
         }
-        Kernel::TransposeNaive | Kernel::TransposeTiled => {
+        Kernel::TransposeNaive | Kernel::TransposeTiled | Kernel::TransposeNaiveGuarded => {
             let tiles = (sizes.side / TRANSPOSE_TILE as usize) as u32;
             cfg((tiles, tiles, 1), (TRANSPOSE_TILE, TRANSPOSE_TILE, 1))
         }
@@ -660,7 +724,7 @@ impl<'g> Roofline<'g> {
                 .output(out)
                 .scalar(cols)
                 .scalar(STRIDE),
-            Kernel::TransposeNaive | Kernel::TransposeTiled => {
+            Kernel::TransposeNaive | Kernel::TransposeTiled | Kernel::TransposeNaiveGuarded => {
                 launch.input(a).output(out).scalar(side)
             }
             Kernel::MatmulNaive | Kernel::MatmulTiled => {
@@ -746,7 +810,7 @@ impl<'g> Roofline<'g> {
                 }
                 got
             }
-            Kernel::TransposeNaive | Kernel::TransposeTiled => {
+            Kernel::TransposeNaive | Kernel::TransposeTiled | Kernel::TransposeNaiveGuarded => {
                 let len = s.side * s.side;
                 let input: Vec<f32> = (0..len).map(reference::fill_index_bits).collect();
                 self.gpu.upload(&input, &mut self.a.slice_mut(..len))?;
@@ -963,6 +1027,138 @@ impl<'g> Roofline<'g> {
         })
     }
 
+    /// Launches `kernel` (one of [`Kernel::RAGGED`]) once at `edge`'s size
+    /// ([`Sizes::ragged_launch`]).
+    ///
+    /// # Errors
+    /// [`Error::Bug`] for a kernel not in [`Kernel::RAGGED`]; a launch the
+    /// driver refuses, charged to the kernel.
+    pub fn launch_at(&mut self, kernel: Kernel, edge: Edge) -> Result<()> {
+        let s = self.sizes;
+        let Some((_, cfg)) = s.ragged_launch(kernel, edge) else {
+            return Err(Error::Bug(format!(
+                "{} has no round-against-ragged launch",
+                kernel.symbol()
+            )));
+        };
+        let Roofline {
+            gpu,
+            kernels,
+            a,
+            b,
+            out,
+            ..
+        } = self;
+        let (gpu, a, b): (&Gpu, &CudaSlice<f32>, &CudaSlice<f32>) = (gpu, a, b);
+        let launch = kernels.launch(gpu, kernel);
+        let launch = match kernel {
+            Kernel::VectorAdd => {
+                let n = match edge {
+                    Edge::Round => s.n,
+                    Edge::Ragged => s.ragged_n(),
+                };
+                launch.input(a).input(b).output(out).scalar(n as u64)
+            }
+            _ => launch
+                .input(a)
+                .output(out)
+                .scalar(s.ragged_side(edge) as u64),
+        };
+        // SAFETY: the buffers hold `lesson_len()` floats, which covers
+        // n + RAGGED_TAIL and side^2 (`Sizes::lesson_len`); the grid covers
+        // every element (`Sizes::ragged_launch`), and the guarded transpose
+        // and the add check their bounds.
+        unsafe { launch.launch(cfg) }
+    }
+
+    /// Checks `kernel` (one of [`Kernel::RAGGED`]) at `edge`'s size against
+    /// its reference, every element, and the guard after them: the add
+    /// exactly over the fills, the transpose bit for bit over the
+    /// index-bits input (then the fills are restored). Returns every
+    /// failure.
+    ///
+    /// # Errors
+    /// As [`Roofline::launch_at`]; a fault charged to the kernel.
+    pub fn check_at(&mut self, kernel: Kernel, edge: Edge) -> Result<Vec<Failure>> {
+        let s = self.sizes;
+        let Some((len, _)) = s.ragged_launch(kernel, edge) else {
+            return Err(Error::Bug(format!(
+                "{} has no round-against-ragged launch",
+                kernel.symbol()
+            )));
+        };
+        let sym = kernel.symbol();
+        let what = |m: String| Failure {
+            kernel: sym,
+            detail: format!("{} size, {len} elements: {m}", edge.key()),
+        };
+        if kernel == Kernel::VectorAdd {
+            self.gpu.poison_output(&mut self.out, len)?;
+            self.launch_at(kernel, edge)?;
+            self.gpu.sync_after(sym)?;
+            let got = self.gpu.read_output(&self.out, len, sym)?;
+            let want = reference::vector_add(&self.host_a[..len], &self.host_b[..len]);
+            return Ok(first_mismatch(&got, &want, Tolerance::Exact)
+                .map(|m| what(m.to_string()))
+                .into_iter()
+                .collect());
+        }
+        let side = s.ragged_side(edge);
+        let input: Vec<f32> = (0..len).map(reference::fill_index_bits).collect();
+        self.gpu.upload(&input, &mut self.a.slice_mut(..len))?;
+        self.gpu.poison_output(&mut self.out, len)?;
+        self.launch_at(kernel, edge)?;
+        self.gpu.sync_after(sym)?;
+        let got = self.gpu.read_output(&self.out, len, sym)?;
+        self.gpu
+            .upload(&self.host_a[..len], &mut self.a.slice_mut(..len))?;
+        let want = reference::transpose(&input, side);
+        Ok(first_mismatch(&got, &want, Tolerance::Bits)
+            .map(|m| what(m.in_2d(side).to_string()))
+            .into_iter()
+            .collect())
+    }
+
+    /// Times `kernel` (one of [`Kernel::RAGGED`]) at `edge`'s size with
+    /// `plan`.
+    ///
+    /// # Errors
+    /// As [`Roofline::launch_at`].
+    pub fn time_at(&mut self, kernel: Kernel, edge: Edge, plan: Plan) -> Result<Timing> {
+        let gpu = self.gpu;
+        timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch_at(kernel, edge))
+    }
+
+    /// Both sizes of `kernel` (one of [`Kernel::RAGGED`]) timed side by
+    /// side ([`time_pair`]), as a [`RaggedPair`].
+    ///
+    /// # Errors
+    /// As [`Roofline::launch_at`].
+    pub fn time_ragged(&mut self, kernel: Kernel, plan: Plan) -> Result<RaggedPair> {
+        let s = self.sizes;
+        let (round, ragged) = time_pair(|edge| self.time_at(kernel, edge, plan))?;
+        let elems = |edge| s.ragged_launch(kernel, edge).map_or(0, |(n, _)| n);
+        let (round_shape, ragged_shape) = if kernel == Kernel::VectorAdd {
+            let r = shape_1d(s.n);
+            (r.clone(), format!("{r} + {RAGGED_TAIL}"))
+        } else {
+            (
+                format!("{}^2", s.ragged_side(Edge::Round)),
+                format!("{}^2", s.ragged_side(Edge::Ragged)),
+            )
+        };
+        Ok(RaggedPair {
+            what: kernel.label().to_string(),
+            stem: kernel.symbol().to_string(),
+            round_elems: elems(Edge::Round),
+            ragged_elems: elems(Edge::Ragged),
+            round_shape,
+            ragged_shape,
+            round,
+            ragged,
+        })
+    }
+
     /// `--profile`: one launch of each kernel in table order, then a sync;
     /// no checks, no timing. What a profiler pass needs and nothing else.
     pub fn profile(&mut self) -> Result<()> {
@@ -994,6 +1190,8 @@ pub struct Timings {
     pub measured: Vec<Measured>,
     /// The driver's `cuMemcpyDtoDAsync` of the same bytes as the copy.
     pub driver_copy: Timing,
+    /// The [`Kernel::RAGGED`] kernels, each at a round and a ragged size.
+    pub ragged: Vec<RaggedPair>,
 }
 
 /// Checks every kernel, then, only if all are right, times every kernel.
@@ -1008,7 +1206,12 @@ pub fn run(
     plan: Plan,
     progress: &indicatif::ProgressBar,
 ) -> Result<Outcome<Timings>> {
-    progress.set_length(2 * Kernel::ALL.len() as u64 + Kernel::STREAMS.len() as u64 + 1);
+    progress.set_length(
+        2 * Kernel::ALL.len() as u64 - 1
+            + Kernel::STREAMS.len() as u64
+            + 1
+            + 3 * Kernel::RAGGED.len() as u64,
+    );
     let mut failures = Vec::new();
     for &kernel in Kernel::ALL {
         progress.set_message(format!("checking {}", kernel.symbol()));
@@ -1018,11 +1221,25 @@ pub fn run(
             Err(error) => return Ok(Outcome::Faulted { failures, error }),
         }
     }
+    for kernel in Kernel::RAGGED {
+        for edge in Edge::ALL {
+            progress.set_message(format!("checking {}/{}", kernel.symbol(), edge.key()));
+            progress.inc(1);
+            match lesson.check_at(kernel, edge) {
+                Ok(found) => failures.extend(found),
+                Err(error) => return Ok(Outcome::Faulted { failures, error }),
+            }
+        }
+    }
     if !failures.is_empty() {
         return Ok(Outcome::Failed(failures));
     }
     let mut measured = Vec::with_capacity(Kernel::ALL.len() + Kernel::STREAMS.len());
-    for &kernel in Kernel::ALL {
+    // The guarded transpose is timed only in its round-against-ragged pair.
+    for &kernel in Kernel::ALL
+        .iter()
+        .filter(|&&k| k != Kernel::TransposeNaiveGuarded)
+    {
         let shapes: &[Shape] = if kernel.is_stream() {
             &Shape::ALL
         } else {
@@ -1041,9 +1258,16 @@ pub fn run(
     progress.set_message("timing cuMemcpyDtoDAsync");
     progress.inc(1);
     let driver_copy = lesson.time_driver_copy(plan)?;
+    let mut ragged = Vec::new();
+    for kernel in Kernel::RAGGED {
+        progress.set_message(format!("timing {} round and ragged", kernel.symbol()));
+        progress.inc(1);
+        ragged.push(lesson.time_ragged(kernel, plan)?);
+    }
     Ok(Outcome::Passed(Timings {
         measured,
         driver_copy,
+        ragged,
     }))
 }
 
@@ -1101,13 +1325,9 @@ impl lesson::Lesson for RooflineLesson {
         let mut lesson = Roofline::new(gpu, *sizes)?;
         let outcome = run(&mut lesson, options.plan, options.progress)?;
         Ok(outcome.map(|t| {
-            Box::new(report::build(
-                &gpu.info,
-                *sizes,
-                context,
-                &t.measured,
-                t.driver_copy,
-            )) as Box<dyn lesson::Report>
+            let mut report = report::build(&gpu.info, *sizes, context, &t.measured, t.driver_copy);
+            report.ragged = t.ragged;
+            Box::new(report) as Box<dyn lesson::Report>
         }))
     }
 

@@ -47,7 +47,8 @@ pub fn cost(kernel: Kernel, sizes: &Sizes) -> Cost {
 /// - vector add (either order): n adds; two reads and a write, 12n bytes:
 ///   1/12 FLOP per byte. The strided order visits the same index set, so the
 ///   same bytes to the byte.
-/// - transposes: 0 FLOP; 8 bytes per element, 8 side^2.
+/// - transposes (the guarded one too): 0 FLOP; 8 bytes per element,
+///   8 side^2.
 /// - naive matmul: 2d^3 FLOP (d^3 FMAs); each output element reads a row of
 ///   `a` and a column of `b`: (2d^3 + d^2) floats with the writes.
 /// - tiled matmul: the same FLOP; each element is loaded once per tile step
@@ -81,7 +82,9 @@ pub fn cost_shaped(kernel: Kernel, sizes: &Sizes, shape: Shape) -> Cost {
         Kernel::StreamCopy => (0.0, 8.0 * m),
         Kernel::StreamTriad => (8.0 * m, 12.0 * m),
         Kernel::VectorAdd | Kernel::VectorAddPermuted => (n, 3.0 * n),
-        Kernel::TransposeNaive | Kernel::TransposeTiled => (0.0, 2.0 * side2),
+        Kernel::TransposeNaive | Kernel::TransposeTiled | Kernel::TransposeNaiveGuarded => {
+            (0.0, 2.0 * side2)
+        }
         Kernel::MatmulNaive => (2.0 * d3, 2.0 * d3 + d2),
         Kernel::MatmulTiled => (2.0 * d3, 2.0 * d3 / MAT_TILE as f64 + d2),
         Kernel::Reduce => (n - blocks, n + blocks),

@@ -19,6 +19,7 @@ use crate::gpu::{DeviceInfo, fp32_lanes_per_sm};
 use crate::kernels::KernelId;
 use crate::ncu::Counters;
 use crate::plot::{Chart, Point, Series};
+use crate::ragged::{Edge, RaggedPair};
 use crate::report::{CLOCK_COLUMN, Context, VERDICT_COLUMN, Verdict, add_readings, table, verdict};
 use crate::timing::Timing;
 
@@ -126,6 +127,9 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Nsight Compute's counters per kernel symbol, where merged.
     pub counters: Option<BTreeMap<String, Counters>>,
+    /// The [`Kernel::RAGGED`] kernels at a round and a ragged size, timed
+    /// side by side (empty where the run did not time them).
+    pub ragged: Vec<RaggedPair>,
 }
 
 /// The block shapes as the JSON context records them.
@@ -224,7 +228,15 @@ pub fn build(
         driver_copy,
         rows,
         counters: None,
+        ragged: Vec::new(),
     }
+}
+
+/// Rows of a `side` x `side` f32 matrix whose first element starts on a
+/// 32-byte sector boundary (the buffer itself is aligned): row r starts at
+/// byte 4 r side.
+pub fn sector_aligned_rows(side: usize) -> usize {
+    (0..side).filter(|r| (4 * r * side).is_multiple_of(32)).count()
 }
 
 fn mib(bytes: usize) -> f64 {
@@ -232,6 +244,45 @@ fn mib(bytes: usize) -> f64 {
 }
 
 impl Report {
+    /// The round-against-ragged section: each [`Kernel::RAGGED`] kernel at
+    /// both sizes, timed side by side, and what the ragged edge cost.
+    fn ragged_section(&self) -> String {
+        let mut s = format!(
+            "\nRound against ragged sizes, timed side by side (round, ragged, ragged, round; each size's two timings \
+             merged)\n{}",
+            crate::ragged::table(&self.ragged)
+        );
+        let z = &self.sizes;
+        let block = THREADS_PER_BLOCK as usize;
+        let extra_blocks = z.ragged_n().div_ceil(block) - z.n.div_ceil(block);
+        let ragged_side = z.ragged_side(Edge::Ragged);
+        let _ = writeln!(
+            s,
+            "The ragged vector add launches {extra_blocks} more block(s) of {block} threads for its {} more elements{}. \
+             The ragged transpose's side, {ragged_side}, is {} the {TRANSPOSE_TILE}-wide tile{}, and {} of its rows \
+             start on a 32-byte sector boundary against all {} of the round side's.",
+            crate::ragged::RAGGED_TAIL,
+            if z.ragged_n().is_multiple_of(block) {
+                ""
+            } else {
+                ", the last one partial"
+            },
+            if ragged_side.is_multiple_of(TRANSPOSE_TILE as usize) {
+                "a multiple of"
+            } else {
+                "not a multiple of"
+            },
+            if ragged_side.is_multiple_of(TRANSPOSE_TILE as usize) {
+                ""
+            } else {
+                ", so the last row and column of blocks are partial and their threads past the edge do nothing"
+            },
+            sector_aligned_rows(ragged_side),
+            sector_aligned_rows(z.side),
+        );
+        s
+    }
+
     /// The measured-bytes section: what DRAM, L2 and L1 actually moved per
     /// kernel (one launch each, from ncu), beside the compulsory bytes.
     fn counters_table(&self, counters: &BTreeMap<String, Counters>) -> String {
@@ -724,6 +775,9 @@ impl crate::lesson::Report for Report {
                 right_above.join(", ")
             );
         }
+        if !self.ragged.is_empty() {
+            s.push_str(&self.ragged_section());
+        }
         if let Some(counters) = &self.counters {
             s.push_str(&self.counters_table(counters));
         }
@@ -845,6 +899,29 @@ impl crate::lesson::Report for Report {
                 &r.timing,
                 r.verdict(&self.ceilings),
             ));
+        }
+        for p in &self.ragged {
+            for edge in Edge::ALL {
+                lines.push(merge(
+                    json!({
+                        "variant": format!("{}, {} size", p.what, edge.key()),
+                        "symbol": p.stem, "key": p.key(edge), "edge": edge,
+                        "elements": p.elems(edge),
+                        "shape_text": match edge { Edge::Round => &p.round_shape, Edge::Ragged => &p.ragged_shape },
+                        "ps_per_element": p.ps_per_elem(edge),
+                        "metric": "time", "value": p.timing(edge).median_ms(), "unit": "ms",
+                    }),
+                    p.timing(edge),
+                    // The pair reads the edge's cost, not the row against a limit.
+                    None,
+                ));
+            }
+            let mut reading = p.json();
+            if let Some(obj) = reading.as_object_mut() {
+                obj.insert("variant".into(), json!("round-vs-ragged"));
+                obj.insert("context".into(), ctx.clone());
+            }
+            lines.push(reading);
         }
         lines
     }

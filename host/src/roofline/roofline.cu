@@ -106,6 +106,16 @@ __global__ void transpose_naive(const float* __restrict__ in, float* __restrict_
     out[col * side + row] = in[row * side + col];
 }
 
+// transpose_naive with an edge guard, for any side. Memory: as
+// transpose_naive. Launch: TRANSPOSE_TILE^2 blocks, ceil(side / TRANSPOSE_TILE)^2
+// of them; the threads past the last row or column do nothing.
+__global__ void transpose_naive_guarded(const float* __restrict__ in, float* __restrict__ out,
+                                        unsigned long long side) {
+    const unsigned long long row = (unsigned long long)blockIdx.y * blockDim.y + threadIdx.y;
+    const unsigned long long col = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < side && col < side) out[col * side + row] = in[row * side + col];
+}
+
 // The transpose through a shared tile padded to 33 columns. Memory: both
 // sides coalesced, no bank conflicts. Launch: as transpose_naive; every
 // thread reaches the barrier.

@@ -17,6 +17,7 @@ use crate::gpu::Gpu;
 use crate::kernels::{KernelId, KernelSet, Param};
 use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
 use crate::ptx::{PTX, PtxMix, entry_body};
+use crate::ragged::{Edge, RAGGED_TAIL, RaggedPair, shape_1d, time_pair};
 use crate::report::Context;
 use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
@@ -120,13 +121,19 @@ impl Kernel {
         }
     }
 
-    /// The launch over `n` elements: the vector add needs max(n / W, n % W)
-    /// threads, the scalar add n.
-    pub fn launch_config(self, n: usize) -> LaunchConfig {
-        let threads = match self {
+    /// Threads the kernel's launch assumption needs over `n` elements: the
+    /// vector add max(n / W, n % W), the scalar add n.
+    pub fn threads(self, n: usize) -> usize {
+        match self {
             Kernel::Scalar(_) => n,
             Kernel::Vec16(d) => (n / d.width()).max(n % d.width()),
-        };
+        }
+    }
+
+    /// The launch over `n` elements: blocks of THREADS_PER_BLOCK covering
+    /// [`Kernel::threads`].
+    pub fn launch_config(self, n: usize) -> LaunchConfig {
+        let threads = self.threads(n);
         LaunchConfig {
             grid_dim: (
                 threads.div_ceil(THREADS_PER_BLOCK as usize).max(1) as u32,
@@ -140,49 +147,79 @@ impl Kernel {
 }
 
 /// The lesson's sizes: three buffers (a, b, out) of `buffer_bytes` each,
-/// and the elements each timed add runs over.
+/// and the two sizes each add is timed at: a round one (a power of two of
+/// elements) and a ragged one beside it (the round one plus
+/// [`RAGGED_TAIL`], which leaves a tail in every type).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Sizes {
-    /// Bytes of each of the three buffers.
+    /// Bytes of each of the three buffers: the ragged size of the widest
+    /// type and the check's guard.
     pub buffer_bytes: usize,
-    /// Elements of each timed add, per element type in [`Dtype::ALL`] order.
-    pub timed_elems: [usize; 3],
+    /// Elements of each add at the round size, per element type in
+    /// [`Dtype::ALL`] order.
+    pub round_elems: [usize; 3],
+    /// Elements at the ragged size: the round size plus [`RAGGED_TAIL`].
+    pub ragged_elems: [usize; 3],
     /// The odd correctness size.
     pub check_elems: usize,
     /// The seed's traced sizes.
     pub traced: [usize; 2],
 }
 
+const _: () = assert!(
+    CHECK_ELEMS == (1 << 20) + RAGGED_TAIL,
+    "--quick's ragged size is the check size, its round one 2^20"
+);
+
 impl Sizes {
-    /// A full run on `info`'s GPU: buffers grown from [`SEED_BUFFER_BYTES`]
-    /// to at least 4x the L2; each timed add one element short of filling
-    /// a buffer beside the check's guard, which leaves a tail in every type.
-    /// `quick`: buffers for the check size, and the timed adds at it.
+    /// A full run on `info`'s GPU: round sizes of [`SEED_BUFFER_BYTES`]
+    /// grown by powers of two to at least 4x the L2 (see
+    /// [`crate::sizes::grown`]), so each is 2^k elements of every type; the
+    /// ragged sizes [`RAGGED_TAIL`] elements more. `quick`: 2^20 elements
+    /// round and the check size ([`CHECK_ELEMS`] = 2^20 + 611) ragged,
+    /// cache-resident.
     pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
         let largest = Dtype::ALL.iter().map(|d| d.size()).max().unwrap_or(8);
-        let buffer_bytes = if quick {
-            (CHECK_ELEMS * largest + GUARD_BYTES).next_multiple_of(VECTOR_BYTES)
+        let round_elems = if quick {
+            Dtype::ALL.map(|_| CHECK_ELEMS - RAGGED_TAIL)
         } else {
-            grown(SEED_BUFFER_BYTES, 1, info.l2_bytes)
+            let bytes = grown(SEED_BUFFER_BYTES, 1, info.l2_bytes);
+            Dtype::ALL.map(|d| bytes / d.size())
         };
-        let timed = |d: Dtype| {
-            if quick {
-                CHECK_ELEMS
-            } else {
-                (buffer_bytes - GUARD_BYTES) / d.size() - 1
-            }
-        };
+        let ragged_elems = round_elems.map(|n| n + RAGGED_TAIL);
+        let buffer_bytes = Dtype::ALL
+            .iter()
+            .zip(ragged_elems)
+            .map(|(d, n)| n * d.size())
+            .max()
+            .unwrap_or(CHECK_ELEMS * largest)
+            .max(CHECK_ELEMS * largest);
         Sizes {
-            buffer_bytes,
-            timed_elems: Dtype::ALL.map(timed),
+            buffer_bytes: (buffer_bytes + GUARD_BYTES).next_multiple_of(VECTOR_BYTES),
+            round_elems,
+            ragged_elems,
             check_elems: CHECK_ELEMS,
             traced: TRACED_SIZES,
         }
     }
 
-    /// Elements the timed add of `d` runs over.
-    pub fn timed(&self, d: Dtype) -> usize {
-        self.timed_elems[Dtype::ALL.iter().position(|&x| x == d).unwrap_or(0)]
+    /// Elements of `d`'s add at `edge`'s size.
+    pub fn elems(&self, d: Dtype, edge: Edge) -> usize {
+        let i = Dtype::ALL.iter().position(|&x| x == d).unwrap_or(0);
+        match edge {
+            Edge::Round => self.round_elems[i],
+            Edge::Ragged => self.ragged_elems[i],
+        }
+    }
+
+    /// How `d`'s size at `edge` is written for people (`2^26`,
+    /// `2^26 + 611`).
+    pub fn shape(&self, d: Dtype, edge: Edge) -> String {
+        let round = shape_1d(self.elems(d, Edge::Round));
+        match edge {
+            Edge::Round => round,
+            Edge::Ragged => format!("{round} + {RAGGED_TAIL}"),
+        }
     }
 }
 
@@ -291,6 +328,59 @@ pub fn vectorized_add_host(out: &mut [f32], a: &[f32], b: &[f32], width: usize) 
     trace
 }
 
+/// One of the seed's small launches, as it ran: its budget, its launch
+/// shape and the values it wrote beside the host's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SeedLaunch {
+    /// The element type (`f32`).
+    pub dtype: &'static str,
+    /// The vector type (`float4`).
+    pub vector: &'static str,
+    /// Elements per array.
+    pub elems: usize,
+    /// Bytes per array ([`SEED_BUDGET_BYTES`]).
+    pub bytes_per_array: usize,
+    /// Elements per vector.
+    pub width: usize,
+    /// Blocks.
+    pub grid: u32,
+    /// Threads per block: one vector each.
+    pub block: u32,
+    /// What the GPU wrote, element by element.
+    pub got: Vec<f64>,
+    /// The host's sums.
+    pub want: Vec<f64>,
+}
+
+impl SeedLaunch {
+    /// The report's lines: the launch, then the GPU's values above the
+    /// host reference's.
+    pub fn lines(&self) -> Vec<String> {
+        let show = |v: &[f64]| {
+            v.iter()
+                .map(|x| format!("{x}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        vec![
+            format!(
+                "{:<7} <<<{}, {}>>>: {} threads x one {} ({} bytes) = {} x {} ({} bytes a buffer)",
+                self.vector,
+                self.grid,
+                self.block,
+                self.grid * self.block,
+                self.vector,
+                VECTOR_BYTES,
+                self.elems,
+                self.dtype,
+                self.bytes_per_array
+            ),
+            format!("  GPU out:        {}", show(&self.got)),
+            format!("  host reference: {}", show(&self.want)),
+        ]
+    }
+}
+
 /// The lesson's three byte buffers (a, b, out) on one GPU, holding
 /// whichever element type was last loaded.
 pub struct Vectorize<'g> {
@@ -355,13 +445,32 @@ impl<'g> Vectorize<'g> {
     }
 
     /// Launches `kernel` over `n` elements (asynchronously) on the side in
-    /// use.
+    /// use, in its [`Kernel::launch_config`].
     ///
     /// # Errors
     /// [`Error::Size`] when `n` elements (and the check's guard) do not fit
     /// the buffers; a launch error charged to the kernel.
     pub fn launch(&mut self, kernel: Kernel, n: usize) -> Result<()> {
+        self.launch_in(kernel, n, kernel.launch_config(n))
+    }
+
+    /// As [`Vectorize::launch`], in the launch shape `config`.
+    ///
+    /// # Errors
+    /// As [`Vectorize::launch`]; [`Error::Size`] for a shape with fewer
+    /// threads than the kernel's launch assumption needs for `n`.
+    fn launch_in(&mut self, kernel: Kernel, n: usize, config: LaunchConfig) -> Result<()> {
         self.fits(kernel.dtype(), n)?;
+        let threads = config.grid_dim.0 as usize * config.block_dim.0 as usize;
+        let needed = kernel.threads(n);
+        if threads < needed || config.grid_dim.1 != 1 || config.block_dim.1 != 1 {
+            return Err(Error::Size(format!(
+                "{} over {n} elements needs a 1D launch of at least {needed} threads, not {:?} x {:?}",
+                kernel.symbol(),
+                config.grid_dim,
+                config.block_dim
+            )));
+        }
         let launch = self
             .kernels
             .launch(self.gpu, kernel)
@@ -371,28 +480,36 @@ impl<'g> Vectorize<'g> {
             .scalar(n as u64);
         // SAFETY: the three buffers hold n elements of the kernel's type
         // (`fits` above), are distinct, and the grid covers the kernel's
-        // threads for n.
-        unsafe { launch.launch(kernel.launch_config(n)) }
+        // threads for n (checked above).
+        unsafe { launch.launch(config) }
     }
 
-    /// Runs `kernel` over `n` elements into a poisoned output (0xFF bytes,
-    /// NaN in every type) and checks every element's bits against the
-    /// reference, and that the GUARD_BYTES after the last element are still
-    /// poison (a stale width or a wrong tail index writes there); returns the
-    /// failure (if any) and the output's bits.
+    /// Runs `kernel` over `n` elements in `config` into a poisoned output
+    /// (0xFF bytes, NaN in every type) and reads back the n elements and
+    /// the GUARD_BYTES after them; a failure where the guard was written
+    /// (a stale width or a wrong tail index writes there) or where an
+    /// element's bytes differ from `want` (the reference's bytes of at
+    /// least n elements: a longer one's prefix serves). Returns the failure
+    /// (if any) and the n elements' bytes.
     ///
     /// # Errors
-    /// As [`Vectorize::launch`]; a fault charged to the kernel; driver
+    /// As [`Vectorize::launch_in`]; a fault charged to the kernel; driver
     /// errors.
-    pub fn check(&mut self, kernel: Kernel, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
+    fn run_checked(
+        &mut self,
+        kernel: Kernel,
+        n: usize,
+        config: LaunchConfig,
+        want: &[u8],
+        what: &str,
+    ) -> Result<(Option<Failure>, Vec<u8>)> {
         let d = kernel.dtype();
         self.fits(d, n)?;
-        self.prepare(d, n)?;
         let bytes = n * d.size();
         // 0xFF bytes: a NaN in every type, so an element never written fails.
         self.gpu
             .fill_bytes(&mut self.out.slice_mut(..bytes + GUARD_BYTES), 0xFF)?;
-        self.launch(kernel, n)?;
+        self.launch_in(kernel, n, config)?;
         self.gpu.sync_after(kernel.symbol())?;
         let mut got = vec![0u8; bytes + GUARD_BYTES];
         self.gpu
@@ -403,27 +520,139 @@ impl<'g> Vectorize<'g> {
                 source,
             })?;
         self.gpu.sync_after(kernel.symbol())?;
-        if let Some(i) = got[bytes..].iter().position(|&b| b != 0xFF) {
+        let guard = got.split_off(bytes);
+        if let Some(i) = guard.iter().position(|&b| b != 0xFF) {
             let failure = Failure {
                 kernel: kernel.symbol(),
                 detail: format!(
-                    "n = {n}: wrote past the last element, at byte {} after it",
-                    i
+                    "{what}, n = {n}: wrote past the last element, at byte {i} after it"
                 ),
             };
-            return Ok((Some(failure), reference::bits_of(d, &got[..bytes])));
+            return Ok((Some(failure), got));
         }
-        let got = reference::bits_of(d, &got[..bytes]);
-        let want = reference::sum_bits(d, n);
-        let failure = got.iter().zip(&want).position(|(g, w)| g != w).map(|i| Failure {
-            kernel: kernel.symbol(),
-            detail: format!(
-                "n = {n}: wrong at index {i}: got {}, want {} (bit-exact: one correctly rounded add)",
-                reference::show(d, got[i]),
-                reference::show(d, want[i])
-            ),
-        });
+        let failure = if got[..] == want[..bytes] {
+            None
+        } else {
+            let i = got
+                .chunks_exact(d.size())
+                .zip(want.chunks_exact(d.size()))
+                .position(|(g, w)| g != w)
+                .unwrap_or(0);
+            let bits = |b: &[u8]| reference::element_bits(d, &b[i * d.size()..(i + 1) * d.size()]);
+            Some(Failure {
+                kernel: kernel.symbol(),
+                detail: format!(
+                    "{what}, n = {n}: wrong at index {i}{}: got {}, want {} (bit-exact: one correctly rounded add)",
+                    if matches!(kernel, Kernel::Vec16(_)) && i >= n - n % d.width() {
+                        " (in the scalar tail)"
+                    } else {
+                        ""
+                    },
+                    reference::show(d, bits(&got)),
+                    reference::show(d, bits(want))
+                ),
+            })
+        };
         Ok((failure, got))
+    }
+
+    /// Runs `kernel` over `n` elements of the reference fills in its own
+    /// launch shape and checks every element's bits, and the guard after
+    /// them; returns the failure (if any) and the output's bits.
+    ///
+    /// # Errors
+    /// As [`Vectorize::launch`]; a fault charged to the kernel; driver
+    /// errors.
+    pub fn check(&mut self, kernel: Kernel, n: usize) -> Result<(Option<Failure>, Vec<u64>)> {
+        let want = reference::sum_bytes(kernel.dtype(), n);
+        let (failure, got) = self.check_against(kernel, n, &want)?;
+        Ok((failure, reference::bits_of(kernel.dtype(), &got)))
+    }
+
+    /// As [`Vectorize::check`] against `want`, the reference's bytes of at
+    /// least `n` elements (one reference serves every kernel of a type and
+    /// both timed sizes); returns the output's bytes.
+    ///
+    /// # Errors
+    /// As [`Vectorize::check`].
+    pub fn check_against(
+        &mut self,
+        kernel: Kernel,
+        n: usize,
+        want: &[u8],
+    ) -> Result<(Option<Failure>, Vec<u8>)> {
+        let d = kernel.dtype();
+        if want.len() < n * d.size() {
+            return Err(Error::Bug(format!(
+                "a reference of {} bytes for {n} {} elements",
+                want.len(),
+                d.name()
+            )));
+        }
+        self.fits(d, n)?;
+        self.prepare(d, n)?;
+        self.run_checked(kernel, n, kernel.launch_config(n), want, "fills")
+    }
+
+    /// The seed's small launch of `d`'s vector add: [`SEED_BUDGET_BYTES`]
+    /// per array (two 16-byte vectors), inputs `a[i] = i + 1` and
+    /// `b[i] = 100 (i + 1)`, launched `<<<1, 2>>>` (one vector a thread),
+    /// checked bit for bit against the host's sums and the guard after
+    /// them. Returns the failure (if any) and what ran, with the values.
+    ///
+    /// # Errors
+    /// As [`Vectorize::launch_in`]; a fault charged to the kernel; driver
+    /// errors.
+    pub fn seed_launch(&mut self, d: Dtype) -> Result<(Option<Failure>, SeedLaunch)> {
+        let n = SEED_BUDGET_BYTES / d.size();
+        let kernel = Kernel::Vec16(d);
+        let a: Vec<f64> = (0..n).map(reference::seed_a).collect();
+        let b: Vec<f64> = (0..n).map(reference::seed_b).collect();
+        let want: Vec<f64> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| reference::add_in(d, x, y))
+            .collect();
+        let bytes =
+            |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|&x| reference::to_bytes(d, x)).collect() };
+        // The buffers no longer hold the fills.
+        self.loaded = None;
+        for (dst, values) in [(&mut self.a, &a), (&mut self.b, &b)] {
+            let host = bytes(values);
+            self.gpu
+                .stream
+                .memcpy_htod(&host, &mut dst.slice_mut(..host.len()))
+                .map_err(|source| Error::Driver {
+                    call: "cuMemcpyHtoDAsync",
+                    source,
+                })?;
+        }
+        let block = (n / d.width()) as u32;
+        let config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (failure, got) =
+            self.run_checked(kernel, n, config, &bytes(&want), "the seed's launch")?;
+        let got = reference::bits_of(d, &got)
+            .into_iter()
+            .map(|bits| reference::value_of(d, bits))
+            .collect();
+        Ok((
+            failure,
+            SeedLaunch {
+                dtype: d.name(),
+                vector: d.vector_name(),
+                elems: n,
+                bytes_per_array: n * d.size(),
+                width: d.width(),
+                grid: 1,
+                block,
+                got,
+                want,
+            },
+        ))
     }
 
     /// Times `kernel` over `n` elements with `plan`.
@@ -468,7 +697,8 @@ impl Twinned for Vectorize<'_> {
     }
 
     fn time(&mut self, k: Kernel, plan: Plan) -> Result<Timing> {
-        let n = self.sizes.timed(k.dtype());
+        // The ragged size: the one that runs the tail.
+        let n = self.sizes.elems(k.dtype(), Edge::Ragged);
         Vectorize::time(self, k, n, plan)
     }
 }
@@ -614,6 +844,52 @@ impl lesson::Lesson for VectorizeLesson {
                 failures.extend(lesson.check(k, n)?.0);
             }
         }
+        // Both timed sizes, every element and the guard after them: one
+        // reference per type (the round size is a prefix of the ragged one).
+        for d in Dtype::ALL {
+            let want = reference::sum_bytes(d, sizes.elems(d, Edge::Ragged));
+            for k in [Kernel::Scalar(d), Kernel::Vec16(d)] {
+                // Ragged first: the fills it loads serve the round size too.
+                for edge in [Edge::Ragged, Edge::Round] {
+                    failures.extend(lesson.check_against(k, sizes.elems(d, edge), &want)?.0);
+                }
+            }
+        }
+
+        // The seed's small launches: one 32-byte budget per array, its
+        // values printed beside the host's.
+        let mut seed = Section::new(format!(
+            "The seed's launches: {SEED_BUDGET_BYTES} bytes per array, one {VECTOR_BYTES}-byte vector a thread"
+        ));
+        let mut launches = Vec::new();
+        for d in Dtype::ALL {
+            let (failure, launch) = lesson.seed_launch(d)?;
+            failures.extend(failure);
+            for line in launch.lines() {
+                seed.line(line);
+            }
+            launches.push(launch);
+        }
+        let covered: Vec<String> = launches
+            .iter()
+            .map(|l| format!("{} {}", l.vector, l.elems))
+            .collect();
+        let vectors: Vec<usize> = launches
+            .iter()
+            .map(|l| (l.grid * l.block) as usize)
+            .collect();
+        seed.reading = Some(format!(
+            "Every launch moved {SEED_BUDGET_BYTES} bytes per array in {} 16-byte vectors per input ({}); the elements those \
+             bytes hold differ by type: {}. Each output matched the host reference bit for bit, and the {GUARD_BYTES} \
+             bytes after it stayed unwritten.",
+            vectors.iter().max().unwrap_or(&0),
+            if vectors.iter().all(|&v| v == vectors[0]) {
+                "the same count in every type"
+            } else {
+                "a different count per type"
+            },
+            covered.join(", ")
+        ));
 
         // The width trap, from the types, the PTX and the SASS; SASS that does
         // not show one 128-bit load per input and one 128-bit store is a failed
@@ -645,7 +921,7 @@ impl lesson::Lesson for VectorizeLesson {
         trace_section.reading = Some(format!(
             "Both sizes leave a remainder, but {} leftover of {} is a smaller share than {} of {}: {:.1}% of the scalar \
              baseline against {:.1}%. The GPU kernels make the same split (n / W vectors, then n % W tail elements) and \
-             were checked bit for bit at {}, {} and {} elements.",
+             were checked bit for bit at {}, {} and {} elements, and at both timed sizes.",
             large.scalar_instructions,
             large.size,
             small.scalar_instructions,
@@ -657,32 +933,54 @@ impl lesson::Lesson for VectorizeLesson {
             CHECK_ELEMS
         ));
 
-        // Timed.
+        // Timed: every add at the round and the ragged size, side by side.
         let buffer_mib = sizes.buffer_bytes >> 20;
         let mut timed = Section::new(if quick {
-            format!("Timed (--quick: {CHECK_ELEMS} elements, cache-resident; not a DRAM figure)")
+            format!(
+                "Timed (--quick: 2^20 and {CHECK_ELEMS} elements, cache-resident; not a DRAM figure)"
+            )
         } else {
-            format!("Timed: scalar against 16-byte adds, 3 buffers of {buffer_mib} MiB")
+            format!(
+                "Timed: scalar against 16-byte adds, round and ragged sizes, 3 buffers of {buffer_mib} MiB"
+            )
         });
+        let mut pairs = Vec::new();
         for &k in Kernel::ALL {
             let d = k.dtype();
-            let n = sizes.timed(d);
-            let t = lesson.time(k, n, plan)?;
+            lesson.prepare(d, sizes.elems(d, Edge::Ragged))?;
+            let (round, ragged) = time_pair(|edge| lesson.time(k, sizes.elems(d, edge), plan))?;
             let what = match k {
-                Kernel::Scalar(_) => format!("{n} x {}, one per thread", d.name()),
-                Kernel::Vec16(_) => {
-                    format!("{n} x {}, one {} per thread", d.name(), d.vector_name())
-                }
+                Kernel::Scalar(_) => format!("{}, one per thread", d.name()),
+                Kernel::Vec16(_) => format!("{}, one {} per thread", d.name(), d.vector_name()),
             };
-            timed
-                .rows
-                .push(Row::new(k.symbol(), what, t).bytes((3 * n * d.size()) as f64));
+            let pair = RaggedPair {
+                what: format!("{} ({what})", k.symbol()),
+                stem: k.symbol().to_string(),
+                round_elems: sizes.elems(d, Edge::Round),
+                ragged_elems: sizes.elems(d, Edge::Ragged),
+                round_shape: sizes.shape(d, Edge::Round),
+                ragged_shape: sizes.shape(d, Edge::Ragged),
+                round,
+                ragged,
+            };
+            for edge in Edge::ALL {
+                let n = pair.elems(edge);
+                timed.rows.push(
+                    Row::new(
+                        pair.key(edge),
+                        format!("{} x {what}", sizes.shape(d, edge)),
+                        pair.timing(edge).clone(),
+                    )
+                    .bytes((3 * n * d.size()) as f64),
+                );
+            }
+            pairs.push(pair);
         }
         let ms = |k: Kernel| {
             timed
                 .rows
                 .iter()
-                .find(|r| r.key == k.symbol())
+                .find(|r| r.key == format!("{}/{}", k.symbol(), Edge::Round.key()))
                 .map_or(f64::NAN, |r| r.timing.median_ms())
         };
         let ratios: Vec<(Dtype, f64)> = Dtype::ALL
@@ -694,7 +992,9 @@ impl lesson::Lesson for VectorizeLesson {
             .map(|(d, r)| format!("{} {r:.2}x", d.name()))
             .collect();
         let mut reading = format!(
-            "Bytes counted: a and b read once, out written once (3 x n x element size). Scalar time / vector time: {}.",
+            "Bytes counted: a and b read once, out written once (3 x n x element size). Each size was timed twice, \
+             round, ragged, ragged, round, and each row merges its two timings' batches. Scalar time / vector time at \
+             the round size: {}.",
             shown.join(", ")
         );
         let by_width = |d: Dtype| {
@@ -713,11 +1013,36 @@ impl lesson::Lesson for VectorizeLesson {
         }
         timed.reading = Some(reading);
 
+        // What the ragged edge cost, per add.
+        let mut edge_section = Section::new(format!(
+            "Round against ragged: each add at 2^k and 2^k + {RAGGED_TAIL} elements"
+        ));
+        for p in &pairs {
+            edge_section.line(p.sentence());
+        }
+        let count = |v: crate::ragged::EdgeCost| pairs.iter().filter(|p| p.verdict() == v).count();
+        edge_section.reading = Some(format!(
+            "{RAGGED_TAIL} elements more leave a tail of n % W in every type (f32 {}, f64 {}, f16 {}), added one element \
+             a thread by the first threads of the same launch, and every element of both sizes was checked. Of the {} \
+             adds, {} cost more per element at the ragged size past the noise, {} less, {} within it (the noise: both \
+             rows' batch spreads added).",
+            sizes.elems(Dtype::F32, Edge::Ragged) % Dtype::F32.width(),
+            sizes.elems(Dtype::F64, Edge::Ragged) % Dtype::F64.width(),
+            sizes.elems(Dtype::F16, Edge::Ragged) % Dtype::F16.width(),
+            pairs.len(),
+            count(crate::ragged::EdgeCost::Costlier),
+            count(crate::ragged::EdgeCost::Cheaper),
+            count(crate::ragged::EdgeCost::WithinNoise),
+        ));
+
         SectionReport::passed(
             context,
             Findings {
-                sections: vec![trace_section, trap, timed],
-                facts: json!({"traces": traces, "width_trap": evidence}),
+                sections: vec![trace_section, seed, trap, timed, edge_section],
+                facts: json!({
+                    "traces": traces, "seed_launches": launches, "width_trap": evidence,
+                    "round_vs_ragged": pairs.iter().map(RaggedPair::json).collect::<Vec<_>>(),
+                }),
             },
         )
     }
