@@ -427,7 +427,11 @@ for lesson in "$@"; do
   for tool in memcheck racecheck synccheck initcheck; do
     log=$(mktemp)
     start=$(date +%s)
-    "$cs" --tool "$tool" --error-exitcode 86 "$lab" "$lesson" --quick > "$log" 2>&1
+    # API errors are lab's to judge: it checks every driver call's result and
+    # exits non-zero on any it does not expect, while one lesson (specialize)
+    # makes a call that must fail (a link the driver has to refuse). So the
+    # sanitizer reports memory, race, barrier and initialisation errors only.
+    "$cs" --tool "$tool" --report-api-errors no --error-exitcode 86 "$lab" "$lesson" --quick > "$log" 2>&1
     rc=$?
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1 | sed 's/^========= //')
     if [ "$rc" -eq 0 ]; then
