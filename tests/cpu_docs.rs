@@ -109,12 +109,12 @@ fn figures(text: &str) -> Vec<Figure> {
 }
 
 /// The results files a block cites: every `...results/...` path with a
-/// .jsonl, .txt or .csv name, relative to the document's folder or the
+/// .jsonl, .json, .txt or .csv name, relative to the document's folder or the
 /// repository's root.
 fn citations(text: &str, doc: &Path) -> Vec<PathBuf> {
     static CITE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let cite =
-        CITE.get_or_init(|| Regex::new(r"[\w./-]*results/[\w./-]+\.(?:jsonl|txt|csv)").unwrap());
+        CITE.get_or_init(|| Regex::new(r"[\w./-]*results/[\w./-]+\.(?:jsonl|json|txt|csv)").unwrap());
     let folder = doc.parent().expect("a document has a folder");
     cite.find_iter(text)
         .map(|m| {
