@@ -517,19 +517,23 @@ fn the_linkage_reading_follows_the_counts() {
             ("unit_b".into(), vec![70.0, 17.0]),
         ],
     };
-    let text = host::specialize::linkage_reading(&one, &Err("duplicate".into())).unwrap();
+    let refused: Result<(), String> =
+        Err(format!("Multiple definition of '{}'", weak::PLAIN_MANGLED));
+    let text = host::specialize::linkage_reading(&one, &refused).unwrap();
     assert!(text.contains("one definition"), "{text}");
+    // A link error that does not name dot4_plain is not its refusal.
+    assert!(host::specialize::linkage_reading(&one, &Err("out of memory".into())).is_err());
     let two = weak::Linked {
         definitions: vec![(2, 2), (4, 1)],
         ..one.clone()
     };
-    assert!(host::specialize::linkage_reading(&two, &Err("duplicate".into())).is_err());
+    assert!(host::specialize::linkage_reading(&two, &refused).is_err());
     assert!(host::specialize::linkage_reading(&one, &Ok(())).is_err());
     let wrong = weak::Linked {
         outputs: vec![("unit_a".into(), vec![70.0, 18.0])],
         ..one
     };
-    assert!(host::specialize::linkage_reading(&wrong, &Err("duplicate".into())).is_err());
+    assert!(host::specialize::linkage_reading(&wrong, &refused).is_err());
 }
 
 #[test]
@@ -684,17 +688,26 @@ fn the_linking_section_prints_what_it_found() {
     );
     assert!(!reading.contains("does not show"), "{reading}");
 
-    // A wrong output is a failure; an accepted control is said so.
+    // A wrong output is a failure; an accepted control is said so, and
+    // fails the run too.
     let mut bad = good_evidence();
     if let Ok(linked) = &mut bad.linked {
         linked.outputs[1].1[1] = 18.0;
     }
     bad.control = Ok(());
     let (section, failures) = host::specialize::linkage_section(&bad, PTX);
-    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures.len(), 2, "{failures:?}");
     assert!(failures[0].detail.contains("unit_b"), "{failures:?}");
+    assert!(failures[1].detail.contains("accepted dot4_plain"), "{failures:?}");
     let reading = section.reading.unwrap();
     assert!(reading.contains("accepted dot4_plain"), "{reading}");
+    // A control refused for another reason than dot4_plain is not the
+    // lesson's refusal.
+    let mut other = good_evidence();
+    other.control = Err("CUDA_ERROR_OUT_OF_MEMORY: out of memory".into());
+    let (_, failures) = host::specialize::linkage_section(&other, PTX);
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].detail.contains("does not name dot4_plain"), "{failures:?}");
     // A refused pair is a failure with the linker's log.
     bad.linked = Err("error   : something".into());
     let (_, failures) = host::specialize::linkage_section(&bad, PTX);

@@ -518,6 +518,12 @@ mod kernels {
     /// control in `controls` undoes part of that (the callers without
     /// controls pass a constant 0, so the branches fold away and the kernel
     /// carries no flag).
+    ///
+    /// # Safety
+    /// The buffers and launch assumption of [`softmax_retained`] (for
+    /// `Scope::Grid`) or [`softmax_row_retained`] (for `Scope::Row`):
+    /// every block of the grid resident at once (a cooperative launch),
+    /// `row_base` plus the rows the grid handles within the buffers' rows.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn retained_body(

@@ -192,7 +192,8 @@ mod kernels {
     ///
     /// # Launch assumption
     /// `grid_dim.x * block_dim.x * UNROLL >= n / 4` and
-    /// `grid_dim.x * block_dim.x >= n % 4` (any grid of one block or more).
+    /// `grid_dim.x * block_dim.x >= n % 4` (at least 3 threads in all, for the
+    /// tail).
     ///
     /// # Safety
     /// `a`, `b` and `out` hold `n` floats, are 16-byte aligned (every

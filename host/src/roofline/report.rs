@@ -260,7 +260,7 @@ impl Report {
             s,
             "The ragged vector add launches {extra_blocks} more block(s) of {block} threads for its {} more elements{}. \
              The ragged transpose's side, {ragged_side}, is {} the {TRANSPOSE_TILE}-wide tile{}, and {} of its rows \
-             start on a 32-byte sector boundary against all {} of the round side's.",
+             start on a 32-byte sector boundary against {} of the round side's {}.",
             crate::ragged::RAGGED_TAIL,
             if z.ragged_n().is_multiple_of(block) {
                 ""
@@ -279,6 +279,7 @@ impl Report {
             },
             sector_aligned_rows(ragged_side),
             sector_aligned_rows(z.side),
+            z.side,
         );
         s
     }

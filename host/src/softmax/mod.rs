@@ -66,7 +66,7 @@ pub const COMPULSORY_FLOATS: f64 = 2.0;
 
 /// The ways the lesson runs a softmax: the seed's families. Each megakernel
 /// family differs from one other family in one thing, which is what their
-/// difference isolates ([`Variant::isolates`]).
+/// difference isolates ([`Variant::ISOLATIONS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
     /// Three kernels; the exponentials go through global memory.

@@ -513,8 +513,17 @@ pub fn linkage_reading(
             None => wrong.push(format!("{unit} was not launched")),
         }
     }
-    if control.is_ok() {
-        wrong.push("the driver's linker accepted dot4_plain defined in both units".to_string());
+    match control {
+        Ok(()) => {
+            wrong.push("the driver's linker accepted dot4_plain defined in both units".to_string())
+        }
+        // Any link error lands here; only one that names dot4_plain is the
+        // refusal the lesson shows.
+        Err(log) if !log.contains(weak::PLAIN_MANGLED) => wrong.push(format!(
+            "the control pair failed to link, but its log does not name dot4_plain ({}): {log}",
+            weak::PLAIN_MANGLED
+        )),
+        Err(_) => {}
     }
     if !wrong.is_empty() {
         return Err(wrong.join("; "));
@@ -604,6 +613,10 @@ pub fn linkage_section(evidence: &weak::Evidence, rust_ptx: &str) -> (Section, V
             "The declarations do not show what the lesson expects: {}.",
             declared.join("; ")
         ));
+        failures.push(Failure {
+            kernel: "dot_linked (the units' PTX)",
+            detail: declared.join("; "),
+        });
     }
     match &evidence.linked {
         Ok(linked) => {
@@ -638,7 +651,13 @@ pub fn linkage_section(evidence: &weak::Evidence, rust_ptx: &str) -> (Section, V
             }
             reading.push(match linkage_reading(linked, &evidence.control) {
                 Ok(text) => text,
-                Err(wrong) => format!("The link does not show what the lesson expects: {wrong}."),
+                Err(wrong) => {
+                    failures.push(Failure {
+                        kernel: "dot_linked (the linked units)",
+                        detail: wrong.clone(),
+                    });
+                    format!("The link does not show what the lesson expects: {wrong}.")
+                }
             });
         }
         Err(log) => {
@@ -669,7 +688,13 @@ pub fn linkage_section(evidence: &weak::Evidence, rust_ptx: &str) -> (Section, V
     ));
     reading.push(match rust_linkage_reading(&kernels, weak_symbols) {
         Ok(text) => text,
-        Err(wrong) => format!("Rust's PTX does not show what the lesson expects: {wrong}."),
+        Err(wrong) => {
+            failures.push(Failure {
+                kernel: "dot_specialized (kernels-gpu's PTX)",
+                detail: wrong.clone(),
+            });
+            format!("Rust's PTX does not show what the lesson expects: {wrong}.")
+        }
     });
     section.reading = Some(reading.join(" "));
     (section, failures)

@@ -330,10 +330,13 @@ pub fn link(
         .to_vec()))
     })();
     // SAFETY: the state created above, destroyed once.
-    unsafe { sys::cuLinkDestroy(state) }
+    let destroyed = unsafe { sys::cuLinkDestroy(state) }
         .result()
-        .map_err(driver("cuLinkDestroy"))?;
-    outcome
+        .map_err(driver("cuLinkDestroy"));
+    // The link's own error first: a failed destroy after it says less.
+    let linked = outcome?;
+    destroyed?;
+    Ok(linked)
 }
 
 /// What the linked pair shows: for each instantiation of `dot_linked`, how
@@ -419,14 +422,14 @@ pub fn launch_linked(gpu: &crate::gpu::Gpu, image: Vec<u8>) -> Result<Linked> {
             .map_err(driver("cuMemcpyHtoD"))?;
         let mut launch = gpu.stream.launch_builder(&f);
         launch.arg(&a).arg(&b).arg(&mut out);
-        // SAFETY: the kernel takes (const float*, const float*, float*),
-        // reads 4 floats of each input and writes 2 of out (one thread):
-        // all allocated.
         let one_thread = LaunchConfig {
             grid_dim: (1, 1, 1),
             block_dim: (1, 1, 1),
             shared_mem_bytes: 0,
         };
+        // SAFETY: the kernel takes (const float*, const float*, float*),
+        // reads 4 floats of each input and writes 2 of out (one thread):
+        // all allocated.
         unsafe { launch.launch(one_thread) }.map_err(driver("cuLaunchKernel"))?;
         let host = gpu
             .stream

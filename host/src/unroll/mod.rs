@@ -642,10 +642,18 @@ fn combination_reading(counts: &[(Kernel, PtxCounts)]) -> Option<String> {
     let adds = v.add_f32.saturating_sub(1) as f64 / elems as f64;
     Some(format!(
         "The unrolled and vectorized add (the seed's combination) {loads}: {mv:.2} memory instructions per element \
-         against {ms:.2} in {}, {:.1}x fewer. Its adds are {adds:.2} per element ({} add.f32 for {elems} elements and \
+         against {ms:.2} in {}, {}. Its adds are {adds:.2} per element ({} add.f32 for {elems} elements and \
          the tail's one), {}",
         Kernel::UnrolledCoalesced.symbol(),
-        ms / mv,
+        if mv <= 0.0 || ms <= 0.0 {
+            "no ratio (a count is zero)".to_string()
+        } else if mv < ms {
+            format!("{:.1}x fewer", ms / mv)
+        } else if mv > ms {
+            format!("{:.1}x more", mv / ms)
+        } else {
+            "as many".to_string()
+        },
         v.add_f32,
         if (adds - 1.0).abs() < 1e-9 {
             "as many as before: on this PTX the combination cuts the loop overhead and the memory instructions, not the \
@@ -696,7 +704,7 @@ pub fn timed_reading(one_ms: f64, consecutive_ms: f64, coalesced_ms: f64, vec4_m
     let combined_verdict = if combined < 1.0 / 1.05 {
         "here the fewer instructions show as time"
     } else if combined > 1.05 {
-        "here it is the slower one despite its fewer instructions"
+        "here it is the slower one despite its fewer instructions as written"
     } else {
         "here the fewer instructions do not change the time by more than 5%: the same bytes move either way"
     };
