@@ -38,6 +38,9 @@ fn the_bands_are_the_seeds_and_unknown_limits_give_no_reading() {
     assert_eq!(band(99.9), Band::CloseToDone);
     assert_eq!(band(80.0), Band::CloseToDone);
     assert_eq!(band(79.9), Band::Between);
+    // The band follows the share as printed (one decimal).
+    assert_eq!(band(79.96), Band::CloseToDone);
+    assert_eq!(band(79.94), Band::Between);
     assert_eq!(band(15.1), Band::Between);
     assert_eq!(band(15.0), Band::SomethingWrong);
     assert_eq!(band(0.0), Band::SomethingWrong);

@@ -229,7 +229,9 @@ pub fn verdict(
         limit_value: limit,
         unit,
         share_pct,
-        band: Band::of(share_pct),
+        // The band of the share as printed (one decimal), so 79.96% never
+        // reads "80.0% ...: between the bands".
+        band: Band::of((share_pct * 10.0).round() / 10.0),
     })
 }
 
