@@ -376,16 +376,14 @@ fn profile_with_ncu(
 ) -> Result<String> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::Tool(format!("cannot find this program to profile it: {e}")))?;
-    let mut child = vec![
+    // `--ncu` and `--quick` are refused together (cli.rs), so the child
+    // profiles the sizes the report runs at.
+    let child = vec![
         args.lesson.clone(),
         "--profile".into(),
         "--device".into(),
         args.device.to_string(),
     ];
-    // The profiled run at the report's sizes.
-    if args.quick {
-        child.push("--quick".into());
-    }
     let csv = crate::ncu::profile(&exe, &child, cache).map_err(Error::Tool)?;
     let saved: PathBuf = recorded.with_file_name(format!("{}-ncu.csv", args.lesson));
     if let Some(dir) = saved.parent() {
