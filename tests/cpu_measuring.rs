@@ -192,7 +192,8 @@ fn a_section_table_reads_each_row_against_its_limit() {
             "Against the limit: seed 002's rule of thumb, 80% of the limit or more is close to done, 15% or less says \
              something is wrong, and between the two the rule gives no verdict; a GPU row is read against the derived \
              limit that binds it (the derived DRAM bandwidth 4814.3 GB/s, the derived FP32 peak 66908.2 GFLOP/s, from \
-             the driver's attributes) unless its reading names another."
+             the driver's attributes) unless its reading names another; a row whose bytes per launch fit in the L2 \
+             is not read against DRAM (its data can stay in the cache between launches)."
         ),
         "{table}"
     );
@@ -215,7 +216,11 @@ fn a_section_table_reads_each_row_against_its_limit() {
     }
     assert_eq!(
         json[0]["context"]["derived_limits"],
-        serde_json::json!({"dram_gb_per_s": DRAM_GB_S, "fp32_gflop_per_s": FP32_GFLOP_S})
+        serde_json::json!({
+            "dram_gb_per_s": DRAM_GB_S,
+            "fp32_gflop_per_s": FP32_GFLOP_S,
+            "l2_bytes": (60u64 << 20) as f64
+        })
     );
 
     // A driver attribute of 0: no verdict column, no footnote, no keys.
@@ -530,4 +535,28 @@ fn the_roofline_reads_kernels_against_the_ceiling_that_binds_them() {
     );
     assert_eq!(json[0]["limit"], "the derived DRAM bandwidth");
     assert_eq!(json[0]["limit_band"], "close_to_done");
+}
+
+#[test]
+fn a_row_whose_bytes_fit_in_the_l2_is_not_read_against_dram() {
+    let info = lab_tests::synthetic_device(60 << 20, 132);
+    let limits = DerivedLimits::of(&info);
+    assert_eq!(limits.l2_bytes, Some((60u64 << 20) as f64));
+    // 24 MB a launch in 0.01 ms: 2400 GB/s, half the derived DRAM rate, but
+    // the bytes fit in a 60 MiB L2, so DRAM is not their limit.
+    let small = Row::new("small", "small", Timing::new(vec![0.01])).bytes(24e6);
+    assert_eq!(small.verdict(&limits), None);
+    assert!(limits.fits_in_l2(Some(24e6)));
+    // The same rate over 4x the L2 is read against DRAM.
+    let big_bytes = 4.0 * (60u64 << 20) as f64;
+    let big = Row::new("big", "big", Timing::new(vec![big_bytes / 2400e6])).bytes(big_bytes);
+    let v = big.verdict(&limits).unwrap();
+    assert_eq!(v.limit, DerivedLimits::DRAM);
+    // Where the driver reports no L2, nothing is known to fit: read it.
+    let no_l2 = DerivedLimits {
+        l2_bytes: None,
+        ..limits
+    };
+    assert!(!no_l2.fits_in_l2(Some(24e6)));
+    assert_eq!(small.verdict(&no_l2).unwrap().limit, DerivedLimits::DRAM);
 }

@@ -310,7 +310,10 @@ impl Row {
             return None;
         }
         match &self.limit {
-            RowLimit::Derived => derived.binding(self.gb_per_s(), self.gflop_per_s()),
+            RowLimit::Derived => derived.binding(
+                self.gb_per_s().filter(|_| !derived.fits_in_l2(self.bytes)),
+                self.gflop_per_s(),
+            ),
             RowLimit::GbPerS { name, value } => verdict(self.gb_per_s()?, *value, name, "GB/s"),
             RowLimit::None => None,
         }

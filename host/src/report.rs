@@ -76,6 +76,10 @@ pub struct DerivedLimits {
     pub dram_gb_per_s: Option<f64>,
     /// FP32 FMA peak, GFLOP/s (10^9 FLOP per second).
     pub fp32_gflop_per_s: Option<f64>,
+    /// The L2's size, bytes (`None` where the driver reports 0): a row
+    /// whose bytes per launch fit in it is not read against DRAM
+    /// ([`DerivedLimits::fits_in_l2`]).
+    pub l2_bytes: Option<f64>,
 }
 
 impl DerivedLimits {
@@ -84,7 +88,17 @@ impl DerivedLimits {
         DerivedLimits {
             dram_gb_per_s: info.derived_dram_bytes_per_s().map(|b| b / 1e9),
             fp32_gflop_per_s: info.derived_fp32_flop_per_s().map(|f| f / 1e9),
+            l2_bytes: (info.l2_bytes > 0).then_some(info.l2_bytes as f64),
         }
+    }
+
+    /// Whether a launch that moves `bytes` fits in the L2: then its data can
+    /// stay in the cache from one back-to-back launch to the next, and DRAM
+    /// bandwidth is not its limit (the roofline and the chapter-19 lessons
+    /// size their streams to 4x the L2 or more for that reason). `false`
+    /// where either is unknown.
+    pub fn fits_in_l2(&self, bytes: Option<f64>) -> bool {
+        matches!((bytes, self.l2_bytes), (Some(b), Some(l2)) if b <= l2)
     }
 
     /// The limit name of the derived DRAM bandwidth in readings.
@@ -387,7 +401,8 @@ pub fn verdict_footnote(limits: &DerivedLimits) -> String {
         "Against the limit: seed 002's rule of thumb, {CLOSE_TO_DONE_PCT:.0}% of the limit or more is close to done, \
          {SOMETHING_WRONG_PCT:.0}% or less says something is wrong, and between the two the rule gives no verdict; a GPU \
          row is read against the derived limit that binds it ({} {}, {} {}, from the driver's attributes) unless its \
-         reading names another.",
+         reading names another; a row whose bytes per launch fit in the L2 is not read against DRAM (its data can stay \
+         in the cache between launches).",
         DerivedLimits::DRAM,
         value(limits.dram_gb_per_s, "GB/s"),
         DerivedLimits::FP32,
