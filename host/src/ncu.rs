@@ -333,18 +333,25 @@ impl Profile {
             .collect()
     }
 
-    /// Adds an `ncu` object (the first launch's counters, [`Counters::json`])
-    /// to every row whose `symbol` (or the part before a `/`) names a
-    /// profiled kernel.
+    /// Adds an `ncu` object (the kernel's first profiled launch's counters,
+    /// [`Counters::json`]) to every row whose `symbol` (or the part before a
+    /// `/`) names a profiled kernel, and `ncu_launch` (that launch's id,
+    /// grid and block): the profile launches each kernel at one size, so a
+    /// row timed at another size (a `/round` row beside its `/ragged` one,
+    /// say) says which launch its counters come from.
     pub fn annotate(&self, lines: &mut [serde_json::Value]) {
-        let first = self.by_kernel();
         for line in lines {
             let Some(symbol) = line.get("symbol").and_then(|s| s.as_str()) else {
                 continue;
             };
             let kernel = symbol.split('/').next().unwrap_or(symbol);
-            if let (Some(c), Some(obj)) = (first.get(kernel), line.as_object_mut()) {
-                obj.insert("ncu".into(), c.json());
+            let first = self.launches.iter().find(|l| l.kernel == kernel);
+            if let (Some(l), Some(obj)) = (first, line.as_object_mut()) {
+                obj.insert("ncu".into(), l.counters.json());
+                obj.insert(
+                    "ncu_launch".into(),
+                    json!({"launch": l.id, "grid": l.grid, "block": l.block}),
+                );
             }
         }
     }
@@ -680,7 +687,11 @@ mod tests {
         ];
         profile.annotate(&mut lines);
         assert_eq!(lines[0]["ncu"]["dram_bytes"], 805_306_368.0);
+        // Which launch the counters come from: the kernel's first.
+        assert_eq!(lines[0]["ncu_launch"]["launch"], 0);
+        assert!(lines[0]["ncu_launch"]["grid"].is_string(), "{}", lines[0]);
         assert!(lines[1].get("ncu").is_none());
+        assert!(lines[1].get("ncu_launch").is_none());
         let rows = profile.json_lines("fusion", &serde_json::Value::Null);
         assert_eq!(rows[1]["ncu"]["top_stalls"][0]["reason"], "long_scoreboard");
         assert!(rows.iter().all(|r| r.get("symbol").is_none()));
