@@ -23,14 +23,10 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 ///
 /// The compile-time-cost measurement (`cargo xtask specialize-cost`) builds
 /// this crate for nvptx64 with `--cfg lab_specialize_cost="1"`, `"4"` or
-/// `"16"`, which swaps in a list of that many instantiations (see the
-/// variants below); without that cfg, as in every build of the lesson, the
-/// list is the one above.
-#[cfg(not(any(
-    lab_specialize_cost = "1",
-    lab_specialize_cost = "4",
-    lab_specialize_cost = "16"
-)))]
+/// `"16"`: "1" and "16" swap in a list of that many instantiations (the
+/// variants below); "4" is this list, the lesson's own, as is every build
+/// without that cfg.
+#[cfg(not(any(lab_specialize_cost = "1", lab_specialize_cost = "16")))]
 #[macro_export]
 macro_rules! specialized_lengths {
     ($m:ident) => {
@@ -49,20 +45,6 @@ macro_rules! specialized_lengths {
 macro_rules! specialized_lengths {
     ($m:ident) => {
         $m! { dot_specialized_16 = 16 }
-    };
-}
-
-/// Cost build with four instantiations: the lesson's own list.
-#[cfg(lab_specialize_cost = "4")]
-#[macro_export]
-macro_rules! specialized_lengths {
-    ($m:ident) => {
-        $m! {
-            dot_specialized_2 = 2,
-            dot_specialized_4 = 4,
-            dot_specialized_8 = 8,
-            dot_specialized_16 = 16,
-        }
     };
 }
 
