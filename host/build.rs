@@ -26,21 +26,9 @@ use std::process::{Command, Stdio};
 
 /// The GPU architecture the PTX targets unless `LAB_PTX_ARCH` says otherwise.
 const DEFAULT_PTX_ARCH: &str = "sm_75";
-const TARGET: &str = "nvptx64-nvidia-cuda";
-
-/// Host-only settings a child cargo must not inherit.
-const HOST_ONLY_ENV: &[&str] = &[
-    "RUSTFLAGS",
-    "CARGO_ENCODED_RUSTFLAGS",
-    "CARGO_BUILD_RUSTFLAGS",
-    "CARGO_BUILD_TARGET",
-    "CARGO_TARGET_DIR",
-    "CARGO_BUILD_TARGET_DIR",
-    "RUSTC_WRAPPER",
-    "RUSTC_WORKSPACE_WRAPPER",
-    "CARGO_MAKEFLAGS",
-    "CARGO_PRIMARY_PACKAGE",
-];
+#[path = "kernel_build.rs"]
+mod kernel_build;
+use kernel_build::{TARGET, kernel_build};
 
 fn main() {
     let manifest_dir =
@@ -78,32 +66,8 @@ fn main() {
 
     let target_dir = kernel_target_dir(&out_dir);
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut child = Command::new(cargo);
-    for var in HOST_ONLY_ENV {
-        child.env_remove(var);
-    }
+    let mut child = kernel_build(&cargo, &kernels, &arch, &target_dir);
     child
-        .current_dir(&kernels)
-        .env("RUSTC_BOOTSTRAP", "1")
-        .env(
-            "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
-            format!("-Ctarget-cpu={arch}"),
-        )
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .args([
-            "rustc",
-            "--lib",
-            "--crate-type",
-            "cdylib",
-            "--release",
-            "--target",
-            TARGET,
-        ])
-        .arg("-Zbuild-std=core")
-        .arg("--manifest-path")
-        .arg(kernels.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir)
         // The child's stdout would be read as build-script directives.
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());

@@ -11,6 +11,9 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
+#[path = "../../host/kernel_build.rs"]
+mod kernel_build;
+
 use clap::{Parser, Subcommand};
 
 /// The project's commands: build the kernels and run a lesson, compare it
@@ -658,41 +661,10 @@ fn output_of(program: &str, args: &[&str]) -> String {
 /// environment, `-Ctarget-cpu=sm_75`), into `target_dir`, with
 /// `--cfg lab_specialize_cost="count"` given to the kernels crate alone.
 fn kernel_cost_build(target_dir: &Path, count: usize) -> Command {
-    let mut cmd = cargo();
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-        "CARGO_BUILD_TARGET",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_TARGET_DIR",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.current_dir(root().join("kernels-gpu"))
-        .env("RUSTC_BOOTSTRAP", "1")
-        .env(
-            "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
-            "-Ctarget-cpu=sm_75",
-        )
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .args([
-            "rustc",
-            "--lib",
-            "--crate-type",
-            "cdylib",
-            "--release",
-            "--target",
-            "nvptx64-nvidia-cuda",
-            "-Zbuild-std=core",
-            "--manifest-path",
-        ])
-        .arg(root().join("kernels-gpu/Cargo.toml"))
-        .arg("--target-dir")
-        .arg(target_dir)
-        .args(["--", "--cfg"])
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd =
+        kernel_build::kernel_build(&cargo, &root().join("kernels-gpu"), "sm_75", target_dir);
+    cmd.args(["--", "--cfg"])
         .arg(format!("lab_specialize_cost=\"{count}\""));
     cmd
 }

@@ -1,0 +1,60 @@
+//! The one cargo command that compiles the `kernels-gpu` crate to PTX, shared
+//! by `host/build.rs` (the lesson's build) and `cargo xtask specialize-cost`
+//! (which times the same build), so the two cannot drift apart. Included by
+//! path (`#[path]`) into both; it depends on std only.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The nvptx64 target triple the kernels are built for.
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Host-only settings a child cargo must not inherit: flags and wrappers
+/// meant for x86-64, the outer build's target directory and jobserver.
+pub const HOST_ONLY_ENV: &[&str] = &[
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
+    "CARGO_BUILD_TARGET",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET_DIR",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_MAKEFLAGS",
+    "CARGO_PRIMARY_PACKAGE",
+];
+
+/// `cargo rustc` building `kernels` (the kernels-gpu folder) as a release
+/// cdylib for [`TARGET`] with `-Ctarget-cpu={arch}` and `-Zbuild-std=core`
+/// into `target_dir`: `RUSTC_BOOTSTRAP=1` in the child only, the host's
+/// settings ([`HOST_ONLY_ENV`]) removed. The caller adds stdio and any
+/// arguments for rustc itself (after a `--`).
+pub fn kernel_build(cargo: &str, kernels: &Path, arch: &str, target_dir: &Path) -> Command {
+    let mut child = Command::new(cargo);
+    for var in HOST_ONLY_ENV {
+        child.env_remove(var);
+    }
+    child
+        .current_dir(kernels)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env(
+            "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
+            format!("-Ctarget-cpu={arch}"),
+        )
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .args([
+            "rustc",
+            "--lib",
+            "--crate-type",
+            "cdylib",
+            "--release",
+            "--target",
+            TARGET,
+        ])
+        .arg("-Zbuild-std=core")
+        .arg("--manifest-path")
+        .arg(kernels.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir);
+    child
+}
