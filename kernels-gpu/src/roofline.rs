@@ -367,6 +367,7 @@ mod kernels {
         }
     }
 
+    // ANCHOR: vector_add
     /// `out[i] = a[i] + b[i]`. One thread owns one element.
     ///
     /// # Memory
@@ -392,6 +393,7 @@ mod kernels {
             unsafe { *out.add(i) = load_readonly(a.add(i)) + load_readonly(b.add(i)) };
         }
     }
+    // ANCHOR_END: vector_add
 
     /// The same add over the same index set, reached in stride order:
     /// `j = col * stride + blockIdx.y`, `out[j] = a[j] + b[j]`.

@@ -76,6 +76,7 @@ __global__ void stream_triad(const float4* __restrict__ a, const float4* __restr
     }
 }
 
+// ANCHOR: vector_add
 // out[i] = a[i] + b[i], one element per thread. Memory: three coalesced
 // streams, 12 bytes per add. Launch: gridDim.x * blockDim.x >= n.
 __global__ void vector_add(const float* __restrict__ a, const float* __restrict__ b,
@@ -83,6 +84,7 @@ __global__ void vector_add(const float* __restrict__ a, const float* __restrict_
     const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i] + b[i];
 }
+// ANCHOR_END: vector_add
 
 // The same add in stride order: j = col * stride + blockIdx.y. Memory: lanes
 // sit `stride` floats apart, one sector each. Launch: x covers m columns
