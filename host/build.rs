@@ -64,6 +64,7 @@ fn main() {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     check_components(&rustc);
 
+    // ANCHOR: run_kernel_build
     let target_dir = kernel_target_dir(&out_dir);
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut child = kernel_build(&cargo, &kernels, &arch, &target_dir);
@@ -79,6 +80,7 @@ fn main() {
             "the GPU kernels in kernels-gpu failed to compile for nvptx64 (rustc's errors are above)",
         );
     }
+    // ANCHOR_END: run_kernel_build
 
     let ptx = target_dir
         .join(TARGET)

@@ -24,6 +24,7 @@ pub const HOST_ONLY_ENV: &[&str] = &[
     "CARGO_PRIMARY_PACKAGE",
 ];
 
+// ANCHOR: kernel_build
 /// `cargo rustc` building `kernels` (the kernels-gpu folder) as a release
 /// cdylib for [`TARGET`] with `-Ctarget-cpu={arch}` and `-Zbuild-std=core`
 /// into `target_dir`: `RUSTC_BOOTSTRAP=1` in the child only, the host's
@@ -58,3 +59,4 @@ pub fn kernel_build(cargo: &str, kernels: &Path, arch: &str, target_dir: &Path) 
         .arg(target_dir);
     child
 }
+// ANCHOR_END: kernel_build

@@ -303,6 +303,7 @@ impl Sizes {
             shared_mem_bytes: 0,
         };
         match kernel {
+            // ANCHOR: vector_add_shape
             Kernel::VectorAdd => {
                 let n = match edge {
                     Edge::Round => self.n,
@@ -311,6 +312,7 @@ impl Sizes {
                 let blocks = n.div_ceil(THREADS_PER_BLOCK as usize) as u32;
                 Some((n, cfg((blocks, 1, 1), (THREADS_PER_BLOCK, 1, 1))))
             }
+            // ANCHOR_END: vector_add_shape
             Kernel::TransposeNaiveGuarded => {
                 let side = self.ragged_side(edge);
                 let tiles = side.div_ceil(TRANSPOSE_TILE as usize) as u32;
@@ -1050,6 +1052,7 @@ impl<'g> Roofline<'g> {
             ..
         } = self;
         let (gpu, a, b): (&Gpu, &CudaSlice<f32>, &CudaSlice<f32>) = (gpu, a, b);
+        // ANCHOR: vector_add_launch
         let launch = kernels.launch(gpu, kernel);
         let launch = match kernel {
             Kernel::VectorAdd => {
@@ -1069,6 +1072,7 @@ impl<'g> Roofline<'g> {
         // every element (`Sizes::ragged_launch`), and the guarded transpose
         // and the add check their bounds.
         unsafe { launch.launch(cfg) }
+        // ANCHOR_END: vector_add_launch
     }
 
     /// Checks `kernel` (one of [`Kernel::RAGGED`]) at `edge`'s size against
@@ -1092,6 +1096,7 @@ impl<'g> Roofline<'g> {
             kernel: sym,
             detail: format!("{} size, {len} elements: {m}", edge.key()),
         };
+        // ANCHOR: vector_add_check
         if kernel == Kernel::VectorAdd {
             self.gpu.poison_output(&mut self.out, len)?;
             self.launch_at(kernel, edge)?;
@@ -1103,6 +1108,7 @@ impl<'g> Roofline<'g> {
                 .into_iter()
                 .collect());
         }
+        // ANCHOR_END: vector_add_check
         let side = s.ragged_side(edge);
         let input: Vec<f32> = (0..len).map(reference::fill_index_bits).collect();
         self.gpu.upload(&input, &mut self.a.slice_mut(..len))?;

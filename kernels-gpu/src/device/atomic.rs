@@ -15,6 +15,7 @@
 //! Every function takes a generic pointer that must point into global
 //! memory (the `.global` in each instruction).
 
+// ANCHOR: fetch_add_acq_rel_gpu
 /// `atomicAdd` with acquire-release ordering at GPU scope: adds `v` to `*p`
 /// and returns the old value (`atom.acq_rel.gpu.global.add.u32`).
 ///
@@ -30,7 +31,9 @@ pub unsafe fn fetch_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
     };
     old
 }
+// ANCHOR_END: fetch_add_acq_rel_gpu
 
+// ANCHOR: load_acquire_gpu
 /// A load with acquire ordering at GPU scope (`ld.acquire.gpu.global.u32`):
 /// writes another block made before a release that this load observes are
 /// visible to this thread after it.
@@ -46,6 +49,7 @@ pub unsafe fn load_acquire_gpu(p: *const u32) -> u32 {
     };
     v
 }
+// ANCHOR_END: load_acquire_gpu
 
 /// A relaxed atomic load at GPU scope (`ld.relaxed.gpu.global.u32`): no
 /// ordering, but never torn and never served from a stale register copy.
@@ -62,6 +66,7 @@ pub unsafe fn load_relaxed_gpu(p: *const u32) -> u32 {
     v
 }
 
+// ANCHOR: store_release_gpu
 /// A store with release ordering at GPU scope (`st.release.gpu.global.u32`):
 /// this thread's earlier writes are visible to any thread that acquires
 /// this value.
@@ -75,6 +80,7 @@ pub unsafe fn store_release_gpu(p: *mut u32, v: u32) {
         core::arch::asm!("st.release.gpu.global.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack))
     };
 }
+// ANCHOR_END: store_release_gpu
 
 /// A relaxed atomic store at GPU scope (`st.relaxed.gpu.global.u32`).
 ///
@@ -88,6 +94,7 @@ pub unsafe fn store_relaxed_gpu(p: *mut u32, v: u32) {
     };
 }
 
+// ANCHOR: nanosleep
 /// `__nanosleep(ns)`: suspends the thread for about `ns` nanoseconds (the
 /// hardware picks a duration in [0, 2 x ns]), so a spinning thread leaves
 /// its SM's issue slots to warps with work.
@@ -96,7 +103,9 @@ pub fn nanosleep(ns: u32) {
     // SAFETY: sleeping has no preconditions and touches no memory.
     unsafe { core::arch::asm!("nanosleep.u32 {ns};", ns = in(reg32) ns, options(nomem, nostack)) };
 }
+// ANCHOR_END: nanosleep
 
+// ANCHOR: row_barrier
 /// Waits until all `participants` blocks that share this barrier slot have
 /// arrived: a device-scope release/acquire barrier for a subset of a
 /// grid's blocks (the blocks that work on one row).
@@ -149,3 +158,4 @@ pub unsafe fn row_barrier(arrivals: *mut u32, epochs: *mut u32, participants: u3
     }
     crate::device::thread::sync_threads();
 }
+// ANCHOR_END: row_barrier

@@ -1,5 +1,6 @@
 //! Arithmetic that must compile to one specific instruction.
 
+// ANCHOR: fma
 /// `a * b + c` rounded once: PTX `fma.rn.f32`, SASS `FFMA`.
 ///
 /// nvcc contracts `a * b + c` into an FMA by default (`--fmad=true`); rustc
@@ -10,7 +11,9 @@
 pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     core::intrinsics::fmaf32(a, b, c)
 }
+// ANCHOR_END: fma
 
+// ANCHOR: exp2_approx
 /// `2^x` by the special-function unit: PTX `ex2.approx.ftz.f32` (SASS
 /// `MUFU.EX2`), maximum relative error about 2^-22 (PTX ISA), subnormal
 /// results flushed to zero.
@@ -23,7 +26,9 @@ pub fn exp2_approx(x: f32) -> f32 {
     };
     y
 }
+// ANCHOR_END: exp2_approx
 
+// ANCHOR: rcp_approx
 /// `1 / x` by the special-function unit: PTX `rcp.approx.ftz.f32`, within
 /// about 1 ulp; `1 / inf` is 0.
 #[inline(always)]
@@ -35,6 +40,7 @@ pub fn rcp_approx(x: f32) -> f32 {
     };
     y
 }
+// ANCHOR_END: rcp_approx
 
 /// Coefficients of `tanh(x) = x + x^3 * P(x^2)` on `|x| < 0.55`, P of degree
 /// 4 (lowest first). Fitted here by weighted least squares on 2000
@@ -51,6 +57,7 @@ pub const TANH_SMALL: [f32; 5] = [
 /// Where `tanh` switches from the odd polynomial to the exponential form.
 pub const TANH_SPLIT: f32 = 0.55;
 
+// ANCHOR: tanh
 /// `tanh(x)` in f32, accurate to about 1e-7 absolute over all inputs (the
 /// fusion lesson checks the whole chain against f64 within 1e-6 absolute +
 /// 1e-5 relative).
@@ -99,3 +106,4 @@ pub fn tanh(x: f32) -> f32 {
     };
     f32::from_bits(r.to_bits() | (x.to_bits() & 0x8000_0000))
 }
+// ANCHOR_END: tanh

@@ -19,6 +19,7 @@ unsafe extern "C" {
     fn ldg_f32(p: *const f32, align: i32) -> f32;
 }
 
+// ANCHOR: load_readonly
 /// Reads `*p` through the read-only data path (`ld.global.nc.f32`).
 ///
 /// # Safety
@@ -30,7 +31,9 @@ pub unsafe fn load_readonly(p: *const f32) -> f32 {
     // SAFETY: the caller upholds the contract above.
     unsafe { ldg_f32(p, 4) }
 }
+// ANCHOR_END: load_readonly
 
+// ANCHOR: float4
 /// Four floats moved as one 16-byte access, like CUDA's `float4`.
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
@@ -44,7 +47,9 @@ pub struct Float4 {
     /// Element 3.
     pub w: f32,
 }
+// ANCHOR_END: float4
 
+// ANCHOR: load_readonly_v4
 /// Reads `*p` with one 128-bit load through the read-only path
 /// (`ld.global.nc.v4.f32`), as CUDA's `__ldg(const float4*)` does: inline
 /// PTX with the generic address, which on every supported GPU is the global
@@ -70,3 +75,4 @@ pub unsafe fn load_readonly_v4(p: *const Float4) -> Float4 {
     };
     Float4 { x, y, z, w }
 }
+// ANCHOR_END: load_readonly_v4

@@ -33,6 +33,7 @@ unsafe extern "C" {
     fn isspacep_shared(p: *const u8) -> bool;
 }
 
+// ANCHOR: assume_shared
 /// Returns `p` after telling LLVM that it points into shared memory.
 ///
 /// # Safety
@@ -53,7 +54,9 @@ pub unsafe fn assume_shared<T>(p: *mut T) -> *mut T {
     unsafe { core::hint::assert_unchecked(shared) };
     p
 }
+// ANCHOR_END: assume_shared
 
+// ANCHOR: shared_array
 /// Declares a statically sized shared-memory array at module scope and a
 /// zero-sized handle type of the same name whose `as_mut_ptr()` returns a
 /// `*mut T` in the shared state space.
@@ -110,7 +113,9 @@ macro_rules! shared_array {
         }
     };
 }
+// ANCHOR_END: shared_array
 
+// ANCHOR: dynamic_shared
 /// Declares the module's dynamic shared-memory array (CUDA's
 /// `extern __shared__ float NAME[];`) and a zero-sized handle of the same
 /// name whose `as_mut_ptr()` returns a `*mut T` to its first element, in the
@@ -156,3 +161,4 @@ macro_rules! dynamic_shared {
         }
     };
 }
+// ANCHOR_END: dynamic_shared

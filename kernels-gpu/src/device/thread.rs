@@ -7,12 +7,14 @@
 
 use core::arch::nvptx;
 
+// ANCHOR: thread_idx_x
 /// `threadIdx.x`.
 #[inline(always)]
 pub fn thread_idx_x() -> u32 {
     // SAFETY: reading a special register has no preconditions.
     unsafe { nvptx::_thread_idx_x() as u32 }
 }
+// ANCHOR_END: thread_idx_x
 
 /// `threadIdx.y`.
 #[inline(always)]
@@ -21,12 +23,14 @@ pub fn thread_idx_y() -> u32 {
     unsafe { nvptx::_thread_idx_y() as u32 }
 }
 
+// ANCHOR: block_dim_x
 /// `blockDim.x`.
 #[inline(always)]
 pub fn block_dim_x() -> u32 {
     // SAFETY: as above.
     unsafe { nvptx::_block_dim_x() as u32 }
 }
+// ANCHOR_END: block_dim_x
 
 /// `blockDim.y`.
 #[inline(always)]
@@ -35,12 +39,14 @@ pub fn block_dim_y() -> u32 {
     unsafe { nvptx::_block_dim_y() as u32 }
 }
 
+// ANCHOR: block_idx_x
 /// `blockIdx.x`.
 #[inline(always)]
 pub fn block_idx_x() -> u32 {
     // SAFETY: as above.
     unsafe { nvptx::_block_idx_x() as u32 }
 }
+// ANCHOR_END: block_idx_x
 
 /// `blockIdx.y`.
 #[inline(always)]
@@ -49,26 +55,33 @@ pub fn block_idx_y() -> u32 {
     unsafe { nvptx::_block_idx_y() as u32 }
 }
 
+// ANCHOR: grid_dim_x
 /// `gridDim.x`: blocks in the grid along x.
 #[inline(always)]
 pub fn grid_dim_x() -> u32 {
     // SAFETY: reading a special register has no preconditions.
     unsafe { nvptx::_grid_dim_x() as u32 }
 }
+// ANCHOR_END: grid_dim_x
 
+// ANCHOR: global_index_x
 /// `blockIdx.x * blockDim.x + threadIdx.x`, widened to 64 bits before the
 /// multiply: the global x index of a one-thread-one-element launch.
 #[inline(always)]
 pub fn global_index_x() -> u64 {
     block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
 }
+// ANCHOR_END: global_index_x
 
+// ANCHOR: global_index_y
 /// `blockIdx.y * blockDim.y + threadIdx.y`, in 64 bits.
 #[inline(always)]
 pub fn global_index_y() -> u64 {
     block_idx_y() as u64 * block_dim_y() as u64 + thread_idx_y() as u64
 }
+// ANCHOR_END: global_index_y
 
+// ANCHOR: sync_threads
 /// `__syncthreads()`: a barrier for every thread of the block (`bar.sync 0`).
 /// Shared-memory writes before it are visible to the whole block after it.
 ///
@@ -80,3 +93,4 @@ pub fn sync_threads() {
     // of the block reach it (each kernel's launch assumption says so).
     unsafe { nvptx::_syncthreads() }
 }
+// ANCHOR_END: sync_threads

@@ -12,6 +12,7 @@ unsafe extern "C" {
 /// Every lane of a full warp.
 pub const FULL_MASK: u32 = 0xffff_ffff;
 
+// ANCHOR: shfl_xor
 /// `__shfl_xor_sync(0xffffffff, value, lane_mask)`: the value held by lane
 /// `lane ^ lane_mask` (PTX `shfl.sync.bfly.b32`).
 ///
@@ -23,7 +24,9 @@ pub fn shfl_xor(value: f32, lane_mask: u32) -> f32 {
     // makes all 32 lanes present (block sizes are whole warps).
     unsafe { shfl_sync_bfly_f32(FULL_MASK, value, lane_mask, 0x1f) }
 }
+// ANCHOR_END: shfl_xor
 
+// ANCHOR: block_reduce
 /// The block's sum (or maximum, with `MAX`) of every thread's `v`,
 /// returned to every thread. Butterfly shuffles within each warp, one
 /// partial per warp in `scratch`, then every thread adds the partials in
@@ -60,3 +63,4 @@ pub unsafe fn block_reduce<const MAX: bool>(mut v: f32, scratch: *mut f32) -> f3
         r
     }
 }
+// ANCHOR_END: block_reduce
