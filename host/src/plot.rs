@@ -3,6 +3,7 @@
 //! as a labelled point; drawn with plotters into an SVG file.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Which series a point belongs to (its colour and marker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,13 +62,36 @@ pub struct Chart {
     pub points: Vec<Point>,
 }
 
+/// The chart's size in pixels (width, height).
+const ROOFLINE_PX: (u32, u32) = (1100, 720);
+
 /// Draws `chart` into an SVG file at `path`.
 ///
 /// # Errors
 /// The file cannot be written (plotters' error, as text).
 pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
-    let root = SVGBackend::new(path, (1100, 720)).into_drawing_area();
+    let svg = roofline_svg_text(chart)?;
+    std::fs::write(path, svg).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// `chart` as the text of an SVG document (the lesson book embeds it).
+///
+/// # Errors
+/// Plotters failed to draw (its error, as text).
+pub fn roofline_svg_text(chart: &Chart) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, ROOFLINE_PX).into_drawing_area();
+        draw_roofline(chart, &root)?;
+    }
+    Ok(svg)
+}
+
+fn draw_roofline<DB: DrawingBackend>(
+    chart: &Chart,
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| format!("drawing the roofline chart: {e}");
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let ridge = chart.fma_gflop_per_s / chart.bandwidth_gb_per_s;
     // A point sits on a log axis only with a finite, positive intensity and
@@ -91,12 +115,12 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
         .fold(chart.bandwidth_gb_per_s * x_range.start, f64::min);
     let y_range = (y_lo / 2.0)..(chart.fma_gflop_per_s * 3.0);
 
-    let mut ctx = ChartBuilder::on(&root)
+    let mut ctx = ChartBuilder::on(root)
         .caption(&chart.title, ("sans-serif", 20))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(72)
-        .build_cartesian_2d(x_range.clone().log_scale(), y_range.log_scale())
+        .build_cartesian_2d(x_range.clone().log_scale(), y_range.clone().log_scale())
         .map_err(|e| err(&e))?;
     ctx.configure_mesh()
         .x_desc("arithmetic intensity, FLOP per byte")
@@ -105,6 +129,23 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
         .map_err(|e| err(&e))?;
+
+    // The two regions, split at the ridge point: left of it no kernel can be
+    // compute bound (memory bound), right of it none can be memory bound.
+    let shade = |colour: RGBColor| colour.mix(0.10).filled();
+    let regions = [
+        (x_range.start, ridge, RGBColor(0x1f, 0x77, 0xb4), "memory-bound region"),
+        (ridge, x_range.end, RGBColor(0xff, 0x7f, 0x0e), "compute-bound region"),
+    ];
+    for (lo, hi, colour, name) in regions {
+        ctx.draw_series(std::iter::once(Rectangle::new(
+            [(lo, y_range.start), (hi, y_range.end)],
+            shade(colour),
+        )))
+        .map_err(|e| err(&e))?
+        .label(name)
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], shade(colour)));
+    }
 
     // The roof: bandwidth x intensity up to the ridge, then the FP32 peak.
     let roof = [
@@ -129,20 +170,33 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
     .legend(|(x, y)| Circle::new((x + 10, y), 4, BLACK.filled()));
 
     // A kernel placed twice (compulsory and measured DRAM intensity, one
-    // rate) is one kernel: a dashed line joins its two points.
+    // rate) is one kernel: an arrow runs from the bytes the algorithm asks
+    // for to the bytes DRAM moved (left: more bytes moved than asked for;
+    // right: the caches served some of the asked-for bytes).
+    let colour = Series::MeasuredDram.colour();
     for p in shown.iter().filter(|p| p.series == Series::MeasuredDram) {
-        if let Some(q) = shown
+        let Some(q) = shown
             .iter()
             .find(|q| q.series == Series::Rust && q.label == p.label)
-        {
-            ctx.draw_series(DashedLineSeries::new(
-                [(q.intensity, q.gflop_per_s), (p.intensity, p.gflop_per_s)],
-                4,
-                3,
-                Series::MeasuredDram.colour().stroke_width(1),
-            ))
-            .map_err(|e| err(&e))?;
+        else {
+            continue;
+        };
+        let from = ctx.backend_coord(&(q.intensity, q.gflop_per_s));
+        let to = ctx.backend_coord(&(p.intensity, p.gflop_per_s));
+        let (dx, dy) = ((to.0 - from.0) as f64, (to.1 - from.1) as f64);
+        let len = (dx * dx + dy * dy).sqrt();
+        if len < 12.0 {
+            continue; // the two points overlap: no room for an arrow
         }
+        let (ux, uy) = (dx / len, dy / len);
+        // Stop short of both markers (radius 4) and end in a 9-pixel head.
+        let at = |d: f64| ((from.0 as f64 + ux * d) as i32, (from.1 as f64 + uy * d) as i32);
+        let (start, tip, base) = (at(6.0), at(len - 6.0), at(len - 15.0));
+        let wing = |s: f64| ((base.0 as f64 - uy * s) as i32, (base.1 as f64 + ux * s) as i32);
+        root.draw(&PathElement::new(vec![start, base], colour.stroke_width(2)))
+            .map_err(|e| err(&e))?;
+        root.draw(&Polygon::new(vec![tip, wing(4.5), wing(-4.5)], colour.filled()))
+            .map_err(|e| err(&e))?;
     }
     for series in [Series::Rust, Series::CudaC, Series::MeasuredDram] {
         let pts: Vec<&&Point> = shown.iter().filter(|p| p.series == series).collect();
@@ -221,4 +275,110 @@ pub fn roofline_svg(chart: &Chart, path: &std::path::Path) -> Result<(), String>
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// One bar of a [`Bars`] chart.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    /// The row it measures (drawn left of the bar).
+    pub label: String,
+    /// The measured value, in the chart's unit (finite, at least 0).
+    pub value: f64,
+}
+
+/// A horizontal bar chart: one measured value per row of a run (the lesson
+/// book draws one per lesson from the recorded rows).
+#[derive(Debug, Clone)]
+pub struct Bars {
+    /// The title (what is measured, GPU and date).
+    pub title: String,
+    /// The value's unit, as the axis names it (`GB/s`, `ms`, ...).
+    pub unit: String,
+    /// The bars, top to bottom.
+    pub bars: Vec<Bar>,
+}
+
+/// `bars` as the text of an SVG document: 900 pixels wide, 34 a bar.
+///
+/// # Errors
+/// No bar, a value that is not finite and at least 0, or plotters failed to
+/// draw (its error, as text).
+pub fn bars_svg_text(bars: &Bars) -> Result<String, String> {
+    if bars.bars.is_empty() {
+        return Err(format!("the bar chart '{}' has no bar", bars.title));
+    }
+    if let Some(b) = bars.bars.iter().find(|b| !(b.value.is_finite() && b.value >= 0.0)) {
+        return Err(format!("the bar '{}' has the value {} (not a finite value >= 0)", b.label, b.value));
+    }
+    let n = bars.bars.len();
+    let height = 110 + 34 * n as u32;
+    let label_px = bars.bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) as u32 * 7 + 16;
+    let label_px = label_px.clamp(80, 460);
+    let max = bars.bars.iter().map(|b| b.value).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let err = |e: &dyn std::fmt::Display| format!("drawing the bar chart '{}': {e}", bars.title);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900 + label_px, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut ctx = ChartBuilder::on(&root)
+            .caption(&bars.title, ("sans-serif", 18))
+            .margin(14)
+            .x_label_area_size(40)
+            .y_label_area_size(label_px)
+            .build_cartesian_2d(0.0..max * 1.18, 0.0..n as f64)
+            .map_err(|e| err(&e))?;
+        ctx.configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc(bars.unit.as_str())
+            .draw()
+            .map_err(|e| err(&e))?;
+        let colour = Series::Rust.colour();
+        for (i, b) in bars.bars.iter().enumerate() {
+            // Bar i from the top: rows count down from n.
+            let top = (n - i) as f64 - 0.15;
+            let bottom = (n - i - 1) as f64 + 0.15;
+            ctx.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, bottom), (b.value, top)],
+                colour.mix(0.8).filled(),
+            )))
+            .map_err(|e| err(&e))?;
+            let (x0, y) = ctx.backend_coord(&(0.0, (bottom + top) / 2.0));
+            let (x1, _) = ctx.backend_coord(&(b.value, (bottom + top) / 2.0));
+            let left = ("sans-serif", 13)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            root.draw(&Text::new(b.label.clone(), (x0 - 6, y), left))
+                .map_err(|e| err(&e))?;
+            let right = ("sans-serif", 12)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            root.draw(&Text::new(format_value(b.value), (x1 + 5, y), right))
+                .map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
+/// A measured value as a chart or a generated table prints it: four
+/// significant digits below 1000, one decimal from 1000 on.
+pub fn format_value(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.1}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 10.0 {
+        format!("{v:.2}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else if a == 0.0 {
+        "0".to_string()
+    } else {
+        let digits = (3 - a.log10().floor() as i32).max(0) as usize;
+        format!("{v:.digits$}")
+    }
 }

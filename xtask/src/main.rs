@@ -95,6 +95,14 @@ enum Task {
     /// Put the release binary, the GPU tests, run.sh and sanitize.sh in
     /// target/bundle, for a GPU machine without Rust.
     Bundle,
+    /// Render the lesson book (book/) into HTML with mdBook, its tables and
+    /// charts generated from the recorded runs in docs/results, and check
+    /// its links, anchors and figures (no GPU; mdBook comes with the build).
+    Book {
+        /// Where the HTML goes (emptied first).
+        #[arg(long, default_value = "target/book")]
+        out: PathBuf,
+    },
     /// The compile-time cost of specialization (chapter 19.3; no GPU): the
     /// kernels crate built for nvptx64 with 1, 4 and 16 specialized dot
     /// instantiations, and NVRTC compiling the CUDA C twins with as many,
@@ -158,6 +166,7 @@ fn main() -> ExitCode {
         Task::Test { args } => test(&args),
         Task::Ptx { file } => ptx(&file),
         Task::Bundle => bundle(),
+        Task::Book { out } => book(&out),
         Task::SpecializeCost {
             reps,
             nvrtc_reps,
@@ -509,6 +518,22 @@ fn ptx(file: &Path) -> Result<ExitCode> {
     })?;
     println!("{}", dest.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `book`: the lesson book, rendered and checked by the `lab-book` crate
+/// (built here, so xtask itself stays quick to build).
+fn book(out: &Path) -> Result<ExitCode> {
+    let root = root();
+    let out = if out.is_absolute() { out.to_path_buf() } else { root.join(out) };
+    let mut cmd = cargo();
+    cmd.current_dir(&root)
+        .args(["run", "--release", "--quiet", "-p", "lab-book", "--"])
+        .arg("--root")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out);
+    let st = cmd.status().context("running cargo")?;
+    Ok(if st.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// `bundle`: everything a GPU machine without Rust needs, in target/bundle:
