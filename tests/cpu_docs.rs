@@ -1,5 +1,5 @@
-//! The docs match the recorded data: every measured figure in README.md and
-//! docs/*.md (a rate or a time: GB/s, TB/s, GFLOP/s, TFLOP/s, ms, us, and
+//! The docs match the recorded data: every measured figure in README.md,
+//! docs/*.md and the lesson book's chapters (book/src/*.md) (a rate or a time: GB/s, TB/s, GFLOP/s, TFLOP/s, ms, us, and
 //! "N% of" a limit) sits in a recorded results file that its paragraph
 //! cites (a path containing `results/`), at the precision the text gives
 //! it; a cited file exists and holds no run from a dirty tree (a commit
@@ -20,16 +20,19 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The documents the test reads: the README and every docs/*.md.
+/// The documents the test reads: the README, every docs/*.md and every
+/// chapter of the lesson book (book/src/*.md).
 fn documents() -> Vec<PathBuf> {
     let mut docs = vec![root().join("README.md")];
-    let mut more: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .expect("docs/ is readable")
-        .map(|e| e.expect("a docs/ entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    more.sort();
-    docs.extend(more);
+    for dir in ["docs", "book/src"] {
+        let mut more: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap_or_else(|e| panic!("{dir}/ is readable: {e}"))
+            .map(|e| e.expect("a directory entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .collect();
+        more.sort();
+        docs.extend(more);
+    }
     docs
 }
 
@@ -110,7 +113,8 @@ fn figures(text: &str) -> Vec<Figure> {
 
 /// The results files a block cites: every `...results/...` path with a
 /// .jsonl, .json, .txt or .csv name, relative to the document's folder or the
-/// repository's root.
+/// repository's root; a book chapter's `results/...` is docs/results/...
+/// (the book build copies docs/results into the book as `results/`).
 fn citations(text: &str, doc: &Path) -> Vec<PathBuf> {
     static CITE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let cite =
@@ -120,8 +124,11 @@ fn citations(text: &str, doc: &Path) -> Vec<PathBuf> {
         .map(|m| {
             let rel = m.as_str();
             let near = folder.join(rel);
+            let in_book = root().join("docs").join(rel);
             if near.exists() {
                 near
+            } else if rel.starts_with("results/") && in_book.exists() {
+                in_book
             } else {
                 root().join(rel)
             }
@@ -282,13 +289,15 @@ fn the_checker_reads_figures_citations_and_dirty_runs() {
     let texts: Vec<&str> = f.iter().map(|x| x.text.as_str()).collect();
     assert_eq!(texts, ["4193.4", "0.128", "95.4"]);
     assert_eq!(f[0].decimals, 1);
-    let doc = root().join("docs/roofline.md");
+    // A book chapter cites docs/results/... as results/... (copied in).
+    let doc = root().join("book/src/roofline.md");
     let c = citations(
         "see [x](results/h200-2026-11-30-issue13/record/roofline.txt).",
         &doc,
     );
     assert_eq!(c.len(), 1);
     assert!(c[0].exists(), "{}", c[0].display());
+    assert!(c[0].starts_with(root().join("docs/results")), "{}", c[0].display());
     let dir = std::env::temp_dir().join(format!("lab-docs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let dirty = dir.join("dirty.jsonl");

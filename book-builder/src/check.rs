@@ -15,6 +15,7 @@ const SKIPPED: &[&str] = &["print.html", "404.html", "toc.html"];
 /// Every broken link, image or fragment in the HTML under `out`, as
 /// "page: target (why)".
 pub fn rendered(out: &Path) -> Vec<String> {
+    let out = &normalize(out);
     let attr = Regex::new(r#"(?:href|src)="([^"]*)""#).unwrap();
     let id = Regex::new(r#"\bid="([^"]+)""#).unwrap();
     let mut pages = Vec::new();
