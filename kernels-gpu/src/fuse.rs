@@ -47,6 +47,7 @@ mod kernels {
     use crate::device::math::fma;
     use crate::device::thread::global_index_x;
 
+    // ANCHOR: helpers
     /// `max(z, 0)` as the seed writes it: `z > 0 ? z : 0`, so a NaN or a
     /// negative zero gives +0.
     #[inline(always)]
@@ -60,7 +61,9 @@ mod kernels {
         let i = global_index_x();
         (i < n).then_some(i as usize)
     }
+    // ANCHOR_END: helpers
 
+    // ANCHOR: stage_mul
     /// Stage 1 of 3: `t1[i] = a[i] * b[i]`, rounded to f32.
     ///
     /// # Memory
@@ -83,6 +86,7 @@ mod kernels {
             unsafe { *t1.add(i) = *a.add(i) * *b.add(i) };
         }
     }
+    // ANCHOR_END: stage_mul
 
     /// Stage 2 of 3: `t2[i] = t1[i] + c[i]`.
     ///
@@ -125,6 +129,7 @@ mod kernels {
         }
     }
 
+    // ANCHOR: fused
     /// `y[i] = relu(a[i] * b[i] + c[i])` in one pass, the product rounded
     /// before the add (rustc emits `mul.rn.f32` then `add.rn.f32`, never an
     /// FMA), so every element equals the unfused pipeline's bit for bit.
@@ -151,7 +156,9 @@ mod kernels {
             unsafe { *y.add(i) = relu(*a.add(i) * *b.add(i) + *c.add(i)) };
         }
     }
+    // ANCHOR_END: fused
 
+    // ANCHOR: fused_fma
     /// `y[i] = relu(fma(a[i], b[i], c[i]))`: fused, with `a * b + c` rounded
     /// once (`fma.rn.f32`). Not the unfused pipeline's result: wherever the
     /// exact product needs more than 24 significant bits, the unfused form
@@ -180,4 +187,5 @@ mod kernels {
             unsafe { *y.add(i) = relu(fma(*a.add(i), *b.add(i), *c.add(i))) };
         }
     }
+    // ANCHOR_END: fused_fma
 }

@@ -21,6 +21,7 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 pub const LAUNCHES_PER_BATCH: u32 = 1000;
 /// Part 3's sizes, swept down until launches dominate.
 pub const SWEEP: [usize; 5] = [1024, 16_384, 262_144, 4_194_304, 16_777_216];
+// ANCHOR: widths
 /// Calls `$m!` with each wide fused kernel's exported name and its elements
 /// per thread (`chain_fused_wide_1 = 1, ...`): the one list that the
 /// kernels, [`WIDTHS`], [`WIDE_SYMBOLS`], the host's kernel ids and the
@@ -38,6 +39,7 @@ macro_rules! fused_widths {
         }
     };
 }
+// ANCHOR_END: widths
 
 /// Part 4's elements per thread; one exported kernel per width.
 pub const WIDTHS: &[usize] = fused_widths!(family_values);
@@ -104,6 +106,7 @@ mod kernels {
     // live differs. Multiply-adds are written as FMAs, as nvcc contracts
     // the CUDA C twin's `v * kGamma + kBeta` and `v + B * v * v * v`.
 
+    // ANCHOR: stages
     #[inline(always)]
     fn scale_bias(v: f32) -> f32 {
         fma(v, GAMMA, BETA)
@@ -124,6 +127,7 @@ mod kernels {
     fn clamp_range(v: f32) -> f32 {
         v.max(LO).min(HI)
     }
+    // ANCHOR_END: stages
 
     /// Does nothing: part 1 times batches of it, so what the clock sees is
     /// the cost of starting and finishing a kernel.
@@ -242,6 +246,7 @@ mod kernels {
         }
     }
 
+    // ANCHOR: chain_fused
     /// All four stages in one thread; the three intermediates stay in
     /// registers.
     ///
@@ -271,6 +276,7 @@ mod kernels {
             }
         }
     }
+    // ANCHOR_END: chain_fused
 
     /// The fused chain with each thread carrying `W` elements, one whole
     /// grid apart (base, base + stride, ...): load all W, transform all W,
@@ -286,6 +292,7 @@ mod kernels {
     ///
     /// # Safety
     /// As `chain_fused`.
+    // ANCHOR: chain_fused_wide
     #[inline(always)]
     unsafe fn chain_fused_wide<const W: usize>(
         x: *const f32,
@@ -323,7 +330,9 @@ mod kernels {
             }
         }
     }
+    // ANCHOR_END: chain_fused_wide
 
+    // ANCHOR: wide_kernels
     /// Exports `chain_fused_wide::<W>` as `chain_fused_wide_W`.
     macro_rules! wide_kernels {
         ($($name:ident = $w:literal),* $(,)?) => {$(
@@ -340,4 +349,5 @@ mod kernels {
     }
 
     crate::fused_widths!(wide_kernels);
+    // ANCHOR_END: wide_kernels
 }

@@ -70,6 +70,7 @@ impl Kernel {
         self.mem_ops().total() * ELEM_BYTES
     }
 
+    // ANCHOR: launch_config
     /// The launch over `n` elements: one thread per element, blocks of
     /// THREADS_PER_BLOCK (at least one block).
     pub fn launch_config(n: usize) -> LaunchConfig {
@@ -79,6 +80,7 @@ impl Kernel {
             shared_mem_bytes: 0,
         }
     }
+    // ANCHOR_END: launch_config
 }
 
 /// Bytes per element of the unfused pipeline, from its counted operations:
@@ -187,6 +189,7 @@ impl<'g> Fuse<'g> {
         })
     }
 
+    // ANCHOR: launch
     /// Launches `kernel` over the first `n` elements of its buffers
     /// (asynchronously) on the side in use: mul a, b -> t1; add t1, c ->
     /// t2; relu t2 -> y; the fused kernels a, b, c -> y.
@@ -213,6 +216,7 @@ impl<'g> Fuse<'g> {
         }
         Ok(())
     }
+    // ANCHOR_END: launch
 
     /// The first `n` floats of `buf`, after the stream has drained, and the
     /// index of the first element past `n` (up to a block past it, where

@@ -7,6 +7,7 @@
 #error "the host defines the lesson's constants before this file"
 #endif
 
+// ANCHOR: stages
 __device__ __forceinline__ float scaleBias(float v) { return v * GAMMA + BETA; }
 
 __device__ __forceinline__ float gelu(float v) {
@@ -17,9 +18,11 @@ __device__ __forceinline__ float gelu(float v) {
 __device__ __forceinline__ float addResidual(float v, float r) { return v + r; }
 
 __device__ __forceinline__ float clampRange(float v) { return fminf(fmaxf(v, LO), HI); }
+// ANCHOR_END: stages
 
 #define GLOBAL_INDEX ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x)
 
+// ANCHOR: chain_fused_wide
 // W elements a thread, one grid apart: load all, transform all, store all.
 // gridDim.x * blockDim.x * W >= n.
 template <int W>
@@ -44,6 +47,7 @@ __device__ __forceinline__ void chainFusedWide(const float* __restrict__ x, cons
         if (i < n) out[i] = clampRange(v[k]);
     }
 }
+// ANCHOR_END: chain_fused_wide
 
 extern "C" {
 
@@ -81,13 +85,16 @@ __global__ void apply_clamp_range(const float* __restrict__ in, float* __restric
     if (i < n) out[i] = clampRange(in[i]);
 }
 
+// ANCHOR: chain_fused
 // The four stages in registers; 12 bytes an element.
 __global__ void chain_fused(const float* __restrict__ x, const float* __restrict__ r, float* __restrict__ out,
                             unsigned long long n) {
     const unsigned long long i = GLOBAL_INDEX;
     if (i < n) out[i] = clampRange(addResidual(gelu(scaleBias(x[i])), r[i]));
 }
+// ANCHOR_END: chain_fused
 
+// ANCHOR: wide_kernels
 #define WIDE(W)                                                                                          \
     __global__ void chain_fused_wide_##W(const float* __restrict__ x, const float* __restrict__ r,      \
                                          float* __restrict__ out, unsigned long long n) {                \
@@ -96,5 +103,6 @@ __global__ void chain_fused(const float* __restrict__ x, const float* __restrict
 // One twin per width; the host defines WIDE_INSTANCES as WIDE(1) WIDE(2)
 // ... from the one list of widths.
 WIDE_INSTANCES
+// ANCHOR_END: wide_kernels
 
 }  // extern "C"

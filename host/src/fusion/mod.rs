@@ -130,6 +130,7 @@ pub const TOLERANCE: Tolerance<'static> = Tolerance::AbsRel {
     rel: REL_TOLERANCE,
 };
 
+// ANCHOR: launch_config
 /// Blocks of THREADS_PER_BLOCK threads for `n` elements, `per_thread` each.
 pub fn blocks_for(n: usize, per_thread: usize) -> u32 {
     n.div_ceil(THREADS_PER_BLOCK as usize * per_thread) as u32
@@ -143,6 +144,7 @@ pub fn launch_config(kernel: Kernel, n: usize) -> LaunchConfig {
         shared_mem_bytes: 0,
     }
 }
+// ANCHOR_END: launch_config
 
 /// Indices of the buffers a launch reads or writes: x, the residual, the
 /// three intermediates, y.
@@ -327,6 +329,7 @@ impl<'g> Fusion<'g> {
         Ok(got)
     }
 
+    // ANCHOR: blocks_per_sm
     /// Blocks of `kernel` one SM holds at THREADS_PER_BLOCK threads (the
     /// occupancy API).
     pub fn blocks_per_sm(&self, kernel: Kernel) -> Result<u32> {
@@ -338,6 +341,7 @@ impl<'g> Fusion<'g> {
                 source,
             })
     }
+    // ANCHOR_END: blocks_per_sm
 }
 
 /// What a check or a timing runs: the staged chain (four launches) or one
