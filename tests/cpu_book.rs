@@ -26,6 +26,7 @@ fn the_book_builds_with_every_link_anchor_and_figure_in_place() {
     let built = lab_book::build(&lab_book::Options {
         root: root(),
         out: out.clone(),
+        run: None,
     })
     .unwrap_or_else(|e| panic!("the book does not build: {e:#}"));
     assert!(
@@ -102,12 +103,13 @@ fn the_docs_folder_holds_only_recorded_data() {
 
 /// A tiny book in a scratch repository: `chapter` is its one chapter; a
 /// source file `src/k.rs` holds the anchor `k`; a recorded run is at
-/// docs/results/run.jsonl.
+/// docs/results/run/results/gpu/run.jsonl (`{records}/run.jsonl`: the book's
+/// run is docs/results/run).
 fn tiny_book(name: &str, chapter: &str) -> (PathBuf, lab_book::Options) {
     let dir = scratch(name);
     std::fs::create_dir_all(dir.join("book/src")).unwrap();
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::create_dir_all(dir.join("docs/results")).unwrap();
+    std::fs::create_dir_all(dir.join("docs/results/run/results/gpu")).unwrap();
     std::fs::write(dir.join("book/book.toml"), "[book]\ntitle = \"t\"\n").unwrap();
     std::fs::write(
         dir.join("book/src/SUMMARY.md"),
@@ -122,13 +124,14 @@ fn tiny_book(name: &str, chapter: &str) -> (PathBuf, lab_book::Options) {
     )
     .unwrap();
     std::fs::write(
-        dir.join("docs/results/run.jsonl"),
+        dir.join("docs/results/run/results/gpu/run.jsonl"),
         r#"{"variant":"timed","label":"a","gb_per_s":10.5,"context":{"date":"2026-12-01T00:00:00Z","gpu":"G"}}"#,
     )
     .unwrap();
     let opts = lab_book::Options {
         root: dir.clone(),
         out: dir.join("out"),
+        run: Some(PathBuf::from("docs/results/run")),
     };
     (dir, opts)
 }
@@ -138,8 +141,8 @@ fn a_sound_tiny_book_builds_and_its_excerpt_and_figure_are_in_place() {
     let (dir, opts) = tiny_book(
         "sound",
         "# One\n\n{{#lab-pair src/k.rs:k src/k.rs:k}}\n\n\
-         {{#lab-bars docs/results/run.jsonl value=gb_per_s label=label}}\n\n\
-         [two](two.md#a-heading) and [the run](results/run.jsonl)\n",
+         {{#lab-bars {records}/run.jsonl value=gb_per_s label=label}}\n\n\
+         [two](two.md#a-heading) and [the run](results/run/results/gpu/run.jsonl)\n",
     );
     let built = lab_book::build(&opts).unwrap();
     assert!(built.problems.is_empty(), "{:?}", built.problems);
@@ -187,7 +190,7 @@ fn a_missing_figure_or_recorded_file_is_caught() {
     assert!(err.contains("gone.jsonl"), "{err}");
     let (dir3, opts3) = tiny_book(
         "nothing",
-        "# One\n\n{{#lab-bars docs/results/run.jsonl value=ms label=label}}\n",
+        "# One\n\n{{#lab-bars docs/results/run/results/gpu/run.jsonl value=ms label=label}}\n",
     );
     let err = format!("{:#}", lab_book::build(&opts3).expect_err("a chart of nothing fails"));
     assert!(err.contains("no row has a number at ms"), "{err}");

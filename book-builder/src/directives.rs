@@ -1,6 +1,7 @@
 //! The lab's mdBook preprocessor: expands each `{{#lab-KIND ARGS}}` in a
-//! chapter. Paths in ARGS are relative to the repository's root; a value
-//! with spaces is written in double quotes.
+//! chapter. Paths in ARGS are relative to the repository's root; `{run}`
+//! and `{records}` in them name the recorded run the book reads
+//! ([`Places`]); a value with spaces is written in double quotes.
 //!
 //! | directive | becomes |
 //! | --- | --- |
@@ -35,16 +36,65 @@ pub type Figures = Arc<Mutex<Vec<(PathBuf, String)>>>;
 /// The preprocessor.
 pub struct Lab {
     root: PathBuf,
+    /// What `{run}` and `{records}` stand for in a directive's paths.
+    places: Places,
     figures: Figures,
 }
 
-impl Lab {
-    /// A preprocessor reading sources and recorded runs under `root`.
-    pub fn new(root: PathBuf) -> Lab {
-        Lab {
-            root,
-            figures: Arc::default(),
+/// The recorded run a book reads: `{run}` is its folder (the reports
+/// `<lesson>.txt`, `<lesson>-compare.jsonl`, `asm-<kernel>.txt`) and
+/// `{records}` the one GPU folder under its `results/` (the JSON rows
+/// `<lesson>.jsonl`), both relative to the repository's root.
+#[derive(Debug, Clone)]
+pub struct Places {
+    run: String,
+    records: String,
+}
+
+impl Places {
+    /// The places of the run in `run` (relative to `root`).
+    ///
+    /// # Errors
+    /// `run` is not a folder, or its `results/` does not hold exactly one
+    /// GPU's folder.
+    pub fn of(root: &Path, run: &Path) -> Result<Places, String> {
+        let shown = run.display().to_string();
+        let results = root.join(run).join("results");
+        let gpus: Vec<String> = std::fs::read_dir(&results)
+            .map_err(|e| format!("the run {shown}: {}: {e}", results.display()))?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        match gpus.as_slice() {
+            [one] => Ok(Places {
+                records: format!("{shown}/results/{one}"),
+                run: shown,
+            }),
+            _ => Err(format!(
+                "the run {shown}: results/ should hold one GPU's folder, it holds {gpus:?}"
+            )),
         }
+    }
+
+    fn fill(&self, text: &str) -> String {
+        text.replace("{run}", &self.run).replace("{records}", &self.records)
+    }
+}
+
+impl Lab {
+    /// A preprocessor reading sources and the recorded run `run` (relative
+    /// to `root`) under `root`.
+    ///
+    /// # Errors
+    /// As [`Places::of`].
+    pub fn new(root: PathBuf, run: &Path) -> anyhow::Result<Lab> {
+        let places = Places::of(&root, run).map_err(|e| anyhow::anyhow!(e))?;
+        Ok(Lab {
+            root,
+            places,
+            figures: Arc::default(),
+        })
     }
 
     /// The charts it made (filled while the book builds).
@@ -73,7 +123,7 @@ impl Preprocessor for Lab {
                     .and_then(|p| p.file_stem())
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "chapter".into());
-                match expand(&self.root, &stem, &ch.content, &self.figures) {
+                match expand(&self.root, &self.places, &stem, &ch.content, &self.figures) {
                     Ok(text) => ch.content = text,
                     Err(e) => errors.extend(e.into_iter().map(|e| format!("{name}: {e}"))),
                 }
@@ -102,6 +152,7 @@ fn directive_re() -> &'static Regex {
 /// One message per failing directive, quoting it.
 pub fn expand(
     root: &Path,
+    places: &Places,
     chapter: &str,
     text: &str,
     figures: &Figures,
@@ -116,7 +167,7 @@ pub fn expand(
         last = whole.end();
         n += 1;
         let kind = &m[1];
-        let args = Args::parse(&m[2]);
+        let args = Args::parse(&places.fill(&m[2]));
         let fig = PathBuf::from(format!("figures/{chapter}-{n}.svg"));
         let made = args.and_then(|a| match kind {
             "pair" => pair(root, &a),
@@ -474,7 +525,7 @@ fn compare(root: &Path, a: &Args) -> Result<String, String> {
             ),
             cell(at(r, "verdict")),
             format!("{} / {}", cell(at(r, "rust.registers")), cell(at(r, "c.registers"))),
-            cell(at(r, "agreement")),
+            agreement(at(r, "agreement")),
         ]);
     }
     if n == 0 {
@@ -489,6 +540,23 @@ fn compare(root: &Path, a: &Args) -> Result<String, String> {
          \"Slower\" or \"Faster\" only when every trial is past 0.5%, else parity. {}</p>\n",
         run_caption(path, &ctx)
     ))
+}
+
+/// A comparison's `agreement` in words: "identical", or how many elements
+/// differ and the first.
+fn agreement(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.to_lowercase(),
+        Some(Value::Object(o)) => match o.get("Differ") {
+            Some(d) => format!(
+                "{} differ (first at {})",
+                cell(d.get("count")),
+                cell(d.get("first"))
+            ),
+            None => Value::Object(o.clone()).to_string(),
+        },
+        other => cell(other),
+    }
 }
 
 fn context(root: &Path, a: &Args) -> Result<String, String> {

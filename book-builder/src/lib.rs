@@ -26,7 +26,16 @@ pub struct Options {
     pub root: PathBuf,
     /// The output folder (emptied and rewritten).
     pub out: PathBuf,
+    /// The recorded run the chapters' directives read through `{run}` and
+    /// `{records}`, relative to the root ([`BOOK_RUN`] when `None`).
+    pub run: Option<PathBuf>,
 }
+
+/// The run the book is written from: all ten lessons on one H200 at one
+/// clean commit (its README gives the context). Another run recorded the
+/// same way (`cargo xtask record`) can take its place: `cargo xtask book
+/// --run DIR`.
+pub const BOOK_RUN: &str = "docs/results/h200-2026-12-01-book";
 
 /// A rendered book.
 #[derive(Debug)]
@@ -71,7 +80,8 @@ pub fn build(opts: &Options) -> Result<Built> {
         .chapters()
         .filter_map(|c| c.source_path.clone())
         .collect();
-    let lab = directives::Lab::new(root.clone());
+    let run = opts.run.clone().unwrap_or_else(|| PathBuf::from(BOOK_RUN));
+    let lab = directives::Lab::new(root.clone(), &run)?;
     let figures = lab.figures();
     book.with_preprocessor(lab);
     book.build()

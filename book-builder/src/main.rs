@@ -17,6 +17,10 @@ struct Cli {
     /// Where the HTML goes (emptied first).
     #[arg(long, default_value = "target/book")]
     out: PathBuf,
+    /// The recorded run the chapters' tables and charts read (a folder
+    /// written by `cargo xtask record`), relative to the root.
+    #[arg(long, default_value = lab_book::BOOK_RUN)]
+    run: PathBuf,
 }
 
 fn main() -> ExitCode {
@@ -24,6 +28,7 @@ fn main() -> ExitCode {
     let opts = lab_book::Options {
         root: cli.root,
         out: cli.out,
+        run: Some(cli.run),
     };
     match lab_book::build(&opts) {
         Err(e) => {

@@ -16,6 +16,24 @@ pub const LESSONS: &[&str] = &[
     "softmax",
 ];
 
+/// The kernel of each lesson whose PTX and SASS the book shows (lesson,
+/// exported symbol): `cargo xtask record` saves `lab <lesson> --asm
+/// <kernel>` for each as `asm-<kernel>.txt`.
+pub const BOOK_ASM: &[(&str, &str)] = &[
+    ("harness", "harness_add"),
+    ("bandwidth", "copy_vec16"),
+    ("vectorize", "add_vec16_f32"),
+    ("unroll", "add_unrolled_4"),
+    ("specialize", "dot_specialized_4"),
+    ("fuse", "fused_mul_add_relu"),
+    ("conv2d", "conv2d_valid"),
+    ("roofline", "vector_add"),
+    ("roofline", "transpose_tiled"),
+    ("roofline", "matmul_naive"),
+    ("fusion", "chain_fused_wide_8"),
+    ("softmax", "softmax_row_retained"),
+];
+
 /// The lessons that draw a chart (`lab <lesson> --plot FILE.svg`):
 /// `cargo xtask profile` asks these for one. A test holds this list against
 /// `lab`'s capabilities.

@@ -13,6 +13,7 @@ use anyhow::{Context, Result, bail};
 
 #[path = "../../host/kernel_build.rs"]
 mod kernel_build;
+mod new_lesson;
 
 use clap::{Parser, Subcommand};
 
@@ -102,6 +103,20 @@ enum Task {
         /// Where the HTML goes (emptied first).
         #[arg(long, default_value = "target/book")]
         out: PathBuf,
+        /// The recorded run its tables and charts read (a folder `cargo
+        /// xtask record` wrote; the H200 run the book is written from by
+        /// default).
+        #[arg(long)]
+        run: Option<PathBuf>,
+    },
+    /// Record every lesson on this machine's GPU the way the book reads a
+    /// run: each report with its JSON rows (and Nsight Compute's counters
+    /// where ncu is on the PATH), each Rust-against-CUDA-C comparison, and
+    /// the PTX and SASS of one kernel a lesson; then `cargo xtask book --run
+    /// DIR` draws the book's tables and charts from it.
+    Record {
+        /// The folder to write (created; use a new one per run).
+        dir: PathBuf,
     },
     /// The compile-time cost of specialization (chapter 19.3; no GPU): the
     /// kernels crate built for nvptx64 with 1, 4 and 16 specialized dot
@@ -123,6 +138,13 @@ enum Task {
         /// else it was running).
         #[arg(long, default_value = "")]
         note: String,
+    },
+    /// Scaffold a new lesson around a saxpy (kernel, CUDA C twin, host side,
+    /// CPU and GPU tests, chapter stub) and register it everywhere lessons
+    /// are listed (book/src/your-own-kernel.md walks through it).
+    NewLesson {
+        /// The lesson's name: a lower-case Rust identifier, e.g. `saxpy`.
+        name: String,
     },
 }
 
@@ -166,13 +188,15 @@ fn main() -> ExitCode {
         Task::Test { args } => test(&args),
         Task::Ptx { file } => ptx(&file),
         Task::Bundle => bundle(),
-        Task::Book { out } => book(&out),
+        Task::Book { out, run } => book(&out, run.as_deref()),
+        Task::Record { dir } => record(&dir),
         Task::SpecializeCost {
             reps,
             nvrtc_reps,
             out,
             note,
         } => specialize_cost(reps, nvrtc_reps, &out, &note),
+        Task::NewLesson { name } => new_lesson::run(&root(), &name),
     };
     match result {
         Ok(code) => code,
@@ -522,7 +546,7 @@ fn ptx(file: &Path) -> Result<ExitCode> {
 
 /// `book`: the lesson book, rendered and checked by the `lab-book` crate
 /// (built here, so xtask itself stays quick to build).
-fn book(out: &Path) -> Result<ExitCode> {
+fn book(out: &Path, run: Option<&Path>) -> Result<ExitCode> {
     let root = root();
     let out = if out.is_absolute() { out.to_path_buf() } else { root.join(out) };
     let mut cmd = cargo();
@@ -532,8 +556,71 @@ fn book(out: &Path) -> Result<ExitCode> {
         .arg(&root)
         .arg("--out")
         .arg(&out);
+    if let Some(run) = run {
+        // The run relative to the root, as the book's directives name paths.
+        let here = std::env::current_dir()?.join(run);
+        let rel = here.strip_prefix(&root).map_err(|_| {
+            anyhow::anyhow!("--run {}: the run must sit inside the repository ({})", run.display(), root.display())
+        })?;
+        cmd.arg("--run").arg(rel);
+    }
     let st = cmd.status().context("running cargo")?;
     Ok(if st.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `record <dir>`: every lesson recorded as the book reads a run.
+fn record(dir: &Path) -> Result<ExitCode> {
+    ensure_toolchain()?;
+    build_lab()?;
+    let lab = root().join("target/release/lab");
+    let dir = std::env::current_dir()?.join(dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let ncu = Command::new("ncu").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ncu {
+        eprintln!("ncu is not on the PATH: recording without Nsight Compute's counters (the roofline chart will have no DRAM arrows)");
+    }
+    let mut failed = Vec::new();
+    let mut step = |what: String, args: Vec<String>, file: PathBuf| -> Result<()> {
+        eprintln!("{what} -> {}", file.display());
+        let out = std::fs::File::create(&file).with_context(|| format!("creating {}", file.display()))?;
+        let mut cmd = Command::new(&lab);
+        cmd.args(&args).stdout(out);
+        with_cuda_tools(&mut cmd);
+        let st = cmd.status().with_context(|| format!("starting {}", lab.display()))?;
+        if !st.success() {
+            failed.push(format!("lab {} ({st})", args.join(" ")));
+        }
+        Ok(())
+    };
+    for lesson in xtask::LESSONS {
+        let mut args = vec![lesson.to_string(), "--record".into(), "--results".into()];
+        args.push(dir.join("results").display().to_string());
+        if ncu {
+            args.push("--ncu".into());
+        }
+        step(format!("{lesson}: the report"), args, dir.join(format!("{lesson}.txt")))?;
+        step(
+            format!("{lesson}: Rust against CUDA C"),
+            vec![lesson.to_string(), "--compare".into(), "--json".into()],
+            dir.join(format!("{lesson}-compare.jsonl")),
+        )?;
+    }
+    for (lesson, kernel) in xtask::BOOK_ASM {
+        step(
+            format!("{kernel}: PTX and SASS"),
+            vec![lesson.to_string(), "--asm".into(), kernel.to_string()],
+            dir.join(format!("asm-{kernel}.txt")),
+        )?;
+    }
+    if !failed.is_empty() {
+        bail!("{} step(s) failed (their output is in their files):\n  {}", failed.len(), failed.join("\n  "));
+    }
+    println!(
+        "Recorded every lesson into {}. Draw the book from it: cargo xtask book --run {}",
+        dir.display(),
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `bundle`: everything a GPU machine without Rust needs, in target/bundle:
