@@ -115,7 +115,9 @@ fn absolute(path: &Path) -> Result<PathBuf> {
     })
 }
 
-/// Copies every file under `from` to the same place under `to`.
+/// Copies every file under `from` to the same place under `to`; a
+/// Markdown file (a run's README) is also rendered beside itself as HTML,
+/// which is where mdBook points a chapter's link to it.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
@@ -124,8 +126,25 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         if entry.file_type()?.is_dir() {
             copy_tree(&entry.path(), &target)?;
         } else {
-            std::fs::copy(entry.path(), target)?;
+            std::fs::copy(entry.path(), &target)?;
+            if target.extension().is_some_and(|e| e == "md") {
+                let text = std::fs::read_to_string(&target)?;
+                std::fs::write(target.with_extension("html"), markdown_page(&text))?;
+            }
         }
     }
     Ok(())
+}
+
+/// A Markdown file as a plain HTML page (tables included).
+fn markdown_page(text: &str) -> String {
+    let parser = pulldown_cmark::Parser::new_ext(text, pulldown_cmark::Options::ENABLE_TABLES);
+    let mut body = String::new();
+    pulldown_cmark::html::push_html(&mut body, parser);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}}\
+         table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:0.2em 0.5em}}\
+         code{{font-size:0.9em}}</style></head><body>\n{body}</body></html>\n"
+    )
 }

@@ -267,7 +267,7 @@ fn draw_roofline<DB: DrawingBackend>(
         .collect();
     if !left_out.is_empty() {
         root.draw(&Text::new(
-            format!("0 FLOP, so not on a log-log chart: {}", left_out.join(", ")),
+            format!("0 FLOP, so not on a log-log chart: {}", left_out.join("; ")),
             (90, 700),
             ("sans-serif", 13),
         ))
@@ -330,6 +330,8 @@ pub fn bars_svg_text(bars: &Bars) -> Result<String, String> {
         ctx.configure_mesh()
             .disable_y_mesh()
             .y_labels(0)
+            .light_line_style(WHITE)
+            .x_label_formatter(&|x| format_value(*x))
             .x_desc(bars.unit.as_str())
             .draw()
             .map_err(|e| err(&e))?;
