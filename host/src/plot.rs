@@ -331,7 +331,9 @@ pub fn bars_svg_text(bars: &Bars) -> Result<String, String> {
             .disable_y_mesh()
             .y_labels(0)
             .light_line_style(WHITE)
-            .x_label_formatter(&|x| format_value(*x))
+            .x_label_formatter(&|x| {
+                if x.fract() == 0.0 { format!("{x:.0}") } else { format_value(*x) }
+            })
             .x_desc(bars.unit.as_str())
             .draw()
             .map_err(|e| err(&e))?;
