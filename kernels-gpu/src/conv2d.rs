@@ -35,6 +35,7 @@ pub const CHECK_SIDE: usize = 1027;
 /// The smallest image a valid convolution has an output for.
 pub const MIN_SIDE: usize = TAPS_PER_SIDE;
 
+// ANCHOR: taps
 /// The 3 x 3 weights, row-major, passed to the kernels by value (a kernel
 /// parameter lives in the constant bank: every thread reads the same 36
 /// bytes without a global load).
@@ -44,6 +45,7 @@ pub struct Taps3x3 {
     /// `w[r * 3 + c]` weighs input (row + r, col + c) of a valid output.
     pub w: [f32; TAPS],
 }
+// ANCHOR_END: taps
 
 const _: () = assert!(
     core::mem::size_of::<Taps3x3>() == TAPS * 4,
@@ -103,6 +105,7 @@ mod kernels {
     /// # Safety
     /// `input` holds n * n floats, `out` (n - 2)^2, they do not overlap, and
     /// n >= 3.
+    // ANCHOR: conv2d_valid
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn conv2d_valid(
         input: *const f32,
@@ -129,6 +132,7 @@ mod kernels {
         // SAFETY: row, col < n - 2: inside the (n - 2)^2 output.
         unsafe { *out.add(row as usize * m as usize + col as usize) = sum };
     }
+    // ANCHOR_END: conv2d_valid
 
     /// The padded ("same") convolution: for row, col < n,
     /// `out[row * n + col] = sum over r, c < 3 of
@@ -147,6 +151,7 @@ mod kernels {
     ///
     /// # Safety
     /// `input` and `out` hold n * n floats each and do not overlap.
+    // ANCHOR: conv2d_same
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn conv2d_same(
         input: *const f32,
@@ -178,4 +183,5 @@ mod kernels {
         // SAFETY: row, col < n: inside the n x n output.
         unsafe { *out.add(row as usize * n as usize + col as usize) = sum };
     }
+    // ANCHOR_END: conv2d_same
 }

@@ -26,6 +26,7 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 /// `"16"`: "1" and "16" swap in a list of that many instantiations (the
 /// variants below); "4" is this list, the lesson's own, as is every build
 /// without that cfg.
+// ANCHOR: lengths
 #[cfg(not(any(lab_specialize_cost = "1", lab_specialize_cost = "16")))]
 #[macro_export]
 macro_rules! specialized_lengths {
@@ -38,6 +39,7 @@ macro_rules! specialized_lengths {
         }
     };
 }
+// ANCHOR_END: lengths
 
 /// Cost build with one instantiation: N = 16 only.
 #[cfg(lab_specialize_cost = "1")]
@@ -98,6 +100,7 @@ mod kernels {
     use crate::device::memory::load_readonly;
     use crate::device::thread::global_index_x;
 
+    // ANCHOR: dot_specialized
     /// `out[v] = sum over k < N of x[k count + v] * y[k count + v]`, summed
     /// in order k = 0, 1, ... with one fused multiply-add per term (what
     /// nvcc makes of `sum += a * b`), starting from +0.
@@ -133,6 +136,7 @@ mod kernels {
             unsafe { *out.add(v as usize) = sum };
         }
     }
+    // ANCHOR_END: dot_specialized
 
     /// The same dot with its length `n` a kernel argument: one compiled
     /// body for every length, looping at run time.
@@ -146,6 +150,7 @@ mod kernels {
     /// # Safety
     /// `x` and `y` hold `n * count` floats and `out` holds `count`; nothing
     /// writes `x` or `y` while the kernel runs.
+    // ANCHOR: dot_runtime
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn dot_runtime(
         x: *const f32,
@@ -173,7 +178,9 @@ mod kernels {
             unsafe { *out.add(v as usize) = sum };
         }
     }
+    // ANCHOR_END: dot_runtime
 
+    // ANCHOR: exports
     /// Exports `dot_specialized::<N>` as `dot_specialized_N`.
     macro_rules! specialized_kernels {
         ($($name:ident = $n:literal),* $(,)?) => {$(
@@ -190,4 +197,5 @@ mod kernels {
     }
 
     crate::specialized_lengths!(specialized_kernels);
+    // ANCHOR_END: exports
 }

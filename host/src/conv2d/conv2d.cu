@@ -9,9 +9,11 @@
 
 // The 3 x 3 weights, row-major, passed by value: 36 bytes in the kernel's
 // parameter space, read by every thread without touching global memory.
+// ANCHOR: taps
 struct Taps3x3 {
     float w[9];
 };
+// ANCHOR_END: taps
 
 // Valid ("basic") convolution: out[row][col] = sum over r, c < 3 of
 // input[row + r][col + c] * w[r][c], for row, col < n - 2.
@@ -20,6 +22,7 @@ struct Taps3x3 {
 // 4 bytes out of DRAM per output.
 // Launch assumption: a 2D grid of BLOCK_X x BLOCK_Y blocks covering
 // (n - 2) x (n - 2) outputs; threads past the edge return.
+// ANCHOR: conv2d_valid
 extern "C" __global__ void conv2d_valid(const float* __restrict__ input, float* __restrict__ out,
                                         unsigned int n, Taps3x3 taps) {
     unsigned int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -35,6 +38,7 @@ extern "C" __global__ void conv2d_valid(const float* __restrict__ input, float* 
     }
     out[(size_t)row * m + col] = sum;
 }
+// ANCHOR_END: conv2d_valid
 
 // Same (zero-padded) convolution: out[row][col] = sum over r, c < 3 of
 // x(row + r - 1, col + c - 1) * w[r][c], x being 0 outside the image, for
@@ -43,6 +47,7 @@ extern "C" __global__ void conv2d_valid(const float* __restrict__ input, float* 
 // Memory: as conv2d_valid; padding is a bounds test, not a padded copy.
 // Launch assumption: a 2D grid of BLOCK_X x BLOCK_Y blocks covering n x n
 // outputs; threads past the edge return.
+// ANCHOR: conv2d_same
 extern "C" __global__ void conv2d_same(const float* __restrict__ input, float* __restrict__ out,
                                        unsigned int n, Taps3x3 taps) {
     unsigned int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -61,3 +66,4 @@ extern "C" __global__ void conv2d_same(const float* __restrict__ input, float* _
     }
     out[(size_t)row * n + col] = sum;
 }
+// ANCHOR_END: conv2d_same

@@ -76,6 +76,7 @@ impl Kernel {
         self.flop(n) as f64 / self.compulsory_bytes(n) as f64
     }
 
+    // ANCHOR: launch_config
     /// The launch over an n x n image: BLOCK_X x BLOCK_Y blocks covering
     /// the outputs.
     pub fn launch_config(self, n: usize) -> LaunchConfig {
@@ -90,6 +91,7 @@ impl Kernel {
             shared_mem_bytes: 0,
         }
     }
+    // ANCHOR_END: launch_config
 }
 
 /// The seed's padding overhead at side n: the same convolution's FLOP
@@ -142,6 +144,7 @@ pub fn conv2d_basic_host(input: &[f32], n: usize, taps: &Taps3x3, out: &mut [f32
     }
 }
 
+// ANCHOR: padded_host
 /// The seed's padded ("same") convolution on the CPU: copies the image into
 /// a zeroed (n + 2) x (n + 2) buffer on every call, as the seed does, then
 /// convolves that, into `out` of n^2.
@@ -167,7 +170,9 @@ pub fn conv2d_padded_host(input: &[f32], n: usize, taps: &Taps3x3, out: &mut [f3
         }
     }
 }
+// ANCHOR_END: padded_host
 
+// ANCHOR: cpu_plan
 /// The seed's timing protocol for its host mirrors: 5 warm-up calls, then
 /// 20 timed calls (each its own sample here, so the median and spread come
 /// with the mean the seed printed).
@@ -177,6 +182,7 @@ pub const SEED_CPU_PLAN: Plan = Plan {
     launches_per_batch: 1,
     flush_l2: false,
 };
+// ANCHOR_END: cpu_plan
 
 // ---- the GPU side -----------------------------------------------------------
 
@@ -288,6 +294,7 @@ impl<'g> Conv2d<'g> {
                 self.capacity
             )));
         }
+        // ANCHOR: launch
         let taps = reference::LESSON_TAPS;
         let launch = self
             .kernels
@@ -301,6 +308,7 @@ impl<'g> Conv2d<'g> {
         // outputs; the taps travel as the kernel's 36-byte #[repr(C)]
         // parameter, and every argument's kind is checked at launch.
         unsafe { launch.launch(kernel.launch_config(n)) }
+        // ANCHOR_END: launch
     }
 
     /// Runs `kernel` over the n x n image into a 0xFF-poisoned output and
@@ -695,6 +703,7 @@ impl lesson::Lesson for Conv2dLesson {
                 let image = reference::image(n);
                 for &k in Kernel::ALL {
                     let mut out = vec![0.0f32; k.outputs(n)];
+                    // ANCHOR: time_mirror
                     let t = time_on_cpu(SEED_CPU_PLAN, || match k {
                         Kernel::Valid => {
                             conv2d_basic_host(std::hint::black_box(&image), n, &taps, &mut out)
@@ -704,6 +713,7 @@ impl lesson::Lesson for Conv2dLesson {
                         }
                     });
                     std::hint::black_box(&out);
+                    // ANCHOR_END: time_mirror
                     s.rows.push(
                         Row::new(
                             format!("conv2d_{}_host/{n}", k.seed_name()),

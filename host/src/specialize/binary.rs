@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+// ANCHOR: host_generic
 /// `sum over k < N of a[k] * b[k]`, its length fixed at compile time: the
 /// seed's `compile_time_specialized_dot<N>`. Never inlined, so every
 /// instantiation stays a function in the binary; the loop has a constant
@@ -34,6 +35,7 @@ pub fn dot_specialized<const N: usize>(a: &[f32; N], b: &[f32; N]) -> f32 {
     }
     sum
 }
+// ANCHOR_END: host_generic
 
 /// One call of an instantiation on known inputs: what it returned and what
 /// the arithmetic says it must (all values small integers, so exact).

@@ -6,6 +6,7 @@
 // unit also defines the ordinary (non-template) function dot4_plain: the
 // control, which the linker must refuse as defined twice.
 
+// ANCHOR: units
 // A dot of fixed length N, kept a function of its own (__noinline__) so its
 // instantiations appear as symbols. Reads N floats of a and of b.
 template <int N>
@@ -36,3 +37,4 @@ extern "C" __global__ void UNIT_KERNEL(const float* a, const float* b, float* ou
     out[2] = dot4_plain(a, b);
 #endif
 }
+// ANCHOR_END: units

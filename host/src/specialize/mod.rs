@@ -169,6 +169,7 @@ impl<'g> Specialize<'g> {
                 }
             )));
         }
+        // ANCHOR: launch
         let mut launch = self
             .kernels
             .launch(self.gpu, kernel)
@@ -184,6 +185,7 @@ impl<'g> Specialize<'g> {
         // grid has one thread per dot; the argument kinds (dot_runtime's
         // extra u32 length only for it) are checked at launch.
         unsafe { launch.launch(Kernel::launch_config(count)) }
+        // ANCHOR_END: launch
     }
 
     /// Runs `kernel` over `count` dots of length `n` into a poisoned output

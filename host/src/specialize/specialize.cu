@@ -6,6 +6,7 @@
 // Layout: `count` dots of length N; element k of dot v is x[k * count + v],
 // so for each k a warp reads 32 consecutive floats of each input.
 
+// ANCHOR: dot_specialized
 // One dot, its length a template parameter: every N used below becomes a
 // separate body with the loop fully unrolled. `sum += a * b` is contracted
 // to one fma.rn.f32 per term (NVRTC's default --fmad=true), the order the
@@ -27,7 +28,9 @@ __device__ __forceinline__ void dot_specialized(const float* __restrict__ x,
     }
     out[v] = sum;
 }
+// ANCHOR_END: dot_specialized
 
+// ANCHOR: exports
 // One exported twin per length; the host defines SPECIALIZED_INSTANCES as
 // SPECIALIZED(2) SPECIALIZED(4) ... from the one list of lengths.
 #define SPECIALIZED(N)                                                                              \
@@ -37,12 +40,14 @@ __device__ __forceinline__ void dot_specialized(const float* __restrict__ x,
         dot_specialized<N>(x, y, out, count);                                                     \
     }
 SPECIALIZED_INSTANCES
+// ANCHOR_END: exports
 
 // The same dot with its length a kernel argument: one body for every n.
 // Unrolled by 8 with a remainder loop, the shape rustc's LLVM gives the
 // Rust twin on its own, so the two compare like for like.
 // Memory: as above, 8 n + 4 bytes per dot.
 // Launch assumption: gridDim.x * blockDim.x >= count.
+// ANCHOR: dot_runtime
 extern "C" __global__ void dot_runtime(const float* __restrict__ x, const float* __restrict__ y,
                                        float* __restrict__ out, unsigned long long count,
                                        unsigned int n) {
@@ -56,3 +61,4 @@ extern "C" __global__ void dot_runtime(const float* __restrict__ x, const float*
     }
     out[v] = sum;
 }
+// ANCHOR_END: dot_runtime
