@@ -486,6 +486,7 @@ mod kernels {
         }
     }
 
+    // ANCHOR: transpose_tiled
     /// The same transpose through a shared tile padded to 33 columns.
     ///
     /// # Memory
@@ -523,6 +524,7 @@ mod kernels {
                 *tile.add((tx * TRANSPOSE_TILE_PITCH + ty) as usize)
         };
     }
+    // ANCHOR_END: transpose_tiled
 
     /// Sums each block's slice of `input` into `out[blockIdx.x]`: the
     /// sequential-addressing tree (stride halves from 128 to 1).
@@ -588,6 +590,7 @@ mod kernels {
     ///
     /// # Safety
     /// `a`, `b`, `c` hold `d * d` floats; `c` overlaps neither input.
+    // ANCHOR: matmul_naive
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn matmul_naive(
         a: *const f32,
@@ -617,6 +620,7 @@ mod kernels {
         // SAFETY: row, col < d.
         unsafe { *c.add(row as usize * d + col as usize) = acc };
     }
+    // ANCHOR_END: matmul_naive
 
     /// The same product one MAT_TILE x MAT_TILE tile at a time, through two
     /// shared tiles.
@@ -784,6 +788,7 @@ mod kernels {
         }
     }
 
+    // ANCHOR: polynomial_horner
     /// A Horner chain over one loaded float: `x = in[i] * POLY_SCALE`,
     /// `acc = x`, then POLY_DEGREE times `acc = fma(acc, x, POLY_ADD)`.
     ///
@@ -811,6 +816,7 @@ mod kernels {
             unsafe { *out.add(i as usize) = acc };
         }
     }
+    // ANCHOR_END: polynomial_horner
 
     /// The FP32 ceiling: FMA_CHAINS independent chains of `iters` FMAs each,
     /// summed and stored once.
@@ -848,6 +854,7 @@ mod kernels {
             }
         }
 
+        // ANCHOR: fma_loop
         // FMA_UNROLL steps per trip of the run-time loop, then the rest: the
         // loop's own counter, compare and branch take issue slots from the
         // FMAs, so fewer trips leave more of the SM's issue rate to them.
@@ -859,6 +866,7 @@ mod kernels {
         for _ in 0..iters % FMA_UNROLL {
             step(&mut acc);
         }
+        // ANCHOR_END: fma_loop
         let mut sum = 0.0f32;
         for a in acc {
             sum += a;

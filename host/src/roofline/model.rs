@@ -76,6 +76,7 @@ pub fn cost_shaped(kernel: Kernel, sizes: &Sizes, shape: Shape) -> Cost {
     let (sx, sy) = sizes.stencil_grid();
     let apron = STENCIL_SHARED_CELLS as f64 * sx as f64 * sy as f64;
     let side2 = (sizes.side * sizes.side) as f64;
+    // ANCHOR: compulsory
     let (flop, floats) = match kernel {
         Kernel::Copy => (0.0, 2.0 * n),
         Kernel::StreamDot => (8.0 * m, 8.0 * m + sizes.stream_grid(shape) as f64),
@@ -91,6 +92,7 @@ pub fn cost_shaped(kernel: Kernel, sizes: &Sizes, shape: Shape) -> Cost {
         Kernel::StencilGlobal => (7.0 * interior, 6.0 * interior),
         Kernel::StencilTiled => (7.0 * interior, apron + interior),
         Kernel::Polynomial => ((2.0 * POLY_DEGREE as f64 + 1.0) * n, 2.0 * n),
+        // ANCHOR_END: compulsory
         Kernel::FmaPeak => {
             let threads = sizes.fma_threads() as f64;
             (

@@ -118,6 +118,7 @@ __global__ void transpose_naive_guarded(const float* __restrict__ in, float* __r
     if (row < side && col < side) out[col * side + row] = in[row * side + col];
 }
 
+// ANCHOR: transpose_tiled
 // The transpose through a shared tile padded to 33 columns. Memory: both
 // sides coalesced, no bank conflicts. Launch: as transpose_naive; every
 // thread reaches the barrier.
@@ -133,6 +134,7 @@ __global__ void transpose_tiled(const float* __restrict__ in, float* __restrict_
     const unsigned long long outRow = (unsigned long long)blockIdx.x * TRANSPOSE_TILE + ty;
     out[outRow * side + outCol] = tile[tx][ty];
 }
+// ANCHOR_END: transpose_tiled
 
 // Each block sums its 256-element slice into out[blockIdx.x] with the
 // sequential-addressing tree. Memory: one coalesced read per thread.
@@ -151,6 +153,7 @@ __global__ void reduce_sequential_addressing(const float* __restrict__ in,
     if (tid == 0) out[blockIdx.x] = tile[0];
 }
 
+// ANCHOR: matmul_naive
 // c = a * b, one thread per output; acc += a[row][p] * b[p][col] (contracted
 // to an fma by NVRTC). Memory: 2d loads per output, mostly cache hits.
 // Launch: MAT_TILE^2 blocks tiling the matrix exactly.
@@ -162,6 +165,7 @@ __global__ void matmul_naive(const float* __restrict__ a, const float* __restric
     for (unsigned long long p = 0; p < d; ++p) acc += a[row * d + p] * b[p * d + col];
     c[row * d + col] = acc;
 }
+// ANCHOR_END: matmul_naive
 
 // The same product through two MAT_TILE^2 shared tiles. Memory: two loads
 // per tile step instead of per k step. Launch: exactly MAT_TILE^2 threads a
@@ -230,6 +234,7 @@ __global__ void heat_step_tiled(const float* __restrict__ in, float* __restrict_
     }
 }
 
+// ANCHOR: polynomial_horner
 // A Horner chain of POLY_DEGREE fmas on one loaded float. Memory: 8 bytes
 // per element for 513 FLOP. Launch: gridDim.x * blockDim.x >= n.
 __global__ void polynomial_horner(const float* __restrict__ in, float* __restrict__ out,
@@ -243,6 +248,7 @@ __global__ void polynomial_horner(const float* __restrict__ in, float* __restric
         out[i] = acc;
     }
 }
+// ANCHOR_END: polynomial_horner
 
 // The FP32 ceiling: FMA_CHAINS independent chains of `iters` fmas, FMA_UNROLL
 // steps a trip of the run-time loop, then the rest. Memory: one store per
@@ -252,6 +258,7 @@ __global__ void fma_peak(float* __restrict__ out, int iters) {
     float acc[FMA_CHAINS];
 #pragma unroll
     for (int q = 0; q < FMA_CHAINS; ++q) acc[q] = (float)q * 0.125f;
+    // ANCHOR: fma_loop
     for (int k = 0; k < iters / FMA_UNROLL; ++k) {
 #pragma unroll
         for (int u = 0; u < FMA_UNROLL; ++u) {
@@ -263,6 +270,7 @@ __global__ void fma_peak(float* __restrict__ out, int iters) {
 #pragma unroll
         for (int q = 0; q < FMA_CHAINS; ++q) acc[q] = fmaf(acc[q], FMA_MUL, FMA_ADD);
     }
+    // ANCHOR_END: fma_loop
     float sum = 0.0f;
 #pragma unroll
     for (int q = 0; q < FMA_CHAINS; ++q) sum += acc[q];
