@@ -78,6 +78,7 @@ mod kernels {
         "a Float4 is one 16-byte access"
     );
 
+    // ANCHOR: add_at
     /// `out[i] = a[i] + b[i]` for one i, if i < n.
     ///
     /// # Safety
@@ -91,6 +92,7 @@ mod kernels {
             unsafe { *out.add(i) = *a.add(i) + *b.add(i) };
         }
     }
+    // ANCHOR_END: add_at
 
     /// `out[i] = a[i] + b[i]`, one element per thread: the baseline.
     ///
@@ -131,6 +133,7 @@ mod kernels {
     ///
     /// # Safety
     /// `a`, `b` and `out` hold `n` floats; `out` overlaps neither input.
+    // ANCHOR: add_unrolled_4
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn add_unrolled_4(
         a: *const f32,
@@ -144,6 +147,7 @@ mod kernels {
             unsafe { add_at(a, b, out, n, base + lane) }
         }
     }
+    // ANCHOR_END: add_unrolled_4
 
     /// `out[i] = a[i] + b[i]`, `UNROLL` elements per thread, one block width
     /// apart: block β covers [β B UNROLL, (β + 1) B UNROLL) (B = block_dim.x)
@@ -160,6 +164,7 @@ mod kernels {
     ///
     /// # Safety
     /// `a`, `b` and `out` hold `n` floats; `out` overlaps neither input.
+    // ANCHOR: add_unrolled_4_coalesced
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn add_unrolled_4_coalesced(
         a: *const f32,
@@ -174,6 +179,7 @@ mod kernels {
             unsafe { add_at(a, b, out, n, first + lane * width) }
         }
     }
+    // ANCHOR_END: add_unrolled_4_coalesced
 
     /// `out[i] = a[i] + b[i]`, unrolled and vectorized: the seed's
     /// combination. The buffers are read as float4s; block β covers the
@@ -198,6 +204,7 @@ mod kernels {
     /// # Safety
     /// `a`, `b` and `out` hold `n` floats, are 16-byte aligned (every
     /// device allocation is) and `out` overlaps neither input.
+    // ANCHOR: add_unrolled_4_vec4
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn add_unrolled_4_vec4(
         a: *const f32,
@@ -236,4 +243,5 @@ mod kernels {
             unsafe { *out.add(i) = *a.add(i) + *b.add(i) };
         }
     }
+    // ANCHOR_END: add_unrolled_4_vec4
 }

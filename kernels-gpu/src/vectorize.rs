@@ -30,6 +30,7 @@ pub const SEED_BUDGET_BYTES: usize = 32;
 /// vectors and a tail of 1).
 pub const TRACED_SIZES: [usize; 2] = [10, 41];
 
+// ANCHOR: vector_types
 /// Four floats, the 16-byte vector CUDA calls `float4`.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -68,6 +69,7 @@ impl Vector16 for F16x8 {
 pub const fn width<V: Vector16>() -> usize {
     size_of::<V>() / size_of::<V::Elem>()
 }
+// ANCHOR_END: vector_types
 
 const _: () = assert!(size_of::<F32x4>() == VECTOR_BYTES, "float4 is 16 bytes");
 const _: () = assert!(size_of::<F64x2>() == VECTOR_BYTES, "double2 is 16 bytes");
@@ -180,6 +182,7 @@ mod kernels {
     /// # Safety
     /// `a`, `b` and `out` hold `n` elements, are 16-byte aligned (every
     /// device allocation is) and `out` overlaps neither input.
+    // ANCHOR: add_vec16
     #[inline(always)]
     unsafe fn add_vec16<V: Add16>(a: *const V::Elem, b: *const V::Elem, out: *mut V::Elem, n: u64) {
         let w = width::<V>() as u64;
@@ -201,6 +204,7 @@ mod kernels {
             unsafe { *out.add(j) = V::add_elem(*a.add(j), *b.add(j)) };
         }
     }
+    // ANCHOR_END: add_vec16
 
     /// `out[i] = a[i] + b[i]`, one element per thread: the baseline the
     /// vector add is timed against.
@@ -214,6 +218,7 @@ mod kernels {
     ///
     /// # Safety
     /// `a`, `b` and `out` hold `n` elements; `out` overlaps neither input.
+    // ANCHOR: add_scalar
     #[inline(always)]
     unsafe fn add_scalar<V: Add16>(
         a: *const V::Elem,
@@ -228,6 +233,7 @@ mod kernels {
             unsafe { *out.add(i) = V::add_elem(*a.add(i), *b.add(i)) };
         }
     }
+    // ANCHOR_END: add_scalar
 
     /// Exports the vector and scalar adds of one vector type.
     macro_rules! add_kernels {

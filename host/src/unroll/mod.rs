@@ -99,6 +99,7 @@ impl Kernel {
         THREADS_PER_BLOCK as usize * self.elems_per_thread()
     }
 
+    // ANCHOR: launch_config
     /// The launch over `n` elements: blocks of THREADS_PER_BLOCK, enough to
     /// give every element a thread's lane (at least one block).
     pub fn launch_config(self, n: usize) -> LaunchConfig {
@@ -109,7 +110,9 @@ impl Kernel {
             shared_mem_bytes: 0,
         }
     }
+    // ANCHOR_END: launch_config
 
+    // ANCHOR: index_map
     /// The element that lane `lane` (0 to elems_per_thread - 1) of thread
     /// `thread` in block `block` handles, with `block_dim` threads per
     /// block, the tail aside: the kernels' index maps, on the host. For the
@@ -126,6 +129,7 @@ impl Kernel {
             }
         }
     }
+    // ANCHOR_END: index_map
 
     /// 32-byte sectors one warp-wide access touches (warp 0 of block 0,
     /// access `access` of accesses_per_thread, each thread's

@@ -12,6 +12,7 @@ extern "C" __global__ void add_one_per_thread(const float* a, const float* b, fl
     if (i < n) out[i] = a[i] + b[i];
 }
 
+// ANCHOR: add_unrolled_4
 // out[i] = a[i] + b[i], UNROLL consecutive elements per thread, each behind
 // its own guard; #pragma unroll leaves no loop in the compiled body.
 // Memory: a warp's k-th access reads floats 16 bytes apart (512 bytes
@@ -27,7 +28,9 @@ extern "C" __global__ void add_unrolled_4(const float* a, const float* b, float*
         if (i < n) out[i] = a[i] + b[i];
     }
 }
+// ANCHOR_END: add_unrolled_4
 
+// ANCHOR: add_unrolled_4_coalesced
 // out[i] = a[i] + b[i], UNROLL elements per thread one block width apart
 // inside the block's chunk of blockDim.x * UNROLL elements.
 // Memory: every warp access covers 128 contiguous bytes; 12 bytes per
@@ -43,6 +46,7 @@ extern "C" __global__ void add_unrolled_4_coalesced(const float* a, const float*
         if (i < n) out[i] = a[i] + b[i];
     }
 }
+// ANCHOR_END: add_unrolled_4_coalesced
 
 // out[i] = a[i] + b[i], unrolled and vectorized: the buffers read as
 // float4s, UNROLL float4s per thread one block width apart inside the
@@ -53,6 +57,7 @@ extern "C" __global__ void add_unrolled_4_coalesced(const float* a, const float*
 // contiguous bytes per warp access; 12 bytes per element.
 // Launch assumption: gridDim.x * blockDim.x * UNROLL >= n / VEC_WIDTH and
 // gridDim.x * blockDim.x >= n % VEC_WIDTH.
+// ANCHOR: add_unrolled_4_vec4
 extern "C" __global__ void add_unrolled_4_vec4(const float* a, const float* b, float* out,
                                                unsigned long long n) {
     unsigned long long vectors = n / VEC_WIDTH;
@@ -77,3 +82,4 @@ extern "C" __global__ void add_unrolled_4_vec4(const float* a, const float* b, f
         out[i] = a[i] + b[i];
     }
 }
+// ANCHOR_END: add_unrolled_4_vec4

@@ -121,6 +121,7 @@ impl Kernel {
         }
     }
 
+    // ANCHOR: launch_config
     /// Threads the kernel's launch assumption needs over `n` elements: the
     /// vector add max(n / W, n % W), the scalar add n.
     pub fn threads(self, n: usize) -> usize {
@@ -144,6 +145,7 @@ impl Kernel {
             shared_mem_bytes: 0,
         }
     }
+    // ANCHOR_END: launch_config
 }
 
 /// The lesson's sizes: three buffers (a, b, out) of `buffer_bytes` each,

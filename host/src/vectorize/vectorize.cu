@@ -19,6 +19,7 @@ __device__ __forceinline__ half_bits hadd(half_bits a, half_bits b) {
     return r;
 }
 
+// ANCHOR: vector_types
 // A 16-byte vector of T: its width is derived from the types, so a kernel
 // retyped from float4 to double2 gets width 2, not a stale 4.
 template <typename V, typename T>
@@ -30,6 +31,7 @@ struct Width {
 struct __align__(16) half8 {
     unsigned int h[4];
 };
+// ANCHOR_END: vector_types
 
 __device__ __forceinline__ float4 add(float4 a, float4 b) {
     return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
@@ -51,6 +53,7 @@ __device__ __forceinline__ half_bits add1(half_bits a, half_bits b) { return had
 // also add one leftover element each.
 // Memory: coalesced LDG.E.128 / STG.E.128; 3 * sizeof(T) bytes per element.
 // Launch assumption: gridDim.x * blockDim.x >= max(n / W, n % W).
+// ANCHOR: add_vec16
 template <typename V, typename T>
 __device__ void add_vec16(const T* a, const T* b, T* out, unsigned long long n) {
     const unsigned long long w = Width<V, T>::value;
@@ -64,15 +67,18 @@ __device__ void add_vec16(const T* a, const T* b, T* out, unsigned long long n) 
         out[j] = add1(a[j], b[j]);
     }
 }
+// ANCHOR_END: add_vec16
 
 // out[i] = a[i] + b[i], one element per thread.
 // Memory: coalesced element-wide loads and stores.
 // Launch assumption: gridDim.x * blockDim.x >= n.
+// ANCHOR: add_scalar
 template <typename T>
 __device__ void add_scalar(const T* a, const T* b, T* out, unsigned long long n) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = add1(a[i], b[i]);
 }
+// ANCHOR_END: add_scalar
 
 extern "C" __global__ void add_vec16_f32(const float* a, const float* b, float* out, unsigned long long n) {
     add_vec16<float4, float>(a, b, out, n);
