@@ -198,3 +198,36 @@ fn a_missing_figure_or_recorded_file_is_caught() {
         std::fs::remove_dir_all(d).ok();
     }
 }
+
+/// `cargo xtask record` asks each lesson for the PTX and SASS of a kernel
+/// the lesson has, and the book's run holds every file a recorded run has.
+#[test]
+fn the_book_run_holds_what_cargo_xtask_record_writes() {
+    for (lesson, kernel) in xtask::BOOK_ASM {
+        let entry = host::lessons::find(lesson).unwrap_or_else(|| panic!("no lesson {lesson}"));
+        assert!(
+            (entry.kernels)().iter().any(|(symbol, _)| symbol == kernel),
+            "{lesson} has no kernel {kernel}"
+        );
+    }
+    let run = root().join(lab_book::BOOK_RUN);
+    let mut missing = Vec::new();
+    for lesson in xtask::LESSONS {
+        for file in [
+            format!("{lesson}.txt"),
+            format!("{lesson}-compare.jsonl"),
+            format!("results/nvidia-h200/{lesson}.jsonl"),
+        ] {
+            if !run.join(&file).is_file() {
+                missing.push(file);
+            }
+        }
+    }
+    for (_, kernel) in xtask::BOOK_ASM {
+        let file = format!("asm-{kernel}.txt");
+        if !run.join(&file).is_file() {
+            missing.push(file);
+        }
+    }
+    assert!(missing.is_empty(), "the book run lacks {missing:?}");
+}
