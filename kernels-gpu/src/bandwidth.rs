@@ -39,6 +39,7 @@ mod kernels {
     use super::*;
     use crate::device::thread::global_index_x;
 
+    // ANCHOR: load_readonly_16
     /// One 16-byte load through the read-only path
     /// (`ld.global.nc.v4.u32`), as nvcc emits for a `const uint4*
     /// __restrict__` source.
@@ -63,7 +64,9 @@ mod kernels {
         };
         Bytes16([a, b, c, d])
     }
+    // ANCHOR_END: load_readonly_16
 
+    // ANCHOR: copy_vec16
     /// `dst[i] = src[i]` for i < n bytes: thread t < n / 16 copies bytes
     /// [16 t, 16 t + 16) with one 16-byte load and one 16-byte store; the
     /// first n % 16 threads also copy one tail byte each.
@@ -98,4 +101,5 @@ mod kernels {
             unsafe { *dst.add(j) = *src.add(j) };
         }
     }
+    // ANCHOR_END: copy_vec16
 }

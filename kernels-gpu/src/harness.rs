@@ -39,6 +39,7 @@ mod kernels {
     use crate::device::memory::load_readonly;
     use crate::device::thread::global_index_x;
 
+    // ANCHOR: harness_add
     /// `out[i] = a[i] + b[i]` for i < n, one element per thread.
     ///
     /// # Memory
@@ -64,4 +65,5 @@ mod kernels {
             unsafe { *out.add(i) = load_readonly(a.add(i)) + load_readonly(b.add(i)) };
         }
     }
+    // ANCHOR_END: harness_add
 }

@@ -7,6 +7,7 @@
 // copy engine's device-to-device) are driver calls, not kernels: they have
 // no twin, and are the same calls from Rust as from C.
 
+// ANCHOR: copy_vec16
 // dst[i] = src[i] for i < n bytes: thread t < n / 16 copies bytes
 // [16 t, 16 t + 16) with one 16-byte load and one 16-byte store; the first
 // n % 16 threads also copy one tail byte each.
@@ -25,3 +26,4 @@ extern "C" __global__ void copy_vec16(const unsigned char* __restrict__ src, uns
         dst[j] = src[j];
     }
 }
+// ANCHOR_END: copy_vec16

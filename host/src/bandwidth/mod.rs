@@ -179,6 +179,7 @@ impl<'g> Bandwidth<'g> {
         // SAFETY: any bytes are valid u8; every destination is poisoned or
         // written before it is read.
         let alloc = || unsafe { gpu.alloc::<u8>(len) };
+        // ANCHOR: pinned
         // Plain page-locked memory (flags 0, what cudaMallocHost gives):
         // cudarc's default adds write-combining, which makes the host's own
         // reads of a destination very slow.
@@ -187,6 +188,7 @@ impl<'g> Bandwidth<'g> {
             unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(len, 0) }
                 .map_err(driver("cuMemHostAlloc"))
         };
+        // ANCHOR_END: pinned
         let src = pattern_bytes(len);
         let mut pinned_src = pin()?;
         pinned_src
@@ -246,6 +248,7 @@ impl<'g> Bandwidth<'g> {
     ///
     /// # Errors
     /// [`Error::Size`] past the buffers; the driver's errors.
+    // ANCHOR: enqueue
     pub fn enqueue(&mut self, copy: Copy, n: usize) -> Result<()> {
         self.size_ok(n)?;
         let stream = &self.gpu.stream;
@@ -282,6 +285,7 @@ impl<'g> Bandwidth<'g> {
             Copy::DtodKernel => self.launch_copy(n),
         }
     }
+    // ANCHOR_END: enqueue
 
     /// Fills the first `n` bytes of device buffer `b` (or `a`) with 0xFF.
     fn poison_device(&mut self, which_b: bool, n: usize) -> Result<()> {

@@ -2,6 +2,7 @@
 // kernels-gpu/src/harness.rs, compiled by NVRTC for the GPU at hand.
 // THREADS_PER_BLOCK comes in as a #define from the host.
 
+// ANCHOR: harness_add
 // out[i] = a[i] + b[i], one element per thread.
 // Memory: three coalesced 4-byte streams, the inputs on the read-only path
 // (const __restrict__); 12 bytes per element.
@@ -11,3 +12,4 @@ extern "C" __global__ void harness_add(const float* __restrict__ a, const float*
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i] + b[i];
 }
+// ANCHOR_END: harness_add

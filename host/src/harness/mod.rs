@@ -53,6 +53,7 @@ crate::kernel_ids! {
 /// The kernel's exported symbol (the CUDA C twin's too).
 pub const SYMBOL: &str = Kernel::Add.symbol();
 
+// ANCHOR: launch_config
 /// One thread per element, in blocks of THREADS_PER_BLOCK.
 pub fn launch_config(n: usize) -> LaunchConfig {
     LaunchConfig {
@@ -61,6 +62,7 @@ pub fn launch_config(n: usize) -> LaunchConfig {
         shared_mem_bytes: 0,
     }
 }
+// ANCHOR_END: launch_config
 
 /// Bytes one add over `n` elements moves: a and b read, out written.
 pub fn bytes(n: usize) -> f64 {
@@ -368,6 +370,7 @@ impl<'g> Harness<'g> {
     ///
     /// # Errors
     /// [`Error::Size`] past the buffers; a launch the driver refuses.
+    // ANCHOR: launch
     pub fn launch(&mut self, n: usize) -> Result<()> {
         if n > self.out.len() {
             return Err(Error::Size(format!(
@@ -389,6 +392,7 @@ impl<'g> Harness<'g> {
         // and are distinct; the grid has one thread per element.
         unsafe { launch.launch(launch_config(n)) }
     }
+    // ANCHOR_END: launch
 
     /// Fills the output with 0xFF (NaN) and waits for it, so an element the
     /// kernel never writes fails the check and no fill is timed.
@@ -474,6 +478,7 @@ impl<'g> Harness<'g> {
         // The clocked windows hold launches and waits only: no guard
         // bookkeeping (the outputs were checked before), no guard reads.
         let untracked = self.gpu.guards.untracked();
+        // ANCHOR: host_clocked
         for _ in 0..batches {
             for _ in 0..warmups {
                 self.launch(n)?;
@@ -491,15 +496,18 @@ impl<'g> Harness<'g> {
             samples_ms.push(start.elapsed().as_secs_f64() * 1e3 / f64::from(runs));
             self.gpu.sync(SYMBOL)?;
         }
+        // ANCHOR_END: host_clocked
         drop(untracked);
         Ok(Timing::timed(samples_ms, timed.window()))
     }
 
     /// Method 4: CUDA events with `plan` (see [`timing::time_kernel`]).
+    // ANCHOR: events
     pub fn time_with_events(&mut self, n: usize, plan: Plan) -> Result<Timing> {
         let gpu = self.gpu;
         timing::time_kernel(gpu, SYMBOL, plan, || self.launch(n))
     }
+    // ANCHOR_END: events
 }
 
 impl Twinned for Harness<'_> {
