@@ -314,7 +314,9 @@ fn source(root: &Path, spec: &str) -> Result<(String, String, &'static str), Str
         None => text.trim_end().to_string(),
     };
     let lang = match Path::new(path).extension().and_then(|e| e.to_str()) {
-        Some("rs") => "rust",
+        // Kernel and host code are excerpts, not programs: no playground
+        // button and no hidden `fn main()` around them.
+        Some("rs") => "rust,noplayground",
         Some("cu") | Some("cuh") => "cpp",
         Some("toml") => "toml",
         Some("sh") => "bash",
