@@ -190,8 +190,9 @@ mod kernels {
         unsafe { block_reduce::<MAX>(acc, scratch) }
     }
 
+    // ANCHOR: phase_stats
     /// Phase 1 for one tile: its maximum and sum of squares into its slots.
-    /// With `keep`, each value is also stored at its column in `kept`
+    /// With `kept`, each value is also stored at its column there
     /// (shared memory: the retained kernel's tile).
     #[inline(always)]
     unsafe fn phase_stats(
@@ -231,6 +232,7 @@ mod kernels {
             }
         }
     }
+    // ANCHOR_END: phase_stats
 
     /// The per-row buffers every phase-2 and phase-3 block reads or writes.
     #[derive(Clone, Copy)]
@@ -540,6 +542,7 @@ mod kernels {
         row_base: u32,
         controls: u32,
     ) {
+        // ANCHOR: retained_body
         let tl = tile(row_base * tiles + block_idx_x(), n, w, tiles);
         let kept = SOFTMAX_TILE::as_mut_ptr();
         let scratch = kept.wrapping_add(w as usize);
@@ -581,6 +584,7 @@ mod kernels {
             };
             phase_normalize(y, tl, s, tiles, source, scratch);
         }
+        // ANCHOR_END: retained_body
     }
 
     /// All three phases for a group of rows in one cooperative launch: each

@@ -656,6 +656,7 @@ impl<'g> Softmax<'g> {
             self.shape,
             variant,
             geometry,
+            // ANCHOR: occupancy
             |t, shared| {
                 // Raise the kernel's dynamic shared-memory limit on every loaded
                 // side, then ask the driver: the smaller answer binds.
@@ -676,6 +677,7 @@ impl<'g> Softmax<'g> {
                 }
                 Ok(blocks_per_sm)
             },
+            // ANCHOR_END: occupancy
         )
     }
 
@@ -751,6 +753,7 @@ impl<'g> Softmax<'g> {
             // SAFETY: as above; src and y differ.
             return unsafe { normalize.launch(cfg) };
         }
+        // ANCHOR: cooperative_launch
         let controls = plan.variant.controls();
         let mut row_base = 0;
         while row_base < self.shape.rows {
@@ -785,6 +788,7 @@ impl<'g> Softmax<'g> {
             row_base += count;
         }
         Ok(())
+        // ANCHOR_END: cooperative_launch
     }
 
     /// Poisons y, e and every statistics array with 0xFF bytes (NaN), so
@@ -823,6 +827,7 @@ impl<'g> Softmax<'g> {
         self.read_y()
     }
 
+    // ANCHOR: capture
     /// Times `plan`'s launch sequence, launched directly, with `timing`.
     pub fn time_direct(&mut self, plan: &Launches, timing: Plan) -> Result<Timing> {
         let gpu = self.gpu;
@@ -836,6 +841,7 @@ impl<'g> Softmax<'g> {
         let gpu = self.gpu;
         graph::capture(gpu, || self.enqueue(plan))
     }
+    // ANCHOR_END: capture
 }
 
 /// Checks `got` against `want` within [`REL_TOLERANCE`] and names the first

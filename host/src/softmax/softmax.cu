@@ -37,6 +37,7 @@ __device__ __forceinline__ float scaledExp(float x, float m, float scale) { retu
 
 __device__ __forceinline__ float rowScaleOf(float sumsq, unsigned n) { return 1.0f / sqrtf(sumsq / (float)n + EPS); }
 
+// ANCHOR: block_reduce
 // Butterfly within each warp, one partial per warp in scratch, partials added in
 // warp order by every thread: the same order as the Rust block_reduce.
 template <bool MAX>
@@ -52,6 +53,7 @@ __device__ __forceinline__ float blockReduce(float v, float* scratch) {
     __syncthreads();
     return r;
 }
+// ANCHOR_END: block_reduce
 
 template <bool MAX>
 __device__ __forceinline__ float rowReduce(const float* values, unsigned count, float* scratch) {
@@ -60,6 +62,7 @@ __device__ __forceinline__ float rowReduce(const float* values, unsigned count, 
     return blockReduce<MAX>(acc, scratch);
 }
 
+// ANCHOR: phase_stats
 __device__ __forceinline__ void phaseStats(const float* x, Tile tl, float* tileMax, float* tileSumsq, float* kept,
                                            float* scratch) {
     float m = __int_as_float(0xff800000), ss = 0.0f;
@@ -76,6 +79,7 @@ __device__ __forceinline__ void phaseStats(const float* x, Tile tl, float* tileM
         tileSumsq[tl.slot] = ss;
     }
 }
+// ANCHOR_END: phase_stats
 
 struct RowStats {
     float *tileMax, *tileSumsq, *tileSum, *rowMax, *rowScale, *rowSum;
@@ -153,6 +157,7 @@ extern "C" __global__ void softmax_tile_normalize(const float* src, float* y, fl
     else phaseNormalize<1>(y, tl, s, tiles, src, nullptr, scratch);
 }
 
+// ANCHOR: row_barrier
 // The device-scope release/acquire row barrier of kernels-gpu/src/device/atomic.rs.
 __device__ __forceinline__ void rowBarrier(unsigned* arrivals, unsigned* epochs, unsigned participants) {
     __syncthreads();
@@ -173,6 +178,7 @@ __device__ __forceinline__ void rowBarrier(unsigned* arrivals, unsigned* epochs,
     }
     __syncthreads();
 }
+// ANCHOR_END: row_barrier
 
 // The body the three megakernels share. GRID: every block of the launch meets at one
 // barrier (the slot pair of row rowBase, gridDim.x participants); otherwise each
@@ -182,6 +188,7 @@ template <bool GRID>
 __device__ __forceinline__ void retainedBody(const float* x, float* e, float* y, RowStats s, unsigned* arrivals,
                                              unsigned* epochs, unsigned n, unsigned w, unsigned tiles,
                                              unsigned rowBase, unsigned controls) {
+    // ANCHOR: retained_body
     extern __shared__ __align__(16) float kept[];
     float* scratch = kept + w;
     Tile tl = tileOf(rowBase * tiles + blockIdx.x, n, w, tiles);
@@ -194,6 +201,7 @@ __device__ __forceinline__ void retainedBody(const float* x, float* e, float* y,
     rowBarrier(arrivals + slot + 1, epochs + slot + 1, participants);
     if (roundtrip) phaseNormalize<0>(y, tl, s, tiles, e, nullptr, scratch);
     else phaseNormalize<3>(y, tl, s, tiles, nullptr, kept, scratch);
+    // ANCHOR_END: retained_body
 }
 
 // Cooperative: gridDim.x = groupRows * tiles, all resident; dynamic shared memory
