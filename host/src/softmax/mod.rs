@@ -827,7 +827,6 @@ impl<'g> Softmax<'g> {
         self.read_y()
     }
 
-    // ANCHOR: capture
     /// Times `plan`'s launch sequence, launched directly, with `timing`.
     pub fn time_direct(&mut self, plan: &Launches, timing: Plan) -> Result<Timing> {
         let gpu = self.gpu;
@@ -841,7 +840,6 @@ impl<'g> Softmax<'g> {
         let gpu = self.gpu;
         graph::capture(gpu, || self.enqueue(plan))
     }
-    // ANCHOR_END: capture
 }
 
 /// Checks `got` against `want` within [`REL_TOLERANCE`] and names the first
