@@ -618,18 +618,25 @@ fn roofline(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<Stri
     let chart = roofline_chart(&rows, &ctx).map_err(|e| format!("{path}: {e}"))?;
     let svg = host::plot::roofline_svg_text(&chart)?;
     figures.lock().expect("no directive panicked").push((fig.to_path_buf(), svg));
-    let arrows = chart
+    let profiled = chart
         .points
         .iter()
         .filter(|p| p.series == host::plot::Series::MeasuredDram)
         .count();
+    let dram = if profiled == 0 {
+        "The run has no Nsight Compute counters, so no kernel is placed at its measured DRAM bytes.".to_string()
+    } else {
+        format!(
+            "The {profiled} profiled kernels sit again (green) at the bytes Nsight Compute measured DRAM moving, \
+             with an arrow from the first point to the second where the two are apart."
+        )
+    };
     Ok(figure(
         fig,
         "the roofline chart of the run",
         format!(
-            "The roofline: both measured ceilings, the ridge point, and each kernel at the bytes its algorithm asks for (compulsory bytes); \
-             {arrows} arrows run to the same kernel at the bytes Nsight Compute measured DRAM moving. Left of the ridge the memory-bound \
-             region, right of it the compute-bound region. {}",
+            "The roofline: both measured ceilings, the ridge point, and each kernel (red) at the bytes its algorithm asks for \
+             (compulsory bytes). {dram} Left of the ridge the memory-bound region, right of it the compute-bound region. {}",
             run_caption(path, &ctx)
         ),
     ))
