@@ -294,7 +294,7 @@ fn new_lesson_refuses_bad_names_and_scaffolds_a_lesson_that_builds_and_runs_its_
 
     // It builds: lab, the lesson's tests and the tests that hold the lists
     // of lessons against each other; then they run.
-    let lists = ["cpu_signatures", "cpu_profiles", "cpu_errors"];
+    let lists = ["cpu_signatures", "cpu_profiles", "cpu_errors", "cpu_book"];
     let cpu = format!("cpu_{NAME}");
     let gpu = format!("gpu_{NAME}");
     let mut build = cargo(&repo);
@@ -342,6 +342,24 @@ fn new_lesson_refuses_bad_names_and_scaffolds_a_lesson_that_builds_and_runs_its_
         "xtask_knows_every_lesson_lab_runs_in_its_order",
     ]);
     let ran = ok(order, "cpu_errors' lesson order");
+    assert!(
+        String::from_utf8_lossy(&ran.stdout).contains("1 passed"),
+        "{}",
+        shown(&ran)
+    );
+    // The chapter stub is on the book's template. (cpu_book's check that the
+    // book's recorded run holds every lesson is not run: a new lesson has no
+    // record in it until that run is made again.)
+    let mut chapter = cargo(&repo);
+    chapter.args([
+        "test",
+        "--package",
+        "lab-tests",
+        "--test",
+        "cpu_book",
+        "every_lesson_has_a_chapter_on_the_template",
+    ]);
+    let ran = ok(chapter, "cpu_book's chapter template");
     assert!(
         String::from_utf8_lossy(&ran.stdout).contains("1 passed"),
         "{}",

@@ -15,7 +15,7 @@
 //! | `book/src/NAME.md` | a chapter stub on the book's lesson template (written) |
 //! | `kernels-gpu/src/lib.rs`, `host/src/lib.rs` | `pub mod NAME;` among the other `pub mod` lines |
 //! | `host/src/lessons.rs` | its entry at the end of `ALL`, and the array's length |
-//! | `xtask/src/lib.rs` | its name at the end of `LESSONS` |
+//! | `xtask/src/lib.rs` | its name at the end of `LESSONS`, its kernel at the end of `BOOK_ASM` |
 //! | `tests/Cargo.toml` | `[[test]]` entries for the two tests |
 //! | `book/src/SUMMARY.md` | its chapter, last under `# The lessons` |
 //!
@@ -178,8 +178,8 @@ fn plan(root: &Path, name: &str) -> Result<Plan> {
         },
         Edit {
             path: "xtask/src/lib.rs",
-            text: add_lesson_name(&lessons, name)?,
-            what: "its name in LESSONS".to_string(),
+            text: add_book_asm(&add_lesson_name(&lessons, name)?, name)?,
+            what: "its name in LESSONS, its kernel in BOOK_ASM".to_string(),
         },
         Edit {
             path: "tests/Cargo.toml",
@@ -412,6 +412,31 @@ fn add_lesson_name(text: &str, name: &str) -> Result<String> {
         "{}    \"{name}\",\n{}",
         &text[..line_start],
         &text[line_start..]
+    ))
+}
+
+/// The line that opens `BOOK_ASM` in xtask/src/lib.rs: the kernel of each
+/// lesson whose PTX and SASS `cargo xtask record` saves.
+const BOOK_ASM_ANCHOR: &str = "pub const BOOK_ASM: &[(&str, &str)] = &[\n";
+
+/// `text` (xtask/src/lib.rs) with `("NAME", "NAME"),` last in `BOOK_ASM`:
+/// the lesson's kernel, exported under the lesson's name.
+fn add_book_asm(text: &str, name: &str) -> Result<String> {
+    let file = "xtask/src/lib.rs";
+    let start = text.find(BOOK_ASM_ANCHOR).with_context(|| {
+        format!(
+            "{file} has no `{}` (each lesson's kernel whose PTX and SASS are recorded) to add the lesson's kernel to",
+            BOOK_ASM_ANCHOR.trim_end()
+        )
+    })? + BOOK_ASM_ANCHOR.len();
+    let close = text[start..].find("\n];").with_context(|| {
+        format!("{file}: BOOK_ASM's `[` has no `];` closing it on a line of its own")
+    })? + start
+        + 1;
+    Ok(format!(
+        "{}    (\"{name}\", \"{name}\"),\n{}",
+        &text[..close],
+        &text[close..]
     ))
 }
 
@@ -665,6 +690,17 @@ mod tests {
             ["a", "b", "c"]
         );
         assert!(add_lesson_name("pub const L: &[&str] = &[];\n", "c").is_err());
+        let asm = "pub const BOOK_ASM: &[(&str, &str)] = &[\n    (\"a\", \"k\"),\n];\n";
+        assert_eq!(
+            add_book_asm(asm, "c").unwrap(),
+            "pub const BOOK_ASM: &[(&str, &str)] = &[\n    (\"a\", \"k\"),\n    (\"c\", \"c\"),\n];\n"
+        );
+        assert!(
+            add_book_asm(text, "c")
+                .unwrap_err()
+                .to_string()
+                .contains("has no `pub const BOOK_ASM")
+        );
     }
 
     #[test]
