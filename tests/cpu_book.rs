@@ -128,6 +128,11 @@ fn tiny_book(name: &str, chapter: &str) -> (PathBuf, lab_book::Options) {
         r#"{"variant":"timed","label":"a","gb_per_s":10.5,"context":{"date":"2026-12-01T00:00:00Z","gpu":"G"}}"#,
     )
     .unwrap();
+    std::fs::write(
+        dir.join("docs/results/run/out.txt"),
+        "== First\n| a 1\n== Second\n| b 2\n| c 3\n",
+    )
+    .unwrap();
     let opts = lab_book::Options {
         root: dir.clone(),
         out: dir.join("out"),
@@ -141,6 +146,7 @@ fn a_sound_tiny_book_builds_and_its_excerpt_and_figure_are_in_place() {
     let (dir, opts) = tiny_book(
         "sound",
         "# One\n\n{{#lab-pair src/k.rs:k src/k.rs:k}}\n\n\
+         {{#lab-output {run}/out.txt from=\"== Second\" to=\"| b\"}}\n\n\
          {{#lab-bars {records}/run.jsonl value=gb_per_s label=label}}\n\n\
          [two](two.md#a-heading) and [the run](results/run/results/gpu/run.jsonl)\n",
     );
@@ -149,6 +155,8 @@ fn a_sound_tiny_book_builds_and_its_excerpt_and_figure_are_in_place() {
     let html = std::fs::read_to_string(opts.out.join("one.html")).unwrap();
     assert!(html.contains("fn k()") && !html.contains("outside"), "the excerpt is the anchor's lines");
     assert!(!html.contains("ANCHOR"), "anchor lines are dropped");
+    // from= and to= pick the lines by the text they start with, inclusive.
+    assert!(html.contains("== Second") && html.contains("| b 2") && !html.contains("| a 1") && !html.contains("| c 3"));
     assert_eq!(built.figures.len(), 1);
     std::fs::remove_dir_all(dir).ok();
 }

@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | `lab-pair RUST:ANCHOR CUDA:ANCHOR` | the two excerpts side by side, each captioned with its file |
 //! | `lab-code PATH[:ANCHOR]` | one excerpt (a whole file without an anchor) |
-//! | `lab-output PATH [lines=A-B]` | a recorded text output, verbatim, with its file linked |
+//! | `lab-output PATH [lines=A-B or from=TEXT [to=TEXT]]` | a recorded text output, verbatim, with its file linked (`from`/`to`: the lines starting with those texts, inclusive) |
 //! | `lab-table PATH.jsonl cols=KEY[:Header],.. [where=KEY:VALUE]..` | a table of the run's rows, through `host::report::table` |
 //! | `lab-compare PATH.jsonl` | the Rust-against-CUDA-C table of a `--compare --json` run |
 //! | `lab-roofline PATH.jsonl` | the roofline chart of a recorded roofline run (`host::plot`) |
@@ -349,9 +349,30 @@ fn output(root: &Path, a: &Args) -> Result<String, String> {
     let path = a.path(0)?;
     let text = read(root, path)?;
     let lines: Vec<&str> = text.lines().collect();
-    let shown = match a.get("lines") {
-        None => lines.join("\n"),
-        Some(range) => {
+    let shown = match (a.get("lines"), a.get("from")) {
+        (None, None) => lines.join("\n"),
+        (Some(_), Some(_)) => return Err("lines= and from= are two ways to say the same: give one".into()),
+        (None, Some(from)) => {
+            // From the first line that starts with `from` (leading spaces
+            // ignored) through the first line at or after it that starts
+            // with `to` (the last line without `to=`): text the report
+            // prints on every GPU, so another run's output excerpts alike.
+            let starts = |l: &&str, p: &str| l.trim_start().starts_with(p);
+            let first = lines
+                .iter()
+                .position(|l| starts(l, from))
+                .ok_or_else(|| format!("{path}: no line starts with \"{from}\""))?;
+            let last = match a.get("to") {
+                None => lines.len() - 1,
+                Some(to) => lines[first..]
+                    .iter()
+                    .position(|l| starts(l, to))
+                    .map(|i| first + i)
+                    .ok_or_else(|| format!("{path}: no line from \"{from}\" on starts with \"{to}\""))?,
+            };
+            lines[first..=last].join("\n")
+        }
+        (Some(range), None) => {
             let (from, to) = range
                 .split_once('-')
                 .and_then(|(f, t)| Some((f.parse::<usize>().ok()?, t.parse::<usize>().ok()?)))
