@@ -290,6 +290,25 @@ fn report_of(rows: Vec<Row>, plan: Plan) -> String {
 }
 
 #[test]
+fn with_counters_the_report_does_not_say_none_measure_the_l2() {
+    let info = lab_tests::synthetic_device(60 << 20, 132);
+    let context = host::report::Context::new(
+        "softmax",
+        &info,
+        &host::softmax::Sizes::of(Shape::LESSON),
+        host::softmax::report::block_sizes_json(),
+        Plan::DEFAULT,
+        "2026-01-01T00:00:00Z".into(),
+    );
+    let mut report =
+        host::softmax::report::build(context, Shape::LESSON, vec![ran(Variant::Staged, 0.5)], 232_448);
+    report.profiled = true;
+    let s = report.table();
+    assert!(!s.contains("no counters measure"), "{s}");
+    assert!(s.contains("Nsight Compute's DRAM and L2 bytes per kernel"), "{s}");
+}
+
+#[test]
 fn the_report_says_what_was_checked_and_measured() {
     let refused = Row::Refused {
         variant: Variant::Retained,
@@ -321,6 +340,9 @@ fn the_report_says_what_was_checked_and_measured() {
         s.contains(&format!("{gbs:.1} GB/s over the compulsory bytes")),
         "{s}"
     );
+    // Without --ncu nothing measured the L2's share of the traffic, and the
+    // report says so; with the counters merged it points to them instead.
+    assert!(s.contains("no counters measure that in this run"), "{s}");
     // No megakernel ran: the text must not claim cooperative nodes.
     let s = report_of(vec![ran(Variant::Staged, 0.5), refused], Plan::QUICK);
     assert!(
