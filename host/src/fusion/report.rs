@@ -59,7 +59,7 @@ fn sweep_reading(m: &Measured) -> String {
 /// How close the measured DRAM-byte ratio of staged to fused must come to
 /// their time ratio to explain it: within 10% of the time ratio. Both
 /// ratios are of one GPU's figures; the time ratio of this chain moved by
-/// about 1% between recorded H200 runs (3.50 to 3.53, docs/fusion.md), and
+/// about 1% between recorded H200 runs (3.50 to 3.53, the fusion chapter, book/src/fusion.md), and
 /// the DRAM counters of a kernel are exact counts, so a gap past 10% is
 /// neither's noise.
 pub const BYTES_EXPLAIN_WITHIN: f64 = 0.10;
