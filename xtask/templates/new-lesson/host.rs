@@ -26,6 +26,7 @@ use crate::report::Context;
 use crate::sizes::{LessonSizes, Stream, grown};
 use crate::timing::{self, Plan, Timing};
 
+// ANCHOR: kernels
 crate::kernel_ids! {
     /// The lesson's kernels, each with its exported symbol (the Rust
     /// kernel's and its CUDA C twin's) and its parameters in order: every
@@ -37,6 +38,7 @@ crate::kernel_ids! {
         __Name__ = "__name__" (F32, Ptr, Ptr, Ptr, U64),
     }
 }
+// ANCHOR_END: kernels
 
 impl Kernel {
     /// What the kernel computes, for its row in the report.
@@ -114,6 +116,7 @@ pub mod reference {
         crate::fill::filled(0..n, fill)
     }
 
+    // ANCHOR: reference
     /// `a * x[i] + y[i]` for every `i`, in f64: what the kernel computes,
     /// before its f32 roundings.
     ///
@@ -126,6 +129,7 @@ pub mod reference {
             .map(|(&x, &y)| f64::from(a) * f64::from(x) + f64::from(y))
             .collect()
     }
+    // ANCHOR_END: reference
 }
 
 /// The check: the first element of `got` (what `kernel` wrote) that is not
@@ -215,6 +219,7 @@ impl<'g> __Name__<'g> {
         }
     }
 
+    // ANCHOR: check
     /// Runs `kernel` over `n` elements into a poisoned output (0xFF bytes, a
     /// NaN in every float) and checks every element against the reference.
     /// Returns the failure, if any, and the output's bits (which a
@@ -233,6 +238,7 @@ impl<'g> __Name__<'g> {
         let bits = got.iter().map(|v| u64::from(v.to_bits())).collect();
         Ok((check_output(kernel, &got, &want), bits))
     }
+    // ANCHOR_END: check
 }
 
 impl Twinned for __Name__<'_> {
