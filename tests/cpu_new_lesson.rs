@@ -4,8 +4,8 @@
 //! with one line and leave every file as it was; then it scaffolds
 //! `saxpy_demo`, and the copy builds `lab` and the lesson's CPU and GPU
 //! tests, runs them (the GPU test reports itself skipped without a GPU) and
-//! the tests that hold the lists of lessons against each other, and `lab`
-//! lists the lesson.
+//! the tests that hold the lists of lessons against each other, the book
+//! builds with the lesson's chapter stub, and `lab` lists the lesson.
 //!
 //! The scratch builds go to a target folder of their own,
 //! `target/scaffold/target`, kept between runs, so a run after the first
@@ -347,9 +347,10 @@ fn new_lesson_refuses_bad_names_and_scaffolds_a_lesson_that_builds_and_runs_its_
         "{}",
         shown(&ran)
     );
-    // The chapter stub is on the book's template. (cpu_book's check that the
-    // book's recorded run holds every lesson is not run: a new lesson has no
-    // record in it until that run is made again.)
+    // The chapter stub is on the book's template, and the book builds with
+    // it. (cpu_book's check that the book's recorded run holds every lesson
+    // is not run: a new lesson has no record in it until that run is made
+    // again.)
     let mut chapter = cargo(&repo);
     chapter.args([
         "test",
@@ -357,11 +358,13 @@ fn new_lesson_refuses_bad_names_and_scaffolds_a_lesson_that_builds_and_runs_its_
         "lab-tests",
         "--test",
         "cpu_book",
+        "--",
         "every_lesson_has_a_chapter_on_the_template",
+        "the_book_builds_with_every_link_anchor_and_figure_in_place",
     ]);
-    let ran = ok(chapter, "cpu_book's chapter template");
+    let ran = ok(chapter, "cpu_book's chapter template and book build");
     assert!(
-        String::from_utf8_lossy(&ran.stdout).contains("1 passed"),
+        String::from_utf8_lossy(&ran.stdout).contains("2 passed"),
         "{}",
         shown(&ran)
     );
