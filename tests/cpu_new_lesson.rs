@@ -191,7 +191,8 @@ const REFUSED: &[(&str, &str)] = &[
     ("float", "CUDA C"),
     ("gpu", "host/src/gpu.rs exists"),
     ("docs", "tests/cpu_docs.rs exists"),
-    ("vector_add", "defines a function `vector_add`"),
+    ("vector_add", "defines a function or kernel `vector_add`"),
+    ("dot_specialized_4", "specialize.rs defines a function or kernel"),
 ];
 
 /// Fails unless `xtask new-lesson name` exits non-zero with `says` and

@@ -254,16 +254,31 @@ fn check_free(root: &Path, name: &str) -> Result<()> {
     for path in rust_files(&kernels)? {
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let defines = |tail: char| text.contains(&format!("fn {name}{tail}"));
-        if defines('(') || defines('<') {
+        if defines(&text, name) {
             bail!(
-                "`{name}` is taken: {} defines a function `{name}`, and the lesson's kernel is exported under \
-                 its name; choose another name",
+                "`{name}` is taken: {} defines a function or kernel `{name}`, and the lesson's kernel is \
+                 exported under its name; choose another name",
                 path.strip_prefix(root).unwrap_or(&path).display()
             );
         }
     }
     Ok(())
+}
+
+/// Whether `text` (Rust source) defines `name` as a function (`fn name(`,
+/// `fn name<`) or lists it in a kernel family (`name = 4,`, how a macro
+/// there names the kernels it exports), as a whole word.
+fn defines(text: &str, name: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = &text[..at];
+        let after = &text[at + name.len()..];
+        if before.ends_with(word) || after.starts_with(word) {
+            return false;
+        }
+        (before.ends_with("fn ") && (after.starts_with('(') || after.starts_with('<')))
+            || after.starts_with(" = ")
+    })
 }
 
 /// Every `.rs` file under `dir`, sorted.
@@ -627,6 +642,17 @@ mod tests {
                 .contains("at most 40")
         );
         assert_eq!(camel_case("saxpy_demo2"), "SaxpyDemo2");
+    }
+
+    #[test]
+    fn a_kernel_or_family_entry_of_the_name_is_found_as_a_whole_word() {
+        let text = "fn relu(z: f32)\nunsafe extern \"ptx-kernel\" fn vector_add(a: u64)\n$m! { dot_specialized_4 = 4 }\n";
+        for taken in ["relu", "vector_add", "dot_specialized_4"] {
+            assert!(defines(text, taken), "{taken}");
+        }
+        for free in ["vector", "add", "specialized_4", "dot_specialized", "z"] {
+            assert!(!defines(text, free), "{free}");
+        }
     }
 
     #[test]
