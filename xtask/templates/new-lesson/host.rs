@@ -75,13 +75,13 @@ pub fn launch_config(n: usize) -> LaunchConfig {
     }
 }
 
-/// How far an output may be from the f64 reference: the kernel rounds
-/// twice in f32 (the multiply, then the add; once where a compiler
-/// contracts them into an FMA), each time by at most half a unit in the
-/// last place of what it rounds. Relative 2^-23 covers the add's rounding;
-/// the absolute part covers results near 0, where the add cancels most of
-/// the product and the product's own rounding (up to |a x| / 2^24, under
-/// 4e-7 for the fills' |a x| <= 6) is large against the result. On the
+/// How far an output may be from the f64 reference: the kernel's FMA
+/// rounds once in f32, by at most half a unit in the last place of the
+/// result; a kernel you write as a separate multiply and add rounds twice.
+/// Relative 2^-23 covers the sum's rounding; the absolute part covers
+/// results near 0, where the add cancels most of the product and a separate
+/// product's own rounding (up to |a x| / 2^24, under 4e-7 for the fills'
+/// |a x| <= 6) is large against the result. On the
 /// lesson's fills every operation is exact, so the kernel meets the
 /// reference exactly; the bound is what a kernel on other inputs may use.
 pub const TOLERANCE: Tolerance<'static> = Tolerance::AbsRel {

@@ -41,12 +41,15 @@ const _: () = assert!(
 /// The kernel, compiled only for the GPU.
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
+    use crate::device::math::fma;
     use crate::device::memory::load_readonly;
     use crate::device::thread::global_index_x;
 
     // ANCHOR: __name__
-    /// `out[i] = a * x[i] + y[i]` for `i < n`, one element per thread: a
-    /// multiply, then an add, each rounded to f32.
+    /// `out[i] = a * x[i] + y[i]` for `i < n`, one element per thread: one
+    /// fused multiply-add, rounded once (the device layer's `fma`: rustc
+    /// never fuses `a * x + y` on its own, and NVRTC contracts the twin's
+    /// into the same instruction, so both sides give the same bits).
     ///
     /// # Memory
     /// Three coalesced streams: `x` and `y` read on the read-only path,
@@ -72,7 +75,7 @@ mod kernels {
             let i = i as usize;
             // SAFETY: i < n, each buffer holds n floats, and nothing writes
             // x or y while the kernel runs.
-            unsafe { *out.add(i) = a * load_readonly(x.add(i)) + load_readonly(y.add(i)) };
+            unsafe { *out.add(i) = fma(a, load_readonly(x.add(i)), load_readonly(y.add(i))) };
         }
     }
     // ANCHOR_END: __name__

@@ -7,8 +7,8 @@
 
 // ANCHOR: __name__
 // out[i] = a * x[i] + y[i], one element per thread. NVRTC contracts the
-// multiply and the add into one FMA by default (rustc never does); on the
-// lesson's inputs both round to the same bits.
+// multiply and the add into one FMA by default; the Rust kernel asks for the
+// same instruction with the device layer's fma, so both round once.
 // Memory: three coalesced streams, x and y on the read-only path
 // (const __restrict__), out written; 12 bytes and 2 FLOP per element.
 // Launch assumption: gridDim.x * blockDim.x >= n.
