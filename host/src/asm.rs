@@ -37,12 +37,19 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
         &format!("CUDA C PTX (NVRTC, {arch})"),
         c,
     );
-    match (sass(PTX, arch, kernel)?, sass(&c_ptx, arch, kernel)?) {
+    match (assemble(PTX, arch, kernel)?, assemble(&c_ptx, arch, kernel)?) {
         (Some(r), Some(c)) => {
+            let title = |side: &str, a: &Assembled| match a.registers {
+                Some(n) => format!("{side} SASS ({arch}, {n} registers)"),
+                None => format!("{side} SASS ({arch})"),
+            };
             out.push('\n');
-            out.push_str(&columns(&format!("Rust SASS ({arch})"), &r, &format!("CUDA C SASS ({arch})"), &c));
+            out.push_str(&columns(&title("Rust", &r), &r.sass, &title("CUDA C", &c), &c.sass));
         }
-        _ => out.push_str("\nSASS: not shown; ptxas and cuobjdump (from the CUDA toolkit) are not both on the PATH.\n"),
+        _ => out.push_str(
+            "\nSASS: not shown; ptxas and cuobjdump (from the CUDA toolkit) are not both on the PATH. \
+             `cargo xtask asm` fetches both from PyPI where the machine has neither.\n",
+        ),
     }
     Ok(out)
 }
@@ -81,6 +88,26 @@ fn columns(left_title: &str, left: &str, right_title: &str, right: &str) -> Stri
 /// # Errors
 /// [`Error::Tool`] when either tool fails (ptxas refusing the PTX, say).
 pub fn sass(ptx: &str, arch: &str, function: &str) -> Result<Option<String>> {
+    Ok(assemble(ptx, arch, function)?.map(|a| a.sass))
+}
+
+/// One function as ptxas assembled it: its SASS and the registers ptxas
+/// gave each thread (its `-v` report).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assembled {
+    /// One instruction per line, as in [`sass`].
+    pub sass: String,
+    /// Registers per thread; `None` where ptxas's report has no line for
+    /// the function.
+    pub registers: Option<u32>,
+}
+
+/// [`sass`] with the registers per thread: `None` where `ptxas` or
+/// `cuobjdump` is not found.
+///
+/// # Errors
+/// As [`sass`].
+pub fn assemble(ptx: &str, arch: &str, function: &str) -> Result<Option<Assembled>> {
     let (Some(ptxas), Some(cuobjdump)) = (find_tool("ptxas"), find_tool("cuobjdump")) else {
         return Ok(None);
     };
@@ -92,37 +119,63 @@ pub fn sass(ptx: &str, arch: &str, function: &str) -> Result<Option<String>> {
     let src = dir.join("kernels.ptx");
     let bin = dir.join("kernels.cubin");
     std::fs::write(&src, ptx).map_err(|e| tool_error(format!("{}: {e}", src.display())))?;
-    let run = |cmd: &mut Command| -> Result<String> {
+    // (stdout, stderr) of a command that succeeded.
+    let run = |cmd: &mut Command| -> Result<(String, String)> {
         let o = cmd
             .output()
             .map_err(|e| tool_error(format!("{cmd:?}: {e}")))?;
         if !o.status.success() {
             return Err(tool_error(format!(
-                "{cmd:?} failed: {}",
-                String::from_utf8_lossy(&o.stderr)
+                "{cmd:?} failed: {}{}",
+                String::from_utf8_lossy(&o.stderr),
+                String::from_utf8_lossy(&o.stdout)
             )));
         }
-        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+        Ok((
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        ))
     };
-    let dumped = run(Command::new(&ptxas)
-        .arg(format!("-arch={arch}"))
-        .arg("-o")
+    let assembled = run(Command::new(&ptxas)
+        .args(["-v", &format!("-arch={arch}"), "-o"])
         .arg(&bin)
         .arg(&src))
-    .and_then(|_| {
-        run(Command::new(&cuobjdump)
+    .and_then(|(_, report)| {
+        let (dump, _) = run(Command::new(&cuobjdump)
             .args(["-sass", "-fun", function])
-            .arg(&bin))
+            .arg(&bin))?;
+        Ok((dump, report))
     });
     std::fs::remove_dir_all(&dir).ok();
-    Ok(Some(
-        dumped?
+    let (dump, report) = assembled?;
+    Ok(Some(Assembled {
+        sass: dump
             .lines()
             .filter(|l| l.trim_start().starts_with("/*") && l.contains("*/ "))
             .map(|l| l.trim().to_string())
             .collect::<Vec<_>>()
             .join("\n"),
-    ))
+        registers: ptxas_registers(&report, function),
+    }))
+}
+
+/// The registers per thread that a `ptxas -v` report gives `function`: the
+/// `Used N registers` line that follows its `Compiling entry function
+/// 'NAME'` line.
+pub fn ptxas_registers(report: &str, function: &str) -> Option<u32> {
+    let header = format!("Compiling entry function '{function}'");
+    let lines = report.lines().skip_while(|l| !l.contains(&header)).skip(1);
+    lines
+        .take_while(|l| !l.contains("Compiling entry function"))
+        .find_map(|l| {
+            l.split("Used ")
+                .nth(1)?
+                .split(" registers")
+                .next()?
+                .trim()
+                .parse()
+                .ok()
+        })
 }
 
 /// `name` on the PATH, or in the CUDA toolkit's `bin` (`$CUDA_HOME`, then

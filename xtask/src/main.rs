@@ -50,9 +50,9 @@ enum Task {
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "LESSON [FLAGS]")]
         args: Vec<String>,
     },
-    /// One kernel's PTX, Rust beside CUDA C, and its SASS where ptxas and
-    /// cuobjdump are on the PATH (needs NVRTC, which it fetches from PyPI
-    /// where missing; no GPU).
+    /// One kernel's PTX, Rust beside CUDA C, and its SASS with each side's
+    /// registers (no GPU: NVRTC, ptxas, cuobjdump and nvdisasm come from
+    /// the machine's CUDA toolkit, or from PyPI into target/tools).
     Asm {
         /// The kernel's exported symbol, for example `transpose_tiled`.
         kernel: String,
@@ -336,6 +336,12 @@ fn with_cuda_tools(cmd: &mut Command) {
             cmd.env("PATH", prepend_path(dir, std::env::var_os("PATH")));
         }
     }
+    // cuobjdump calls nvdisasm by name, so both go on the PATH.
+    for tool in provide_sass_tools() {
+        if let Some(dir) = tool.parent() {
+            cmd.env("PATH", prepend_path(dir, cmd_path(cmd)));
+        }
+    }
     if let Some(dir) = provide_nvrtc() {
         cmd.env(
             "LD_LIBRARY_PATH",
@@ -496,6 +502,47 @@ fn test(args: &[String]) -> Result<ExitCode> {
     with_cuda_tools(&mut cmd);
     status(cmd, "cargo test")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The PATH `cmd` will run with: its own where set, else this process's.
+fn cmd_path(cmd: &Command) -> Option<std::ffi::OsString> {
+    cmd.get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v.map(Into::into))
+        .or_else(|| std::env::var_os("PATH"))
+}
+
+/// cuobjdump and nvdisasm, which turn ptxas's cubin into the SASS that
+/// `asm` and the lessons' Rust-against-C tables show: the machine's where
+/// it has both (PATH or `$CUDA_HOME/bin`), else PyPI's
+/// nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (CUDA 13, which reads
+/// the cubins of sm_75 to sm_90 that ptxas writes) in target/tools. No
+/// GPU is needed. Empty where neither is found nor installable; `asm` then
+/// says the SASS is not shown.
+fn provide_sass_tools() -> Vec<PathBuf> {
+    let on_machine = |name: &str| {
+        let on_path = std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        });
+        on_path.or_else(|| {
+            let home = std::env::var_os("CUDA_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/usr/local/cuda"));
+            Some(home.join("bin").join(name)).filter(|p| p.is_file())
+        })
+    };
+    if on_machine("cuobjdump").is_some() && on_machine("nvdisasm").is_some() {
+        return Vec::new();
+    }
+    [
+        ("nvidia-cuda-cuobjdump>=13,<14", "cuda-cuobjdump", "nvidia/cu13/bin/cuobjdump"),
+        ("nvidia-cuda-nvdisasm>=13,<14", "cuda-nvdisasm", "nvidia/cu13/bin/nvdisasm"),
+    ]
+    .into_iter()
+    .filter_map(|(package, folder, file)| from_pypi(package, folder, file))
+    .collect()
 }
 
 /// A ptxas for the tests and `asm`: `$PTXAS`, the PATH's, or one installed
