@@ -79,6 +79,27 @@ fn the_ptx_has_one_entry_per_width_and_every_kernel() {
     assert_eq!(widths, WIDTHS.len());
 }
 
+/// Each wide kernel's PTX holds its W elements as the twin's does: all W
+/// copies written out (`device::unroll::unrolled`), so 2W read-only loads,
+/// W stores and 8W FMAs (the 8 of `chain_fused`, per element) in straight
+/// line, no branch (the guards are predicates: `load_readonly_if`,
+/// `store_if`) and nothing in local memory.
+#[test]
+fn each_wide_kernel_is_straight_line_code_over_registers() {
+    let per_element = host::ptx::PtxMix::of(entry_body(PTX, "chain_fused_wide_1").unwrap());
+    assert_eq!(per_element.fma_f32, 8, "{per_element:?}");
+    for &w in WIDTHS {
+        let name = format!("chain_fused_wide_{w}");
+        let body = entry_body(PTX, &name).unwrap();
+        let mix = host::ptx::PtxMix::of(body);
+        let want: std::collections::BTreeMap<String, usize> =
+            [("ld.global.nc 32b".to_string(), 2 * w), ("st.global 32b".to_string(), w)].into();
+        assert_eq!(mix.accesses, want, "{name}: {mix:?}");
+        assert_eq!((mix.fma_f32, mix.branches), (8 * w, 0), "{name}: {mix:?}");
+        assert!(!body.contains(".local"), "{name} keeps an array in local memory");
+    }
+}
+
 #[test]
 fn the_stages_use_fma_the_fast_units_and_the_read_only_path() {
     let body = |k: Kernel| entry_body(PTX, k.symbol()).unwrap();

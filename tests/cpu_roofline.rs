@@ -582,6 +582,49 @@ fn ptx_assembles_without_spills() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// No kernel keeps a per-thread array in local memory: rustc's PTX has no
+/// `.local` state space at all (no `__local_depot` stack array, no
+/// `ld.local`/`st.local`). Such an array is what an indexed `[T; N]` becomes
+/// when LLVM leaves its loop rolled, and ptxas either promotes it back with
+/// extra registers and moves or spills it; the fusion lesson's wide kernels
+/// were 7 to 15% slower than their CUDA C twins that way until they used
+/// `device::unroll::unrolled`. (`ptx_assembles_without_spills` checks what
+/// ptxas makes of the PTX; this checks what rustc hands it.)
+#[test]
+fn ptx_has_no_local_depot() {
+    let offenders: Vec<String> = entries(PTX)
+        .into_iter()
+        .filter_map(|k| {
+            let body = entry_body(PTX, k).expect("listed entries have bodies");
+            let lines: Vec<&str> = body
+                .lines()
+                .filter(|l| l.contains(".local") || l.contains("__local_depot"))
+                .collect();
+            (!lines.is_empty()).then(|| format!("{k}: {}", lines.join(" / ")))
+        })
+        .collect();
+    assert!(offenders.is_empty(), "local memory in the PTX:\n{}", offenders.join("\n"));
+}
+
+/// The register count `asm` prints comes from ptxas's `-v` report, read for
+/// the one function asked about.
+#[test]
+fn ptxas_registers_reads_the_named_function() {
+    let report = "\
+ptxas info    : Compiling entry function 'a_kernel' for 'sm_90'
+ptxas info    : Function properties for a_kernel
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 47 registers, used 0 barriers, 376 bytes cmem[0]
+ptxas info    : Compiling entry function 'a_kernel_2' for 'sm_90'
+ptxas info    : Used 12 registers, used 1 barriers, 376 bytes cmem[0]
+ptxas info    : Compiling entry function 'no_report' for 'sm_90'
+";
+    assert_eq!(host::asm::ptxas_registers(report, "a_kernel"), Some(47));
+    assert_eq!(host::asm::ptxas_registers(report, "a_kernel_2"), Some(12));
+    assert_eq!(host::asm::ptxas_registers(report, "no_report"), None);
+    assert_eq!(host::asm::ptxas_registers(report, "absent"), None);
+}
+
 // ---- the PTX instruction-mix counter -----------------------------------------
 
 #[test]

@@ -98,8 +98,9 @@ const _: () = assert!(
 mod kernels {
     use super::*;
     use crate::device::math::{fma, tanh};
-    use crate::device::memory::load_readonly;
+    use crate::device::memory::{load_readonly, load_readonly_if, store_if};
     use crate::device::thread::{block_dim_x, global_index_x, grid_dim_x};
+    use crate::device::unroll::unrolled;
 
     // The four stages as plain functions, so the staged kernels and every
     // fused kernel run the same arithmetic; only where the intermediates
@@ -303,32 +304,27 @@ mod kernels {
         let base = global_index_x();
         let stride = grid_dim_x() as u64 * block_dim_x() as u64;
         let mut v = [0.0f32; W];
-        for (k, v) in v.iter_mut().enumerate() {
+        // Three passes over the W elements, each copied W times by
+        // `unrolled` (CUDA C's `#pragma unroll`): with k a constant in every
+        // copy, v[k] is a register, never an indexed stack array. The
+        // guards are predicates, not branches (`load_readonly_if`,
+        // `store_if`), as NVRTC compiles the twin's `(i < n) ? ... : 0`.
+        unrolled::<W>(|k| {
             let i = base + k as u64 * stride;
             // SAFETY: read only when i < n.
-            *v = if i < n {
-                scale_bias(unsafe { load_readonly(x.add(i as usize)) })
-            } else {
-                0.0
-            };
-        }
-        for (k, v) in v.iter_mut().enumerate() {
+            v[k] = scale_bias(unsafe { load_readonly_if(i < n, x.wrapping_add(i as usize)) });
+        });
+        unrolled::<W>(|k| {
             let i = base + k as u64 * stride;
             // SAFETY: read only when i < n.
-            let res = if i < n {
-                unsafe { load_readonly(r.add(i as usize)) }
-            } else {
-                0.0
-            };
-            *v = add_residual(gelu(*v), res);
-        }
-        for (k, v) in v.iter().enumerate() {
+            let res = unsafe { load_readonly_if(i < n, r.wrapping_add(i as usize)) };
+            v[k] = add_residual(gelu(v[k]), res);
+        });
+        unrolled::<W>(|k| {
             let i = base + k as u64 * stride;
-            if i < n {
-                // SAFETY: i < n.
-                unsafe { *out.add(i as usize) = clamp_range(*v) };
-            }
-        }
+            // SAFETY: written only when i < n.
+            unsafe { store_if(i < n, out.wrapping_add(i as usize), clamp_range(v[k])) };
+        });
     }
     // ANCHOR_END: chain_fused_wide
 

@@ -76,3 +76,59 @@ pub unsafe fn load_readonly_v4(p: *const Float4) -> Float4 {
     Float4 { x, y, z, w }
 }
 // ANCHOR_END: load_readonly_v4
+
+// ANCHOR: predicated
+/// `*p` through the read-only path where `in_range`, else 0.0, as one
+/// predicated instruction: `@q ld.global.nc.f32` after setting the result
+/// to 0 (SASS `@!P LDG.E.CONSTANT`), with no branch.
+///
+/// The Rust `if i < n { load_readonly(p) } else { 0.0 }` becomes a branch
+/// around the load in LLVM's PTX, and a run of such guarded accesses
+/// becomes a run of tiny basic blocks that ptxas schedules one at a time,
+/// keeping every value live to the end. NVRTC hands ptxas the same code
+/// predicated, so ptxas can interleave loads, arithmetic and stores. Use
+/// this with [`store_if`] for elementwise guards in unrolled code
+/// (`fusion::chain_fused_wide`).
+///
+/// # Safety
+/// Where `in_range`, as [`load_readonly`]. Elsewhere `p` is not read and
+/// may be any address (form it with `wrapping_add`).
+#[inline(always)]
+pub unsafe fn load_readonly_if(in_range: bool, p: *const f32) -> f32 {
+    let v: f32;
+    // SAFETY: the load runs only where in_range, where the caller
+    // guarantees p is a valid global address nothing writes.
+    unsafe {
+        core::arch::asm!(
+            "{{\n\t.reg .pred q;\n\tsetp.ne.u32 q, {c}, 0;\n\tmov.b32 {v}, 0f00000000;\n\t@q ld.global.nc.f32 {v}, [{p}];\n\t}}",
+            c = in(reg32) in_range as u32,
+            p = in(reg64) p,
+            v = out(reg32) v,
+            options(pure, readonly, nostack, preserves_flags),
+        )
+    };
+    v
+}
+
+/// `*p = v` where `in_range`, as one predicated instruction (`@q
+/// st.global.f32`, SASS `@P STG.E`), with no branch: the store half of
+/// [`load_readonly_if`].
+///
+/// # Safety
+/// Where `in_range`, `p` is a valid, 4-byte-aligned global address that
+/// no other thread accesses during the kernel. Elsewhere `p` is not
+/// written and may be any address.
+#[inline(always)]
+pub unsafe fn store_if(in_range: bool, p: *mut f32, v: f32) {
+    // SAFETY: the store runs only where in_range, as the caller guarantees.
+    unsafe {
+        core::arch::asm!(
+            "{{\n\t.reg .pred q;\n\tsetp.ne.u32 q, {c}, 0;\n\t@q st.global.f32 [{p}], {v};\n\t}}",
+            c = in(reg32) in_range as u32,
+            p = in(reg64) p,
+            v = in(reg32) v,
+            options(nostack, preserves_flags),
+        )
+    };
+}
+// ANCHOR_END: predicated

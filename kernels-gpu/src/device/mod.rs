@@ -13,6 +13,8 @@
 //! - [`warp`]: register exchange between a warp's lanes (`shfl.sync`).
 //! - [`atomic`]: GPU-scope ordered atomics and `nanosleep`, and the row
 //!   barrier the cooperative softmax kernel is built on.
+//! - [`unroll`]: `#pragma unroll` for Rust: a fixed-count loop copied in
+//!   the source, so a per-thread array it indexes stays in registers.
 //!
 //! Several properties here depend on this exact LLVM (the toolchain is
 //! pinned); the PTX tests in `tests/cpu_roofline.rs` guard each one.
@@ -22,4 +24,5 @@ pub mod math;
 pub mod memory;
 pub mod shared;
 pub mod thread;
+pub mod unroll;
 pub mod warp;
