@@ -79,11 +79,12 @@ fn the_ptx_has_one_entry_per_width_and_every_kernel() {
     assert_eq!(widths, WIDTHS.len());
 }
 
-/// Each wide kernel's PTX holds its W elements as the twin's does: all W
-/// copies written out (`device::unroll::unrolled`), so 2W read-only loads,
-/// W stores and 8W FMAs (the 8 of `chain_fused`, per element) in straight
-/// line, no branch (the guards are predicates: `load_readonly_if`,
-/// `store_if`) and nothing in local memory.
+/// Each wide kernel's PTX has all W copies written out
+/// (`device::unroll::unrolled`), with the twin's counts: 2W read-only loads,
+/// W stores and 8W FMAs (the 8 of `chain_fused`, per element); no branch
+/// (the guards are predicated in the PTX itself: `load_readonly_if`,
+/// `store_if`; the twin's PTX branches and ptxas predicates it) and nothing
+/// in local memory.
 #[test]
 fn each_wide_kernel_is_straight_line_code_over_registers() {
     let per_element = host::ptx::PtxMix::of(entry_body(PTX, "chain_fused_wide_1").unwrap());

@@ -1,6 +1,8 @@
 //! One kernel's code in both languages, side by side: its PTX from rustc and
-//! from NVRTC, and, where `ptxas` and `cuobjdump` are on the PATH, the SASS
-//! each PTX assembles to for the same architecture.
+//! from NVRTC, and, where `ptxas` and `cuobjdump` (with its `nvdisasm`) are
+//! found (the PATH, then the CUDA toolkit's `bin`; `cargo xtask asm` puts
+//! PyPI's on the PATH where the machine lacks them), the SASS each PTX
+//! assembles to for the same architecture, with each side's registers.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -48,7 +50,7 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
         }
         _ => out.push_str(
             "\nSASS: not shown; ptxas and cuobjdump (from the CUDA toolkit) are not both on the PATH. \
-             `cargo xtask asm` fetches both from PyPI where the machine has neither.\n",
+             `cargo xtask asm` fetches them from PyPI where the machine lacks them.\n",
         ),
     }
     Ok(out)

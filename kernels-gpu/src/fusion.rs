@@ -307,8 +307,8 @@ mod kernels {
         // Three passes over the W elements, each copied W times by
         // `unrolled` (CUDA C's `#pragma unroll`): with k a constant in every
         // copy, v[k] is a register, never an indexed stack array. The
-        // guards are predicates, not branches (`load_readonly_if`,
-        // `store_if`), as NVRTC compiles the twin's `(i < n) ? ... : 0`.
+        // guards are predicates in the PTX, not branches (`load_readonly_if`,
+        // `store_if`): what ptxas makes of the twin's `(i < n) ? ... : 0`.
         unrolled::<W>(|k| {
             let i = base + k as u64 * stride;
             // SAFETY: read only when i < n.

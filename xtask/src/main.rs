@@ -336,11 +336,9 @@ fn with_cuda_tools(cmd: &mut Command) {
             cmd.env("PATH", prepend_path(dir, std::env::var_os("PATH")));
         }
     }
-    // cuobjdump calls nvdisasm by name, so both go on the PATH.
-    for tool in provide_sass_tools() {
-        if let Some(dir) = tool.parent() {
-            cmd.env("PATH", prepend_path(dir, cmd_path(cmd)));
-        }
+    // cuobjdump calls nvdisasm by name, so their folder goes on the PATH.
+    if let Some(dir) = provide_sass_tools() {
+        cmd.env("PATH", prepend_path(&dir, cmd_path(cmd)));
     }
     if let Some(dir) = provide_nvrtc() {
         cmd.env(
@@ -512,37 +510,57 @@ fn cmd_path(cmd: &Command) -> Option<std::ffi::OsString> {
         .or_else(|| std::env::var_os("PATH"))
 }
 
-/// cuobjdump and nvdisasm, which turn ptxas's cubin into the SASS that
-/// `asm` and the lessons' Rust-against-C tables show: the machine's where
-/// it has both (PATH or `$CUDA_HOME/bin`), else PyPI's
-/// nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (CUDA 13, which reads
-/// the cubins of sm_75 to sm_90 that ptxas writes) in target/tools. No
-/// GPU is needed. Empty where neither is found nor installable; `asm` then
-/// says the SASS is not shown.
-fn provide_sass_tools() -> Vec<PathBuf> {
-    let on_machine = |name: &str| {
-        let on_path = std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(name))
-                .find(|p| p.is_file())
-        });
-        on_path.or_else(|| {
-            let home = std::env::var_os("CUDA_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("/usr/local/cuda"));
-            Some(home.join("bin").join(name)).filter(|p| p.is_file())
-        })
-    };
-    if on_machine("cuobjdump").is_some() && on_machine("nvdisasm").is_some() {
-        return Vec::new();
+/// The one release of PyPI's cuobjdump and nvdisasm wheels the lab
+/// installs, the same for both (cuobjdump runs the nvdisasm beside it).
+const SASS_TOOLS_VERSION: &str = "13.5.37";
+
+/// The folder holding cuobjdump and nvdisasm, which turn ptxas's cubin into
+/// the SASS that `asm` and the lessons' Rust-against-C tables show, for
+/// putting on the PATH (cuobjdump calls nvdisasm by name): `None` where the
+/// PATH has both already; the CUDA toolkit's `bin` (`$CUDA_HOME`, then
+/// `/usr/local/cuda`) where it has both; else PyPI's nvidia-cuda-cuobjdump
+/// and nvidia-cuda-nvdisasm at [`SASS_TOOLS_VERSION`] (CUDA 13, which reads
+/// the cubins of sm_75 to sm_90 that ptxas writes) in target/tools/sass.
+/// Both are installed or neither is: a cuobjdump without its nvdisasm
+/// would fail where none says plainly that the SASS is not shown. No GPU
+/// is needed; without PyPI, `asm` says the SASS is not shown.
+fn provide_sass_tools() -> Option<PathBuf> {
+    let has_both = |dir: &Path| dir.join("cuobjdump").is_file() && dir.join("nvdisasm").is_file();
+    let on_path = std::env::var_os("PATH").is_some_and(|paths| {
+        let dirs: Vec<PathBuf> = std::env::split_paths(&paths).collect();
+        ["cuobjdump", "nvdisasm"]
+            .iter()
+            .all(|t| dirs.iter().any(|d| d.join(t).is_file()))
+    });
+    if on_path {
+        return None;
     }
-    [
-        ("nvidia-cuda-cuobjdump>=13,<14", "cuda-cuobjdump", "nvidia/cu13/bin/cuobjdump"),
-        ("nvidia-cuda-nvdisasm>=13,<14", "cuda-nvdisasm", "nvidia/cu13/bin/nvdisasm"),
-    ]
-    .into_iter()
-    .filter_map(|(package, folder, file)| from_pypi(package, folder, file))
-    .collect()
+    let toolkit = std::env::var_os("CUDA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/local/cuda"))
+        .join("bin");
+    if has_both(&toolkit) {
+        return Some(toolkit);
+    }
+    let tools = root().join("target/tools/sass");
+    let bin = tools.join("nvidia/cu13/bin");
+    if !has_both(&bin) {
+        eprintln!("installing cuobjdump and nvdisasm {SASS_TOOLS_VERSION} from PyPI into {}", tools.display());
+        let installed = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args(["--root-user-action=ignore", "--retries", "1", "--timeout", "15"])
+            .args(["--no-deps", "--target"])
+            .arg(&tools)
+            .arg(format!("nvidia-cuda-cuobjdump=={SASS_TOOLS_VERSION}"))
+            .arg(format!("nvidia-cuda-nvdisasm=={SASS_TOOLS_VERSION}"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !installed || !has_both(&bin) {
+            eprintln!("warning: could not install cuobjdump and nvdisasm from PyPI; the SASS will not be shown");
+            return None;
+        }
+    }
+    Some(bin)
 }
 
 /// A ptxas for the tests and `asm`: `$PTXAS`, the PATH's, or one installed

@@ -78,17 +78,22 @@ pub unsafe fn load_readonly_v4(p: *const Float4) -> Float4 {
 // ANCHOR_END: load_readonly_v4
 
 // ANCHOR: predicated
-/// `*p` through the read-only path where `in_range`, else 0.0, as one
-/// predicated instruction: `@q ld.global.nc.f32` after setting the result
-/// to 0 (SASS `@!P LDG.E.CONSTANT`), with no branch.
+/// `*p` through the read-only path where `in_range`, else 0.0, as a
+/// predicated load with no branch: `setp` on `in_range`, the result set to
+/// 0, then `@q ld.global.nc.f32` (SASS `@!P LDG.E.CONSTANT`).
 ///
 /// The Rust `if i < n { load_readonly(p) } else { 0.0 }` becomes a branch
-/// around the load in LLVM's PTX, and a run of such guarded accesses
-/// becomes a run of tiny basic blocks that ptxas schedules one at a time,
-/// keeping every value live to the end. NVRTC hands ptxas the same code
-/// predicated, so ptxas can interleave loads, arithmetic and stores. Use
-/// this with [`store_if`] for elementwise guards in unrolled code
-/// (`fusion::chain_fused_wide`).
+/// in LLVM's PTX, and LLVM sinks the element's arithmetic into the guarded
+/// block; in unrolled code that makes a run of blocks too large for ptxas
+/// to turn into predicated code, so it schedules them one at a time and
+/// keeps every value live to the end. NVRTC's PTX also branches, but around
+/// the load alone, which ptxas turns into a predicated load. This writes
+/// the predicate into the PTX directly. Use it with [`store_if`] for
+/// elementwise guards in unrolled code (`fusion::chain_fused_wide`).
+///
+/// The address goes to `ld.global` as it is, a generic address, which on
+/// every supported GPU is the global address itself (as for
+/// [`load_readonly_v4`]).
 ///
 /// # Safety
 /// Where `in_range`, as [`load_readonly`]. Elsewhere `p` is not read and
@@ -110,9 +115,9 @@ pub unsafe fn load_readonly_if(in_range: bool, p: *const f32) -> f32 {
     v
 }
 
-/// `*p = v` where `in_range`, as one predicated instruction (`@q
-/// st.global.f32`, SASS `@P STG.E`), with no branch: the store half of
-/// [`load_readonly_if`].
+/// `*p = v` where `in_range`, as a predicated store with no branch (`setp`
+/// on `in_range`, then `@q st.global.f32`, SASS `@P STG.E`): the store half
+/// of [`load_readonly_if`], with the same generic-address convention.
 ///
 /// # Safety
 /// Where `in_range`, `p` is a valid, 4-byte-aligned global address that

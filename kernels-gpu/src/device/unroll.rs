@@ -1,4 +1,5 @@
-//! Loops flattened in the source, so the compiler cannot decline.
+//! Loops flattened in the source, so the copies do not depend on LLVM's
+//! unroll threshold.
 //!
 //! CUDA C writes `#pragma unroll` over a loop with a compile-time trip count
 //! and nvcc copies the body that many times. Rust has no such pragma: LLVM
@@ -10,11 +11,18 @@
 //! either promotes it back, with extra registers and moves, or spills it to
 //! local memory. [`unrolled`] makes the copies itself, each with its index
 //! a constant, so every `v[k]` is a fixed element LLVM keeps in a register.
+//! The copy helpers are `#[inline(always)]`; the body is a closure LLVM
+//! inlines by its own heuristics, so what guarantees the result is the PTX
+//! test named below, not this module.
 //!
 //! Measured on the H200: the fusion lesson's `chain_fused_wide_8` and
 //! `_16` kept their arrays in a `__local_depot` and ran 14.5% and 7.2%
 //! slower than their CUDA C twins (book run of 2026-12-01,
-//! `docs/results/h200-2026-12-01-book/fusion-compare.jsonl`). The guard is
+//! `docs/results/h200-2026-12-01-book/fusion-compare.jsonl`). Unrolled, and
+//! with predicated guards (`memory::load_readonly_if`, `store_if`), `_16`
+//! ran faster than its twin and `_8` 5.5% slower
+//! (`docs/results/h200-2026-12-01-parity/fusion-compare.jsonl`); unrolling
+//! without the predicated guards was not enough. The guard is
 //! `ptx_has_no_local_depot` in `tests/cpu_roofline.rs`.
 
 // ANCHOR: unrolled
@@ -22,7 +30,9 @@
 /// copies of `body` with the index a constant in each: what `#pragma
 /// unroll` does to `for (int k = 0; k < N; ++k)` in CUDA C.
 ///
-/// `N` is at most 127 (a compile-time error above); the copies are made
+/// `N` is at most 127 (a compile-time error above, reported when the
+/// function is instantiated, so by a build, not by `cargo check`); N = 0
+/// calls nothing. The copies are made
 /// by the binary digits of `N` (64, 32, ..., 1), so any `N` in range costs
 /// no more code than the `N` bodies themselves. Use it where the index
 /// selects an element of a per-thread array, or where the trip count is
