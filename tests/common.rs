@@ -322,6 +322,18 @@ pub fn use_side<L: host::lesson::Lesson>(
     Ok(())
 }
 
+/// `Ok` when `table` (a report's text) contains every text in `needed`;
+/// else an error naming the first one missing, with the whole table.
+///
+/// # Errors
+/// The first missing text, as one message.
+pub fn report_contains(table: &str, needed: &[&str]) -> Result<(), String> {
+    match needed.iter().find(|want| !table.contains(*want)) {
+        Some(want) => Err(format!("the report lacks {want:?}:\n{table}")),
+        None => Ok(()),
+    }
+}
+
 /// Runs lesson `L` the way `lab L --quick` does, through the one lesson
 /// interface, and returns its report's table and JSON lines; every check
 /// must pass.
@@ -413,4 +425,14 @@ pub fn signature_faults(
         }
     }
     faults
+}
+
+#[cfg(test)]
+mod report_contains_tests {
+    #[test]
+    fn names_the_first_missing_text() {
+        assert_eq!(super::report_contains("a b c", &["a", "c"]), Ok(()));
+        let err = super::report_contains("a b c", &["a", "x", "y"]).unwrap_err();
+        assert!(err.starts_with("the report lacks \"x\":\na b c"), "{err}");
+    }
 }

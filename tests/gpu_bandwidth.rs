@@ -110,16 +110,15 @@ fn clocks_are_read_while_timing(gpu: &Gpu) -> Result<(), String> {
 /// claim from its own two figures: a ratio, and a verdict in the JSON.
 fn the_report_counts_devices_and_reads_the_claim(gpu: &Gpu) -> Result<(), String> {
     let (table, json) = lab_tests::run_quick::<bandwidth::BandwidthLesson>(gpu)?;
-    for needed in [
-        "visible to this process (cuDeviceGetCount",
-        "The seed's claim",
-        "counted alike (bytes copied per second on both sides)",
-        "On this machine the ratio is",
-    ] {
-        if !table.contains(needed) {
-            return Err(format!("the report lacks {needed:?}:\n{table}"));
-        }
-    }
+    lab_tests::report_contains(
+        &table,
+        &[
+            "visible to this process (cuDeviceGetCount",
+            "The seed's claim",
+            "counted alike (bytes copied per second on both sides)",
+            "On this machine the ratio is",
+        ],
+    )?;
     let facts = json
         .iter()
         .find(|l| l["variant"] == "facts")

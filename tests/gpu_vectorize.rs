@@ -72,17 +72,16 @@ fn main() -> std::process::ExitCode {
                     "expected five sections, the report has {sections}:\n{table}"
                 ));
             }
-            for want in [
-                "  GPU out:        101 202 303 404 505 606 707 808",
-                "  host reference: 101 202 303 404",
-                "add_vec16_f32/round",
-                "add_vec16_f32/ragged",
-                "2^20 + 611 (1049187 elements)",
-            ] {
-                if !table.contains(want) {
-                    return Err(format!("the report lacks `{want}`:\n{table}"));
-                }
-            }
+            lab_tests::report_contains(
+                &table,
+                &[
+                    "  GPU out:        101 202 303 404 505 606 707 808",
+                    "  host reference: 101 202 303 404",
+                    "add_vec16_f32/round",
+                    "add_vec16_f32/ragged",
+                    "2^20 + 611 (1049187 elements)",
+                ],
+            )?;
             Ok(())
         }),
         trial(
