@@ -603,7 +603,38 @@ fn ptx_has_no_local_depot() {
             (!lines.is_empty()).then(|| format!("{k}: {}", lines.join(" / ")))
         })
         .collect();
-    assert!(offenders.is_empty(), "local memory in the PTX:\n{}", offenders.join("\n"));
+    assert!(
+        offenders.is_empty(),
+        "local memory in the PTX:\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// Every kernel reaches shared memory through 32-bit shared addresses
+/// (`device::shared::SharedPtr`, from `mov.u32 %r, NAME`), never through a
+/// generic address converted back (`cvta.shared` / `cvta.to.shared`): that
+/// conversion costs an `S2UR SR_SWINHI` and uniform moves in every kernel's
+/// SASS, which kept transpose_tiled and reduce_sequential_addressing about
+/// 1% behind their CUDA C twins in the book run.
+#[test]
+fn ptx_has_no_generic_shared_conversion() {
+    let offenders: Vec<String> = entries(PTX)
+        .into_iter()
+        .filter_map(|k| {
+            let body = entry_body(PTX, k).expect("listed entries have bodies");
+            let lines: Vec<&str> = body
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("cvta") && l.contains("shared"))
+                .collect();
+            (!lines.is_empty()).then(|| format!("{k}: {}", lines.join(" / ")))
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "generic-to-shared conversions in the PTX:\n{}",
+        offenders.join("\n")
+    );
 }
 
 /// The register count `asm` prints comes from ptxas's `-v` report, read for

@@ -240,7 +240,7 @@ mod kernels {
         partials: *mut f32,
         n4: u64,
     ) {
-        let warps = ROOFLINE_DOT_WARPS::as_mut_ptr();
+        let warps = ROOFLINE_DOT_WARPS::shared();
         let step = grid_threads();
         let mut i = global_index_x();
         let mut acc = 0.0f32;
@@ -502,7 +502,7 @@ mod kernels {
     /// As `transpose_naive`.
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn transpose_tiled(input: *const f32, out: *mut f32, side: u64) {
-        let tile = ROOFLINE_TRANSPOSE_TILE::as_mut_ptr();
+        let tile = ROOFLINE_TRANSPOSE_TILE::shared();
         let (tx, ty) = (thread_idx_x(), thread_idx_y());
         let tile_dim = TRANSPOSE_TILE as u64;
 
@@ -511,8 +511,10 @@ mod kernels {
         // SAFETY: exact tiling keeps the global index in range; tx, ty < 32,
         // so the tile index is below 32 * 33.
         unsafe {
-            *tile.add((ty * TRANSPOSE_TILE_PITCH + tx) as usize) =
-                load_readonly(input.add((in_row * side + in_col) as usize))
+            tile.write(
+                ty * TRANSPOSE_TILE_PITCH + tx,
+                load_readonly(input.add((in_row * side + in_col) as usize)),
+            )
         };
         sync_threads();
 
@@ -521,7 +523,7 @@ mod kernels {
         // SAFETY: as above, with the tile read along a column.
         unsafe {
             *out.add((out_row * side + out_col) as usize) =
-                *tile.add((tx * TRANSPOSE_TILE_PITCH + ty) as usize)
+                tile.read(tx * TRANSPOSE_TILE_PITCH + ty)
         };
     }
     // ANCHOR_END: transpose_tiled
@@ -546,24 +548,27 @@ mod kernels {
         out: *mut f32,
         n: u64,
     ) {
-        let tile = ROOFLINE_REDUCE_TILE::as_mut_ptr();
+        let tile = ROOFLINE_REDUCE_TILE::shared();
         let tid = thread_idx_x();
         let i = global_index_x();
         // SAFETY: tid < 256 = the tile's length; i < n is checked.
         unsafe {
-            *tile.add(tid as usize) = if i < n {
-                load_readonly(input.add(i as usize))
-            } else {
-                0.0
-            }
+            tile.write(
+                tid,
+                if i < n {
+                    load_readonly(input.add(i as usize))
+                } else {
+                    0.0
+                },
+            )
         };
         sync_threads();
 
         let mut s = THREADS_PER_BLOCK / 2;
         while s > 0 {
             if tid < s {
-                // SAFETY: tid + s < 256.
-                unsafe { *tile.add(tid as usize) += *tile.add((tid + s) as usize) };
+                // SAFETY: tid + s < 256; only thread tid writes element tid.
+                unsafe { tile.write(tid, tile.read(tid) + tile.read(tid + s)) };
             }
             sync_threads();
             s >>= 1;
@@ -571,7 +576,7 @@ mod kernels {
 
         if tid == 0 {
             // SAFETY: out holds one float per block.
-            unsafe { *out.add(block_idx_x() as usize) = *tile };
+            unsafe { *out.add(block_idx_x() as usize) = tile.read(0) };
         }
     }
 
@@ -642,13 +647,13 @@ mod kernels {
         c: *mut f32,
         d: u64,
     ) {
-        let tile_a = ROOFLINE_MATMUL_A::as_mut_ptr();
-        let tile_b = ROOFLINE_MATMUL_B::as_mut_ptr();
+        let tile_a = ROOFLINE_MATMUL_A::shared();
+        let tile_b = ROOFLINE_MATMUL_B::shared();
         let (tx, ty) = (thread_idx_x(), thread_idx_y());
         let t = MAT_TILE as u64;
         let row = block_idx_y() as u64 * t + ty as u64;
         let col = block_idx_x() as u64 * t + tx as u64;
-        let own = (ty * MAT_TILE + tx) as usize;
+        let own = ty * MAT_TILE + tx;
 
         let mut acc = 0.0f32;
         for step in 0..d / t {
@@ -656,16 +661,16 @@ mod kernels {
             let b_row = step * t + ty as u64;
             // SAFETY: exact tiling keeps every index below d; own < 256.
             unsafe {
-                *tile_a.add(own) = load_readonly(a.add((row * d + a_col) as usize));
-                *tile_b.add(own) = load_readonly(b.add((b_row * d + col) as usize));
+                tile_a.write(own, load_readonly(a.add((row * d + a_col) as usize)));
+                tile_b.write(own, load_readonly(b.add((b_row * d + col) as usize)));
             }
             sync_threads();
             for p in 0..MAT_TILE {
                 // SAFETY: ty, tx, p < MAT_TILE.
                 acc = unsafe {
                     fma(
-                        *tile_a.add((ty * MAT_TILE + p) as usize),
-                        *tile_b.add((p * MAT_TILE + tx) as usize),
+                        tile_a.read(ty * MAT_TILE + p),
+                        tile_b.read(p * MAT_TILE + tx),
                         acc,
                     )
                 };
@@ -741,7 +746,7 @@ mod kernels {
         n: i32,
         r: f32,
     ) {
-        let tile = ROOFLINE_STENCIL_TILE::as_mut_ptr();
+        let tile = ROOFLINE_STENCIL_TILE::shared();
         let tile_col = (block_idx_x() * STENCIL_BLOCK_X) as i32 + 1;
         let tile_row = (block_idx_y() * STENCIL_BLOCK_Y) as i32 + 1;
         let halo = HALO as i32;
@@ -758,11 +763,14 @@ mod kernels {
             // SAFETY: s < 340 = the tile's length; the global read happens
             // only inside the grid.
             unsafe {
-                *tile.add(s as usize) = if inside {
-                    load_readonly(input.add(gy as usize * n as usize + gx as usize))
-                } else {
-                    STENCIL_COLD
-                }
+                tile.write(
+                    s as u32,
+                    if inside {
+                        load_readonly(input.add(gy as usize * n as usize + gx as usize))
+                    } else {
+                        STENCIL_COLD
+                    },
+                )
             };
             s += threads;
         }
@@ -773,15 +781,15 @@ mod kernels {
         let col = tile_col + thread_idx_x() as i32;
         let row = tile_row + thread_idx_y() as i32;
         if col < n - 1 && row < n - 1 {
-            let at = |y: i32, x: i32| (y * shared_x + x) as usize;
+            let at = |y: i32, x: i32| (y * shared_x + x) as u32;
             // SAFETY: 1 <= sx <= 32 and 1 <= sy <= 8, so every neighbour is
             // inside the 34 x 10 tile; row, col are interior cells.
             unsafe {
-                let centre = *tile.add(at(sy, sx));
-                let sum = *tile.add(at(sy, sx - 1))
-                    + *tile.add(at(sy, sx + 1))
-                    + *tile.add(at(sy - 1, sx))
-                    + *tile.add(at(sy + 1, sx));
+                let centre = tile.read(at(sy, sx));
+                let sum = tile.read(at(sy, sx - 1))
+                    + tile.read(at(sy, sx + 1))
+                    + tile.read(at(sy - 1, sx))
+                    + tile.read(at(sy + 1, sx));
                 *out.add(row as usize * n as usize + col as usize) =
                     fma(r, fma(-4.0, centre, sum), centre);
             }

@@ -118,6 +118,7 @@ mod kernels {
     use crate::device::atomic::row_barrier;
     use crate::device::math::{exp2_approx, fma};
     use crate::device::memory::load_readonly;
+    use crate::device::shared::SharedPtr;
     use crate::device::thread::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
     use crate::device::warp::block_reduce;
 
@@ -176,7 +177,7 @@ mod kernels {
     unsafe fn row_reduce<const MAX: bool>(
         values: *const f32,
         count: u32,
-        scratch: *mut f32,
+        scratch: SharedPtr<f32>,
     ) -> f32 {
         let mut acc = if MAX { f32::NEG_INFINITY } else { 0.0 };
         let mut i = thread_idx_x();
@@ -200,8 +201,8 @@ mod kernels {
         tl: Tile,
         tile_max: *mut f32,
         tile_sumsq: *mut f32,
-        kept: Option<*mut f32>,
-        scratch: *mut f32,
+        kept: Option<SharedPtr<f32>>,
+        scratch: SharedPtr<f32>,
     ) {
         let mut m = f32::NEG_INFINITY;
         let mut ss = 0.0f32;
@@ -211,7 +212,7 @@ mod kernels {
             let v = unsafe { load_readonly(x.add((tl.base + j as u64) as usize)) };
             if let Some(kept) = kept {
                 // SAFETY: j < len <= w, the tile's shared size.
-                unsafe { *kept.add(j as usize) = v };
+                unsafe { kept.write(j, v) };
             }
             m = m.max(v);
             ss = fma(v, v, ss);
@@ -258,10 +259,10 @@ mod kernels {
         s: RowStats,
         n: u32,
         tiles: u32,
-        input_kept: Option<*mut f32>,
-        output_kept: Option<*mut f32>,
+        input_kept: Option<SharedPtr<f32>>,
+        output_kept: Option<SharedPtr<f32>>,
         write_e: bool,
-        scratch: *mut f32,
+        scratch: SharedPtr<f32>,
     ) {
         let first = tl.row * tiles;
         // SAFETY: the row's `tiles` slots exist; the caller's scratch.
@@ -279,12 +280,12 @@ mod kernels {
             // SAFETY: j < len: inside the tile (shared) and the row (global).
             unsafe {
                 let v = match input_kept {
-                    Some(kept) => *kept.add(j as usize),
+                    Some(kept) => kept.read(j),
                     None => load_readonly(x.add(i)),
                 };
                 let v = scaled_exp(v, m, scale);
                 if let Some(kept) = output_kept {
-                    *kept.add(j as usize) = v;
+                    kept.write(j, v);
                 }
                 if write_e {
                     *e.add(i) = v;
@@ -319,7 +320,7 @@ mod kernels {
         /// Recomputed from x with the row's maximum and scale.
         Recompute(*const f32),
         /// Kept in shared memory by phase 2.
-        Kept(*mut f32),
+        Kept(SharedPtr<f32>),
     }
 
     /// Phase 3 for one tile: the row's sum from its tiles' sums, then
@@ -331,7 +332,7 @@ mod kernels {
         s: RowStats,
         tiles: u32,
         source: Source,
-        scratch: *mut f32,
+        scratch: SharedPtr<f32>,
     ) {
         // SAFETY: the row's slots exist; the caller's scratch.
         let z = unsafe {
@@ -357,7 +358,7 @@ mod kernels {
                     Source::Global(e) => *e.add(i),
                     Source::GlobalReadOnly(e) => load_readonly(e.add(i)),
                     Source::Recompute(x) => scaled_exp(load_readonly(x.add(i)), m, scale),
-                    Source::Kept(kept) => *kept.add(j as usize),
+                    Source::Kept(kept) => kept.read(j),
                 };
                 *y.add(i) = v / z;
             }
@@ -389,16 +390,7 @@ mod kernels {
     ) {
         let tl = tile(block_idx_x(), n, w, tiles);
         // SAFETY: the launch assumption and the caller's buffers.
-        unsafe {
-            phase_stats(
-                x,
-                tl,
-                tile_max,
-                tile_sumsq,
-                None,
-                SOFTMAX_SCRATCH::as_mut_ptr(),
-            )
-        }
+        unsafe { phase_stats(x, tl, tile_max, tile_sumsq, None, SOFTMAX_SCRATCH::shared()) }
     }
 
     /// Phase 2 of the staged and recompute variants: each block reduces
@@ -453,7 +445,7 @@ mod kernels {
                 None,
                 None,
                 write_e != 0,
-                SOFTMAX_SCRATCH::as_mut_ptr(),
+                SOFTMAX_SCRATCH::shared(),
             )
         }
     }
@@ -501,7 +493,7 @@ mod kernels {
             Source::GlobalReadOnly(src)
         };
         // SAFETY: the launch assumption and the caller's buffers.
-        unsafe { phase_normalize(y, tl, s, tiles, source, SOFTMAX_SCRATCH::as_mut_ptr()) }
+        unsafe { phase_normalize(y, tl, s, tiles, source, SOFTMAX_SCRATCH::shared()) }
     }
 
     /// Which blocks meet at the megakernels' two barriers.
@@ -544,8 +536,8 @@ mod kernels {
     ) {
         // ANCHOR: retained_body
         let tl = tile(row_base * tiles + block_idx_x(), n, w, tiles);
-        let kept = SOFTMAX_TILE::as_mut_ptr();
-        let scratch = kept.wrapping_add(w as usize);
+        let kept = SOFTMAX_TILE::shared();
+        let scratch = kept.add(w);
         let reload = controls & RELOAD_INPUT != 0;
         let roundtrip = controls & ROUNDTRIP_EXPONENTIALS != 0;
         let (slot, participants) = match scope {

@@ -4,67 +4,162 @@
 //! CUDA C writes `__shared__ float tile[32][33];` inside a kernel. Rust has
 //! no address-space-qualified statics, so [`shared_array!`](crate::shared_array)
 //! does what nvcc does instead: it declares the array once at module scope in
-//! the PTX (`.shared .align 16 .b8 NAME[bytes];`) and gives the kernels a
-//! typed pointer to it.
+//! the PTX (`.shared .align 16 .b8 NAME[bytes];`), and its handle's
+//! `shared()` gives the kernels the array's 32-bit shared address
+//! (`mov.u32 %r, NAME;`) as a typed [`SharedPtr`], whose `read`/`write` are
+//! `ld.shared`/`st.shared` (SASS `LDS`/`STS`). That is nvcc's own form: the
+//! address never leaves the shared state space.
 //!
-//! A pointer to shared memory must also *look* like one to LLVM, or every
-//! access stays a generic `ld`/`st` (SASS `LD.E`/`ST.E`), which made an early
-//! probe's tiled transpose 8% slower than nvcc's. The accessor therefore:
-//! 1. forms a generic address with `cvta.shared.u64` from `NAME+16`, an
-//!    address inside the array (the macro requires more than 16 bytes),
-//! 2. asks `llvm.nvvm.isspacep.shared` about that address and tells LLVM the
-//!    answer is true (`assert_unchecked`); it is true,
-//! 3. steps back 16 bytes to element 0. LLVM's address-space inference
-//!    consults such an assumption only for the operand of a pointer
-//!    computation, never for the pointer a load uses directly, so the
-//!    assumption sits on that base and every access derived from
-//!    `base - 16` becomes `ld.shared`/`st.shared`,
-//! 4. keeps that answer alive with an empty `asm!` that reads it before the
-//!    assumption, because LLVM otherwise deletes the assumption as unused.
+//! The form matters twice over. A shared array reached through a plain
+//! generic pointer compiles to generic `ld`/`st` (SASS `LD.E`/`ST.E`),
+//! which made an early probe's tiled transpose 8% slower than nvcc's. An
+//! earlier device layer then told LLVM the generic address was shared (an
+//! `llvm.nvvm.isspacep.shared` assumption): the accesses became
+//! `ld.shared`, but through `cvta.shared.u64` / `cvta.to.shared.u64`, which
+//! SASS pays for with an `S2UR SR_SWINHI` (the shared window's base) and a
+//! few uniform moves in every kernel. That kept `transpose_tiled` 0.7% and
+//! `reduce_sequential_addressing` 1.4% behind their CUDA C twins in the book
+//! run of 2026-12-01; with [`SharedPtr`] the conversion is gone from every
+//! kernel (`ptx_has_no_generic_shared_conversion` in
+//! `tests/cpu_roofline.rs` keeps it so).
 //!
-//! ptxas then removes the `isspacep` test. One module-scope symbol serves
-//! every kernel and every inlined copy of a function that uses it; a kernel
-//! that never touches it is given 0 bytes. Names are PTX symbols, so they
-//! must be unique across the crate: a duplicate compiles in Rust but ptxas
-//! rejects the PTX (the `ptx_assembles_without_spills` test catches it).
+//! One module-scope symbol serves every kernel and every inlined copy of a
+//! function that uses it; a kernel that never touches it is given 0 bytes.
+//! Names are PTX symbols, so they must be unique across the crate: a
+//! duplicate compiles in Rust but ptxas rejects the PTX (the
+//! `ptx_assembles_without_spills` test catches it).
 
-unsafe extern "C" {
-    #[link_name = "llvm.nvvm.isspacep.shared"]
-    fn isspacep_shared(p: *const u8) -> bool;
-}
-
-// ANCHOR: assume_shared
-/// Returns `p` after telling LLVM that it points into shared memory.
+// ANCHOR: shared_ptr
+/// An element type [`SharedPtr`] can load and store: one `ld.shared` /
+/// `st.shared` of its width.
 ///
 /// # Safety
-/// `p` is a generic address of shared memory (from `cvta.shared`). Telling
-/// LLVM so about any other pointer is undefined behaviour.
-#[inline(always)]
-pub unsafe fn assume_shared<T>(p: *mut T) -> *mut T {
-    // SAFETY: isspacep only inspects the address.
-    let shared = unsafe { isspacep_shared(p as *const u8) };
-    // SAFETY: an empty asm that reads a register. It is placed before the
-    // assumption so that its use of `shared` is not one the assumption
-    // dominates: LLVM would rewrite such a use to `true`, find the test used
-    // only by the assumption, and delete both.
-    unsafe {
-        core::arch::asm!("// shared: {0}", in(reg32) shared as u32, options(nomem, nostack, preserves_flags))
-    };
-    // SAFETY: the caller guarantees `p` is a shared address.
-    unsafe { core::hint::assert_unchecked(shared) };
-    p
+/// Implementations must move exactly `size_of::<Self>()` bytes at the
+/// given shared address and touch nothing else.
+pub unsafe trait SharedWord: Copy {
+    /// Reads the value at the 32-bit shared address `addr`.
+    ///
+    /// # Safety
+    /// `addr` is an aligned address inside a shared array of the block.
+    unsafe fn load_shared(addr: u32) -> Self;
+    /// Writes `v` at the 32-bit shared address `addr`.
+    ///
+    /// # Safety
+    /// As [`load_shared`](SharedWord::load_shared).
+    unsafe fn store_shared(addr: u32, v: Self);
 }
-// ANCHOR_END: assume_shared
+
+macro_rules! shared_word {
+    ($ty:ty, $ptx:literal) => {
+        // SAFETY: one 4-byte ld/st.shared at `addr`, nothing else.
+        unsafe impl SharedWord for $ty {
+            #[inline(always)]
+            unsafe fn load_shared(addr: u32) -> Self {
+                let v: $ty;
+                // SAFETY: the caller guarantees addr is in a shared array.
+                // Not `pure`: a barrier or another thread's store may change
+                // the value between two reads of one address.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("ld.shared.", $ptx, " {v}, [{a}];"),
+                        a = in(reg32) addr,
+                        v = out(reg32) v,
+                        options(readonly, nostack, preserves_flags),
+                    )
+                };
+                v
+            }
+            #[inline(always)]
+            unsafe fn store_shared(addr: u32, v: Self) {
+                // SAFETY: the caller guarantees addr is in a shared array.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("st.shared.", $ptx, " [{a}], {v};"),
+                        a = in(reg32) addr,
+                        v = in(reg32) v,
+                        options(nostack, preserves_flags),
+                    )
+                };
+            }
+        }
+    };
+}
+shared_word!(f32, "f32");
+shared_word!(u32, "u32");
+
+/// A typed 32-bit address in the shared state space: what nvcc keeps for
+/// `__shared__ float tile[...]` (`mov.u32 %r, tile;` then
+/// `ld.shared.f32 [%r+off]`), so SASS addresses the array directly
+/// (`LDS`/`STS` on a 32-bit register) with no generic-to-shared conversion.
+/// Get one from a [`shared_array!`](crate::shared_array) or
+/// [`dynamic_shared!`](crate::dynamic_shared) handle's `shared()`.
+///
+/// Indices count elements of `T`, as `tile[i]` does in CUDA C. Each access
+/// is inline PTX that LLVM orders against barriers and other memory
+/// accesses but does not merge or delete.
+#[derive(Clone, Copy)]
+pub struct SharedPtr<T> {
+    addr: u32,
+    elem: core::marker::PhantomData<*mut T>,
+}
+
+impl<T: SharedWord> SharedPtr<T> {
+    /// Wraps a 32-bit shared address (bytes from the start of the block's
+    /// shared memory window).
+    ///
+    /// # Safety
+    /// `addr` is the shared address of an array of `T`, aligned for `T`.
+    #[inline(always)]
+    pub unsafe fn from_addr(addr: u32) -> Self {
+        Self {
+            addr,
+            elem: core::marker::PhantomData,
+        }
+    }
+
+    /// The element `i` places on: `addr + i * size_of::<T>()` bytes.
+    #[inline(always)]
+    pub fn add(self, i: u32) -> Self {
+        let step = core::mem::size_of::<T>() as u32;
+        Self {
+            addr: self.addr.wrapping_add(i.wrapping_mul(step)),
+            elem: self.elem,
+        }
+    }
+
+    /// `tile[i]`: one `ld.shared` (SASS `LDS`).
+    ///
+    /// # Safety
+    /// Element `i` is inside the array; another thread's write to it is
+    /// ordered before this read by a barrier.
+    #[inline(always)]
+    pub unsafe fn read(self, i: u32) -> T {
+        // SAFETY: the caller keeps i inside the array.
+        unsafe { T::load_shared(self.add(i).addr) }
+    }
+
+    /// `tile[i] = v`: one `st.shared` (SASS `STS`).
+    ///
+    /// # Safety
+    /// Element `i` is inside the array, and no other thread reads or writes
+    /// it before the next barrier.
+    #[inline(always)]
+    pub unsafe fn write(self, i: u32, v: T) {
+        // SAFETY: the caller keeps i inside the array.
+        unsafe { T::store_shared(self.add(i).addr, v) }
+    }
+}
+// ANCHOR_END: shared_ptr
 
 // ANCHOR: shared_array
 /// Declares a statically sized shared-memory array at module scope and a
-/// zero-sized handle type of the same name whose `as_mut_ptr()` returns a
-/// `*mut T` in the shared state space.
+/// zero-sized handle type of the same name whose `shared()` returns its
+/// address as a [`SharedPtr`](crate::device::shared::SharedPtr).
 ///
 /// ```ignore
 /// shared_array!(TRANSPOSE_TILE: [f32; 32 * 33]);
-/// let tile = TRANSPOSE_TILE::as_mut_ptr();
-/// unsafe { *tile.add(ty * 33 + tx) = v };
+/// let tile = TRANSPOSE_TILE::shared();
+/// unsafe { tile.write(ty * 33 + tx, v) };
 /// ```
 ///
 /// The name becomes a PTX symbol and must be unique in the crate. Every block
@@ -74,43 +169,12 @@ pub unsafe fn assume_shared<T>(p: *mut T) -> *mut T {
 #[macro_export]
 macro_rules! shared_array {
     ($name:ident : [$ty:ty; $len:expr]) => {
-        const _: () = assert!(
-            ::core::mem::size_of::<[$ty; $len]>() > 16,
-            "the accessor takes the address of byte 16 of the array"
-        );
-        const _: () = assert!(
-            ::core::mem::align_of::<$ty>() <= 16,
-            "the array is declared .align 16"
-        );
+        const _: () = assert!(::core::mem::align_of::<$ty>() <= 16, "the array is declared .align 16");
         ::core::arch::global_asm!(
             concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
             bytes = const ::core::mem::size_of::<[$ty; $len]>(),
         );
-
-        #[allow(non_camel_case_types)]
-        #[doc = concat!("Handle to the shared array `", stringify!($name), "`.")]
-        pub struct $name;
-
-        impl $name {
-            /// A pointer to element 0, in the shared state space.
-            #[inline(always)]
-            pub fn as_mut_ptr() -> *mut $ty {
-                let generic: u64;
-                // SAFETY: cvta only computes the generic address of a symbol
-                // this macro declared; it reads and writes no memory.
-                unsafe {
-                    ::core::arch::asm!(
-                        concat!("cvta.shared.u64 {p}, ", stringify!($name), "+16;"),
-                        p = out(reg64) generic,
-                        options(pure, nomem, nostack, preserves_flags),
-                    )
-                };
-                // SAFETY: `generic` is the generic address of byte 16 of the
-                // array, which is in the shared window.
-                let base = unsafe { $crate::device::shared::assume_shared(generic as *mut u8) };
-                base.wrapping_sub(16) as *mut $ty
-            }
-        }
+        $crate::shared_handle!($name, $ty);
     };
 }
 // ANCHOR_END: shared_array
@@ -118,47 +182,58 @@ macro_rules! shared_array {
 // ANCHOR: dynamic_shared
 /// Declares the module's dynamic shared-memory array (CUDA's
 /// `extern __shared__ float NAME[];`) and a zero-sized handle of the same
-/// name whose `as_mut_ptr()` returns a `*mut T` to its first element, in the
-/// shared state space like [`shared_array!`](crate::shared_array)'s.
+/// name whose `shared()` returns its first element as a
+/// [`SharedPtr`](crate::device::shared::SharedPtr), like
+/// [`shared_array!`](crate::shared_array)'s.
 ///
 /// The PTX is `.extern .shared .align 16 .b8 NAME[];`: the array has no size
 /// of its own; each launch gives it `shared_mem_bytes` bytes. All dynamic
 /// arrays of a module start at the same address, so declare one and carve
-/// it up. Sizes above 48 KiB need the kernel's
+/// it up (`SharedPtr::add`). Sizes above 48 KiB need the kernel's
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` raised first (host).
-///
-/// The accessor forms its address from byte 16 as `shared_array!` does, so
-/// a launch must give the array more than 16 bytes.
 #[macro_export]
 macro_rules! dynamic_shared {
     ($name:ident : [$ty:ty]) => {
-        const _: () = assert!(::core::mem::align_of::<$ty>() <= 16, "the array is declared .align 16");
-        ::core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
+        const _: () = assert!(
+            ::core::mem::align_of::<$ty>() <= 16,
+            "the array is declared .align 16"
+        );
+        ::core::arch::global_asm!(concat!(
+            ".extern .shared .align 16 .b8 ",
+            stringify!($name),
+            "[];"
+        ));
+        $crate::shared_handle!($name, $ty);
+    };
+}
+// ANCHOR_END: dynamic_shared
 
+/// The handle type both declaring macros give a shared array.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! shared_handle {
+    ($name:ident, $ty:ty) => {
         #[allow(non_camel_case_types)]
-        #[doc = concat!("Handle to the dynamic shared array `", stringify!($name), "`.")]
+        #[doc = concat!("Handle to the shared array `", stringify!($name), "`.")]
         pub struct $name;
 
         impl $name {
-            /// A pointer to element 0, in the shared state space.
+            /// Element 0 as a 32-bit shared address (`mov.u32 %r, NAME;`).
             #[inline(always)]
-            pub fn as_mut_ptr() -> *mut $ty {
-                let generic: u64;
-                // SAFETY: cvta only computes the generic address of the
-                // symbol declared above; it touches no memory.
+            pub fn shared() -> $crate::device::shared::SharedPtr<$ty> {
+                let addr: u32;
+                // SAFETY: mov only names the address of the symbol the
+                // calling macro declared; it reads and writes no memory.
                 unsafe {
                     ::core::arch::asm!(
-                        concat!("cvta.shared.u64 {p}, ", stringify!($name), "+16;"),
-                        p = out(reg64) generic,
+                        concat!("mov.u32 {a}, ", stringify!($name), ";"),
+                        a = out(reg32) addr,
                         options(pure, nomem, nostack, preserves_flags),
                     )
                 };
-                // SAFETY: byte 16 of the launch's dynamic shared memory is a
-                // shared address (the launch gives it more than 16 bytes).
-                let base = unsafe { $crate::device::shared::assume_shared(generic as *mut u8) };
-                base.wrapping_sub(16) as *mut $ty
+                // SAFETY: the symbol is this array, aligned to 16 bytes.
+                unsafe { $crate::device::shared::SharedPtr::from_addr(addr) }
             }
         }
     };
 }
-// ANCHOR_END: dynamic_shared

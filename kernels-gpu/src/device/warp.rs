@@ -2,6 +2,7 @@
 //! registers without touching shared memory; and the block-wide reduction
 //! built on it.
 
+use super::shared::SharedPtr;
 use super::thread::{block_dim_x, sync_threads, thread_idx_x};
 
 unsafe extern "C" {
@@ -35,11 +36,11 @@ pub fn shfl_xor(value: f32, lane_mask: u32) -> f32 {
 ///
 /// # Safety
 /// Every thread of the block must call it (it holds two barriers); the
-/// block is one-dimensional and a whole number of warps; `scratch` points
-/// to shared memory holding a float per warp (block_dim / 32 floats), and
-/// is free again when it returns.
+/// block is one-dimensional and a whole number of warps; `scratch` is a
+/// shared array holding a float per warp (block_dim / 32 floats), and is
+/// free again when it returns.
 #[inline(always)]
-pub unsafe fn block_reduce<const MAX: bool>(mut v: f32, scratch: *mut f32) -> f32 {
+pub unsafe fn block_reduce<const MAX: bool>(mut v: f32, scratch: SharedPtr<f32>) -> f32 {
     let mut lane_mask = 16;
     while lane_mask > 0 {
         let other = shfl_xor(v, lane_mask);
@@ -51,12 +52,12 @@ pub unsafe fn block_reduce<const MAX: bool>(mut v: f32, scratch: *mut f32) -> f3
     // holds; the caller brings every thread of the block to both barriers.
     unsafe {
         if tid % 32 == 0 {
-            *scratch.add((tid / 32) as usize) = v;
+            scratch.write(tid / 32, v);
         }
         sync_threads();
-        let mut r = *scratch;
+        let mut r = scratch.read(0);
         for i in 1..block_dim_x() / 32 {
-            let p = *scratch.add(i as usize);
+            let p = scratch.read(i);
             r = if MAX { r.max(p) } else { r + p };
         }
         sync_threads();
