@@ -199,7 +199,6 @@ mod kernels {
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_y,
         grid_dim_x, sync_threads, thread_idx_x, thread_idx_y,
     };
-    use crate::device::unroll::unroll_by;
     use crate::device::warp::block_reduce;
     use crate::shared_array;
 
@@ -610,22 +609,19 @@ mod kernels {
         // Walk a row of `a` and a column of `b` with two pointers, the shape
         // nvcc's strength reduction gives the indexed loop. Measured on the
         // H200 (2026-11-29): 0.0647 ms against 0.0660 and 0.0664 ms for the
-        // indexed form `a[row * d + p]`, `b[p * d + col]`. LLVM would unroll
-        // this loop 8 ways and NVRTC unrolls the twin's 4 ways (book run of
-        // 2026-12-01: Rust 9% slower); `unroll_by::<4>` makes it NVRTC's
-        // loop: 4 steps a trip, then a rolled remainder.
+        // indexed form `a[row * d + p]`, `b[p * d + col]`.
         // SAFETY: row, col < d by the exact tiling, so both walks stay in
         // their matrices for d steps.
         let (mut pa, mut pb) = unsafe { (a.add(row as usize * d), b.add(col as usize)) };
         let mut acc = 0.0f32;
-        unroll_by::<4>(d, |_| {
+        for _ in 0..d {
             // SAFETY: as above.
             unsafe {
                 acc = fma(load_readonly(pa), load_readonly(pb), acc);
                 pa = pa.add(1);
                 pb = pb.add(d);
             }
-        });
+        }
         // SAFETY: row, col < d.
         unsafe { *c.add(row as usize * d + col as usize) = acc };
     }

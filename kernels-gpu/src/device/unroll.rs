@@ -40,12 +40,7 @@
 /// to LLVM.
 #[inline(always)]
 pub fn unrolled<const N: usize>(mut body: impl FnMut(usize)) {
-    const {
-        assert!(
-            N < 128,
-            "unrolled::<N> copies the body N times; N must be below 128"
-        )
-    };
+    const { assert!(N < 128, "unrolled::<N> copies the body N times; N must be below 128") };
     let mut base = 0;
     if N & 64 != 0 {
         copies64(&mut body, base);
@@ -114,59 +109,4 @@ fn copies32(body: &mut impl FnMut(usize), base: usize) {
 fn copies64(body: &mut impl FnMut(usize), base: usize) {
     copies32(body, base);
     copies32(body, base + 32);
-}
-
-// ANCHOR: unroll_by
-/// Calls `body(0)`, ..., `body(count - 1)` in order as a run-time loop
-/// unrolled exactly `N` ways: `N` inlined copies a trip, then one copy a
-/// trip for the `count % N` left. What `#pragma unroll N` does to a loop
-/// whose trip count is known only at run time.
-///
-/// LLVM picks its own factor for such a loop (8 for the matmul's k loop,
-/// where NVRTC picks 4), and re-unrolls a loop already written with N
-/// copies. Here the trip counter passes through an empty `asm!` each trip,
-/// so LLVM cannot compute the trip count and adds no unrolling of its own,
-/// and both loops carry `.pragma "nounroll"` (NVRTC puts it on its
-/// remainder loop), so ptxas, which would otherwise unroll the main loop
-/// 4 ways again, leaves them as written. `N` is 1 to 127 (as [`unrolled`]).
-#[inline(always)]
-pub fn unroll_by<const N: usize>(count: usize, mut body: impl FnMut(usize)) {
-    const { assert!(N > 0, "unroll_by::<0> has no copy to make") };
-    let main = count - count % N;
-    let mut k = 0;
-    while k < main {
-        nounroll();
-        unrolled::<N>(|j| body(k + j));
-        k = opaque(k + N);
-    }
-    while k < count {
-        nounroll();
-        body(k);
-        k = opaque(k + 1);
-    }
-}
-// ANCHOR_END: unroll_by
-
-/// `.pragma "nounroll";` in the loop it is placed in: ptxas leaves that
-/// loop rolled.
-#[inline(always)]
-fn nounroll() {
-    // SAFETY: a PTX pragma: no instruction, no memory, no register.
-    unsafe {
-        core::arch::asm!(
-            ".pragma \"nounroll\";",
-            options(nomem, nostack, preserves_flags)
-        )
-    };
-}
-
-/// `k`, through an empty `asm!` LLVM cannot see into: no instruction in the
-/// PTX, but LLVM's loop analysis no longer knows how the counter steps.
-#[inline(always)]
-fn opaque(mut k: usize) -> usize {
-    // SAFETY: an empty template that leaves the register as it is.
-    unsafe {
-        core::arch::asm!("// trip counter: {0}", inout(reg64) k, options(pure, nomem, nostack, preserves_flags))
-    };
-    k
 }
