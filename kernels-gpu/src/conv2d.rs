@@ -72,7 +72,7 @@ const _: () = assert!(
 mod kernels {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::load_readonly;
+    use crate::device::memory::{load_readonly, opaque_index};
     use crate::device::thread::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, thread_idx_x, thread_idx_y,
     };
@@ -121,7 +121,7 @@ mod kernels {
         let w = taps.w;
         let mut sum = 0.0f32;
         for r in 0..TAPS_PER_SIDE as u32 {
-            let line = (row + r) as usize * n as usize + col as usize;
+            let line = opaque_index((row + r) as usize * n as usize + col as usize);
             for c in 0..TAPS_PER_SIDE as u32 {
                 // SAFETY: row + r <= n - 1 and col + c <= n - 1, inside the
                 // n x n input, which nothing writes during the launch.
@@ -130,7 +130,7 @@ mod kernels {
             }
         }
         // SAFETY: row, col < n - 2: inside the (n - 2)^2 output.
-        unsafe { *out.add(row as usize * m as usize + col as usize) = sum };
+        unsafe { *out.add(opaque_index(row as usize * m as usize + col as usize)) = sum };
     }
     // ANCHOR_END: conv2d_valid
 

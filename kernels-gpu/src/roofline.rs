@@ -194,7 +194,7 @@ const _: () = assert!(
 mod kernels {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{Float4, load_readonly, load_readonly_v4};
+    use crate::device::memory::{Float4, load_readonly, load_readonly_v4, opaque_index};
     use crate::device::thread::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_y,
         grid_dim_x, sync_threads, thread_idx_x, thread_idx_y,
@@ -513,7 +513,7 @@ mod kernels {
         unsafe {
             tile.write(
                 ty * TRANSPOSE_TILE_PITCH + tx,
-                load_readonly(input.add((in_row * side + in_col) as usize)),
+                load_readonly(input.add(opaque_index((in_row * side + in_col) as usize))),
             )
         };
         sync_threads();
@@ -522,7 +522,7 @@ mod kernels {
         let out_row = block_idx_x() as u64 * tile_dim + ty as u64;
         // SAFETY: as above, with the tile read along a column.
         unsafe {
-            *out.add((out_row * side + out_col) as usize) =
+            *out.add(opaque_index((out_row * side + out_col) as usize)) =
                 tile.read(tx * TRANSPOSE_TILE_PITCH + ty)
         };
     }
