@@ -98,7 +98,7 @@ const _: () = assert!(
 mod kernels {
     use super::*;
     use crate::device::math::{fma, tanh};
-    use crate::device::memory::{load_readonly, load_readonly_if, store_if};
+    use crate::device::memory::{load_readonly, load_readonly_if, opaque_index, store_if};
     use crate::device::thread::{block_dim_x, global_index_x, grid_dim_x};
     use crate::device::unroll::unrolled;
 
@@ -309,19 +309,23 @@ mod kernels {
         // copy, v[k] is a register, never an indexed stack array. The
         // guards are predicates in the PTX, not branches (`load_readonly_if`,
         // `store_if`): what ptxas makes of the twin's `(i < n) ? ... : 0`.
+        // Each pass forms its own indices behind `opaque_index`: LLVM would
+        // otherwise compute them once and keep W addresses and predicates
+        // live across all three passes (W = 8: 37 registers to the twin's
+        // 32; with it, 32).
         unrolled::<W>(|k| {
-            let i = base + k as u64 * stride;
+            let i = opaque_index((base + k as u64 * stride) as usize) as u64;
             // SAFETY: read only when i < n.
             v[k] = scale_bias(unsafe { load_readonly_if(i < n, x.wrapping_add(i as usize)) });
         });
         unrolled::<W>(|k| {
-            let i = base + k as u64 * stride;
+            let i = opaque_index((base + k as u64 * stride) as usize) as u64;
             // SAFETY: read only when i < n.
             let res = unsafe { load_readonly_if(i < n, r.wrapping_add(i as usize)) };
             v[k] = add_residual(gelu(v[k]), res);
         });
         unrolled::<W>(|k| {
-            let i = base + k as u64 * stride;
+            let i = opaque_index((base + k as u64 * stride) as usize) as u64;
             // SAFETY: written only when i < n.
             unsafe { store_if(i < n, out.wrapping_add(i as usize), clamp_range(v[k])) };
         });
