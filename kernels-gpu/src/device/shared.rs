@@ -5,10 +5,13 @@
 //! no address-space-qualified statics, so [`shared_array!`](crate::shared_array)
 //! does what nvcc does instead: it declares the array once at module scope in
 //! the PTX (`.shared .align 16 .b8 NAME[bytes];`), and its handle's
-//! `shared()` gives the kernels the array's 32-bit shared address
-//! (`mov.u32 %r, NAME;`) as a typed [`SharedPtr`], whose `read`/`write` are
-//! `ld.shared`/`st.shared` (SASS `LDS`/`STS`). That is nvcc's own form: the
-//! address never leaves the shared state space.
+//! `shared()` gives the kernels the array's address in the shared state
+//! space, taken straight from the symbol (`mov.u32 %r, NAME;`), as a typed
+//! [`SharedPtr`] whose `read`/`write` are `ld.shared`/`st.shared` (SASS
+//! `LDS`/`STS`). NVRTC does the same with a 64-bit register
+//! (`mov.u64 %rd, tile;` then `st.shared.f32 [%rd]`); shared addresses fit
+//! in 32 bits, and PTX takes either width. The address never passes
+//! through the generic address space.
 //!
 //! The form matters twice over. A shared array reached through a plain
 //! generic pointer compiles to generic `ld`/`st` (SASS `LD.E`/`ST.E`),
@@ -19,9 +22,10 @@
 //! SASS pays for with an `S2UR SR_SWINHI` (the shared window's base) and a
 //! few uniform moves in every kernel. That kept `transpose_tiled` 0.7% and
 //! `reduce_sequential_addressing` 1.4% behind their CUDA C twins in the book
-//! run of 2026-12-01; with [`SharedPtr`] the conversion is gone from every
+//! run of 2026-12-01. With [`SharedPtr`] the conversion is gone from every
 //! kernel (`ptx_has_no_generic_shared_conversion` in
-//! `tests/cpu_roofline.rs` keeps it so).
+//! `tests/cpu_roofline.rs` keeps it so), and the reduction runs at parity
+//! (`docs/results/h200-2026-12-01-parity-all/roofline-compare.jsonl`).
 //!
 //! One module-scope symbol serves every kernel and every inlined copy of a
 //! function that uses it; a kernel that never touches it is given 0 bytes.
@@ -87,10 +91,11 @@ macro_rules! shared_word {
 shared_word!(f32, "f32");
 shared_word!(u32, "u32");
 
-/// A typed 32-bit address in the shared state space: what nvcc keeps for
-/// `__shared__ float tile[...]` (`mov.u32 %r, tile;` then
-/// `ld.shared.f32 [%r+off]`), so SASS addresses the array directly
-/// (`LDS`/`STS` on a 32-bit register) with no generic-to-shared conversion.
+/// A typed 32-bit address in the shared state space, formed from the
+/// array's symbol as nvcc forms the address of `__shared__ float tile[...]`
+/// (`mov` of the symbol, then `ld.shared.f32 [reg]`), so SASS addresses the
+/// array directly (`LDS`/`STS` on a 32-bit register) with no
+/// generic-to-shared conversion.
 /// Get one from a [`shared_array!`](crate::shared_array) or
 /// [`dynamic_shared!`](crate::dynamic_shared) handle's `shared()`.
 ///
