@@ -131,6 +131,11 @@ pub enum Error {
     #[error("{0}")]
     Size(String),
 
+    /// cuBLAS is missing, or refused a call (the GEMM lesson's reference
+    /// GEMM; the lesson runs its own kernels without it).
+    #[error("cuBLAS: {0}")]
+    Cublas(String),
+
     /// No NVRTC library could be loaded (needed to compile the CUDA C twins
     /// for `--compare` and `--asm`).
     #[error(
@@ -304,7 +309,7 @@ impl Error {
                 exit::KERNEL_FAULT
             }
             Error::OutOfMemory { .. } | Error::Size(_) => exit::SIZE,
-            Error::NvrtcMissing { .. } | Error::Nvrtc(_) | Error::Tool(_) => exit::TOOL,
+            Error::NvrtcMissing { .. } | Error::Nvrtc(_) | Error::Tool(_) | Error::Cublas(_) => exit::TOOL,
             Error::UnknownKernel { .. } | Error::Usage(_) => exit::USAGE,
             Error::File { .. } | Error::Baseline(_) => exit::FILE,
             Error::Signature { .. } | Error::Bug(_) => exit::BUG,

@@ -66,7 +66,7 @@ const fn entry<L: Lesson>() -> Entry {
 }
 
 /// Every lesson.
-pub const ALL: [Entry; 10] = [
+pub const ALL: [Entry; 11] = [
     entry::<crate::roofline::RooflineLesson>(),
     entry::<crate::fusion::FusionLesson>(),
     entry::<crate::vectorize::VectorizeLesson>(),
@@ -77,6 +77,7 @@ pub const ALL: [Entry; 10] = [
     entry::<crate::conv2d::Conv2dLesson>(),
     entry::<crate::bandwidth::BandwidthLesson>(),
     entry::<crate::softmax::SoftmaxLesson>(),
+    entry::<crate::gemm::GemmLesson>(),
 ];
 
 /// The lesson named `name`.

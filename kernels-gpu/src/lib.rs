@@ -48,6 +48,7 @@ pub mod bandwidth;
 pub mod conv2d;
 pub mod fuse;
 pub mod fusion;
+pub mod gemm;
 pub mod harness;
 pub mod roofline;
 pub mod softmax;

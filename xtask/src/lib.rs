@@ -14,6 +14,7 @@ pub const LESSONS: &[&str] = &[
     "conv2d",
     "bandwidth",
     "softmax",
+    "gemm",
 ];
 
 /// The kernel of each lesson whose PTX and SASS the book shows (lesson,
@@ -32,6 +33,7 @@ pub const BOOK_ASM: &[(&str, &str)] = &[
     ("roofline", "matmul_naive"),
     ("fusion", "chain_fused_wide_8"),
     ("softmax", "softmax_row_retained"),
+    ("gemm", "gemm_regblock"),
 ];
 
 /// The lessons that draw a chart (`lab <lesson> --plot FILE.svg`):

@@ -1,0 +1,233 @@
+//! cuBLAS, loaded at run time: the vendor's GEMM that the GEMM lesson
+//! measures its kernels against, at the same size and precision.
+//!
+//! The library is found the way NVRTC is ([`crate::nvrtc::search_dirs`]:
+//! `LD_LIBRARY_PATH`, the CUDA toolkit's `lib64`, pip's wheel folders),
+//! under the names of CUDA 13 and 12, then through the system loader. It is
+//! optional: where it is missing, [`Cublas::find`] says why in one line and
+//! the lesson runs everything else. cudarc's own cuBLAS bindings are not
+//! used because they look only for CUDA 12's file names and panic where
+//! none loads.
+//!
+//! Only what the lesson needs is bound: a handle on the lesson's stream,
+//! and `cublasSgemm_v2` in cuBLAS's default math mode (FP32 throughout: no
+//! TF32 tensor cores unless asked for, and the lesson never asks).
+
+use std::ffi::{c_int, c_void};
+use std::path::PathBuf;
+
+/// File names tried in each folder, newest CUDA first.
+pub const LIBRARY_NAMES: [&str; 3] = ["libcublas.so.13", "libcublas.so.12", "libcublas.so"];
+
+/// Where pip's cuBLAS wheels put the library below `site-packages`, beside
+/// [`crate::nvrtc::WHEEL_DIRS`]'s (CUDA 13's wheels share `nvidia/cu13/lib`).
+pub const WHEEL_DIRS: [&str; 1] = ["nvidia/cublas/lib"];
+
+type Handle = *mut c_void;
+
+const CUBLAS_STATUS_SUCCESS: c_int = 0;
+/// `CUBLAS_OP_N`: the operand as stored.
+const CUBLAS_OP_N: c_int = 0;
+/// `CUBLAS_DEFAULT_MATH`: FP32 arithmetic for SGEMM, no TF32.
+const CUBLAS_DEFAULT_MATH: c_int = 0;
+
+/// A cuBLAS handle bound to one stream, with the functions the lesson
+/// calls.
+pub struct Cublas {
+    handle: Handle,
+    version: c_int,
+    path: PathBuf,
+    sgemm: unsafe extern "C" fn(
+        Handle,
+        c_int,
+        c_int,
+        c_int,
+        c_int,
+        c_int,
+        *const f32,
+        u64,
+        c_int,
+        u64,
+        c_int,
+        *const f32,
+        u64,
+        c_int,
+    ) -> c_int,
+    destroy: unsafe extern "C" fn(Handle) -> c_int,
+    /// Keeps the functions above mapped.
+    _library: libloading::Library,
+}
+
+impl std::fmt::Debug for Cublas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cublas")
+            .field("path", &self.path)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cublas {
+    /// Loads cuBLAS from `file` (a path, or a bare name for the system
+    /// loader), creates a handle in the current CUDA context, binds it to
+    /// `stream` (a `CUstream`) and sets the default math mode.
+    ///
+    /// # Errors
+    /// One line: the loader's reason, a missing function, or the failing
+    /// call's status.
+    pub fn open(file: &std::ffi::OsStr, stream: *mut c_void) -> Result<Cublas, String> {
+        let name = PathBuf::from(file);
+        // SAFETY: loading cuBLAS runs only its initialisers, which have no
+        // preconditions.
+        let library = unsafe { libloading::Library::new(file) }.map_err(|e| format!("{}: {e}", name.display()))?;
+        macro_rules! bind {
+            ($name:literal) => {
+                // SAFETY: the type is the function's C signature in
+                // cublas_api.h (cuBLAS 12 and 13), for the symbol of that
+                // name.
+                *unsafe { library.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| format!("{}: no {}: {e}", name.display(), $name))?
+            };
+        }
+        let create: unsafe extern "C" fn(*mut Handle) -> c_int = bind!("cublasCreate_v2");
+        let set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> c_int = bind!("cublasSetStream_v2");
+        let set_math: unsafe extern "C" fn(Handle, c_int) -> c_int = bind!("cublasSetMathMode");
+        let get_version: unsafe extern "C" fn(Handle, *mut c_int) -> c_int = bind!("cublasGetVersion_v2");
+        let sgemm = bind!("cublasSgemm_v2");
+        let destroy = bind!("cublasDestroy_v2");
+        let mut cublas = Cublas {
+            handle: std::ptr::null_mut(),
+            version: 0,
+            path: name,
+            sgemm,
+            destroy,
+            _library: library,
+        };
+        let check = |call: &str, status: c_int| {
+            if status == CUBLAS_STATUS_SUCCESS {
+                Ok(())
+            } else {
+                Err(format!("{}: {call} returned status {status}", cublas.path.display()))
+            }
+        };
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: writes one handle; the caller's context is current.
+        check("cublasCreate", unsafe { create(&mut handle) })?;
+        let mut version = 0;
+        // SAFETY: `handle` is the live handle just created; each call takes
+        // it and plain values (the stream is the caller's live stream).
+        let calls = unsafe {
+            [
+                ("cublasSetStream", set_stream(handle, stream)),
+                ("cublasSetMathMode", set_math(handle, CUBLAS_DEFAULT_MATH)),
+                ("cublasGetVersion", get_version(handle, &mut version)),
+            ]
+        };
+        cublas.handle = handle;
+        cublas.version = version;
+        for (call, status) in calls {
+            check(call, status)?;
+        }
+        Ok(cublas)
+    }
+
+    /// Finds cuBLAS: each of [`LIBRARY_NAMES`] in each folder of
+    /// [`crate::nvrtc::search_dirs`] and [`WHEEL_DIRS`], then each name
+    /// through the system loader.
+    ///
+    /// # Errors
+    /// One line saying what was searched, and the first file found that did
+    /// not load, with the loader's reason.
+    pub fn find(stream: *mut c_void) -> Result<Cublas, String> {
+        let mut dirs = crate::nvrtc::search_dirs(|v| std::env::var_os(v));
+        let wheels: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|d| d.ends_with("nvidia/cu13/lib") || d.ends_with("nvidia/cuda_nvrtc/lib"))
+            .filter_map(|d| d.parent().and_then(|p| p.parent()))
+            .flat_map(|site| WHEEL_DIRS.iter().map(move |w| site.join(w)))
+            .filter(|d| d.is_dir())
+            .collect();
+        dirs.extend(wheels);
+        let mut unloadable = None;
+        for file in dirs.iter().flat_map(|d| LIBRARY_NAMES.iter().map(move |n| d.join(n))) {
+            if file.exists() {
+                match Cublas::open(file.as_os_str(), stream) {
+                    Ok(c) => return Ok(c),
+                    Err(why) => {
+                        unloadable.get_or_insert(why);
+                    }
+                }
+            }
+        }
+        for name in LIBRARY_NAMES {
+            if let Ok(c) = Cublas::open(std::ffi::OsStr::new(name), stream) {
+                return Ok(c);
+            }
+        }
+        Err(match unloadable {
+            Some(why) => format!("cuBLAS did not load: {why}"),
+            None => format!(
+                "cuBLAS not found ({} in LD_LIBRARY_PATH, the CUDA toolkit's lib64 or pip's nvidia-cublas wheel); \
+                 install the CUDA toolkit or `pip install nvidia-cublas`",
+                LIBRARY_NAMES.join(", ")
+            ),
+        })
+    }
+
+    /// Where the library was loaded from.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// cuBLAS's version as `major.minor.patch` (from `cublasGetVersion`).
+    pub fn version(&self) -> String {
+        let v = self.version;
+        format!("{}.{}.{}", v / 10_000, v / 100 % 100, v % 100)
+    }
+
+    /// Row-major `D = alpha * A * B + beta * D` for `A` (m x k), `B`
+    /// (k x n) and `D` (m x n), given as device addresses, queued on the
+    /// handle's stream. cuBLAS is column-major; a row-major matrix is its
+    /// transpose, so this asks for `D^T = B^T A^T`: the same call with the
+    /// operands swapped and the dimensions n, m.
+    ///
+    /// # Safety
+    /// `a`, `b` and `d` are live device allocations of at least m*k, k*n
+    /// and m*n floats; `d` overlaps neither input.
+    ///
+    /// # Errors
+    /// The status, where cuBLAS refuses the call.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn sgemm_row_major(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: u64,
+        b: u64,
+        beta: f32,
+        d: u64,
+    ) -> Result<(), String> {
+        let (m, n, k) = (m as c_int, n as c_int, k as c_int);
+        // SAFETY: the caller's contract; alpha and beta are read before
+        // the call returns (host pointer mode, the default).
+        let status = unsafe {
+            (self.sgemm)(self.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, d, n)
+        };
+        if status == CUBLAS_STATUS_SUCCESS {
+            Ok(())
+        } else {
+            Err(format!("cublasSgemm returned status {status} (m = {m}, n = {n}, k = {k})"))
+        }
+    }
+}
+
+impl Drop for Cublas {
+    fn drop(&mut self) {
+        if !self.handle.is_null() {
+            // SAFETY: the handle is live and dropped once.
+            unsafe { (self.destroy)(self.handle) };
+        }
+    }
+}

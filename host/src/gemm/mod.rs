@@ -1,0 +1,602 @@
+//! The GEMM lesson on the host: FP32 `D = alpha * A * B + beta * C` from a
+//! thread per output to 2D register blocking, each kernel checked and timed
+//! at square sizes from 1024 to 8192 (and 4095, whose edges no tile
+//! divides) beside cuBLAS's SGEMM at the same size.
+//!
+//! The checks, all of which can fail:
+//! - a small non-square shape (m, n, k = 67, 131, 97) against the f64 CPU
+//!   reference in every element;
+//! - at every timed size, every element against cuBLAS (where it loads),
+//!   within twice the a-priori bound of [`bound_for_k`], and a sample of
+//!   elements (corners and edges included) against the f64 reference,
+//!   within the bound computed from that element's own products;
+//! - every kernel equal, element for element, to the naive kernel's output:
+//!   all of them add an output's k products in the same order with the same
+//!   FMAs (`kernels-gpu/src/gemm.rs`).
+//!
+//! `D` is poisoned (NaN) before every checked launch, so a kernel that
+//! skips a tile fails.
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
+use kernels_gpu::gemm::*;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::check::{Failure, Tolerance, first_mismatch};
+use crate::compare::Twinned;
+use crate::cublas::Cublas;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernels::{KernelId, KernelSet};
+use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
+use crate::report::Context;
+use crate::sizes::{LessonSizes, Stream};
+use crate::timing::{self, Plan, Timing};
+
+// ANCHOR: kernels
+crate::kernel_ids! {
+    /// The lesson's kernels, each with its exported symbol (the Rust
+    /// kernel's and its CUDA C twin's) and its parameters in order:
+    /// (m, n, k, alpha, A, B, beta, C, D).
+    pub enum Kernel {
+        /// A thread per output.
+        Naive = "gemm_naive" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// Shared-memory tiles of TILE x TILE.
+        Tiled = "gemm_tiled" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// 2D register blocking: 8 x 8 outputs a thread, 128 x 128 a block.
+        Regblock = "gemm_regblock" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+    }
+}
+// ANCHOR_END: kernels
+
+impl Kernel {
+    /// What the kernel does, for its row in the report.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kernel::Naive => "FP32, a thread per output",
+            Kernel::Tiled => "FP32, 32 x 32 shared tiles",
+            Kernel::Regblock => "FP32, 8 x 8 outputs a thread in registers",
+        }
+    }
+
+    /// The launch over an m x n output.
+    pub fn launch_config(self, m: usize, n: usize) -> LaunchConfig {
+        let blocks = |extent: usize, per: u32| extent.div_ceil(per as usize).max(1) as u32;
+        let (grid_dim, block_dim) = match self {
+            Kernel::Naive => (
+                (blocks(n, NAIVE_BLOCK.0), blocks(m, NAIVE_BLOCK.1), 1),
+                (NAIVE_BLOCK.0, NAIVE_BLOCK.1, 1),
+            ),
+            Kernel::Tiled => ((blocks(n, TILE), blocks(m, TILE), 1), (TILE, TILE, 1)),
+            Kernel::Regblock => ((blocks(n, BLOCK_N), blocks(m, BLOCK_M), 1), (REG_THREADS, 1, 1)),
+        };
+        LaunchConfig {
+            grid_dim,
+            block_dim,
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// Floating-point operations of one GEMM: a multiply and an add for each
+/// of the m n k products (the epilogue's 3 m n are not counted, as BLAS
+/// benchmarks do not).
+pub fn flop(m: usize, n: usize, k: usize) -> f64 {
+    2.0 * m as f64 * n as f64 * k as f64
+}
+
+/// Compulsory bytes of one GEMM: A, B and C read once, D written once.
+pub fn bytes(m: usize, n: usize, k: usize) -> f64 {
+    ((m * k + k * n + 2 * m * n) * size_of::<f32>()) as f64
+}
+
+/// The unit roundoff of f32, 2^-24.
+pub const UNIT_ROUNDOFF: f64 = f32::EPSILON as f64 / 2.0;
+
+/// The error bound of one output computed as this lesson's kernels compute
+/// it, against the exact value: `(k + 2) u (|alpha| S + |beta c|)`, where
+/// `S = sum over p of |a_p b_p|` and u = 2^-24. A sum of k products in
+/// floating point is within `k u S` of the exact sum to first order
+/// (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed.,
+/// section 3.1); the epilogue's scale, `beta * c` and FMA add two more
+/// roundings. It holds for any order of summation, so it bounds cuBLAS's
+/// result as well.
+pub fn bound(k: usize, abs_products: f64, c: f32) -> f64 {
+    (k as f64 + 2.0) * UNIT_ROUNDOFF * (f64::from(ALPHA).abs() * abs_products + f64::from(BETA).abs() * f64::from(c).abs())
+}
+
+/// [`bound`] with `S` at its largest for the fills (every |a|, |b| and |c|
+/// at most 1: S <= k): what any output of a k-deep GEMM may be off by.
+pub fn bound_for_k(k: usize) -> f64 {
+    bound(k, k as f64, 1.0)
+}
+
+pub mod reference {
+    //! The CPU reference, written for obvious correctness: the inputs as
+    //! formulas of the index, each output as a plain f64 loop.
+
+    use super::{ALPHA, BETA};
+
+    /// Element `i` (row-major) of a matrix: a multiple of 1/256 in [-1, 1),
+    /// hashed (`crate::fill`: no period, so an off-by-anything index reads
+    /// another value) from the stream `stream` (A, B and C each have one).
+    pub fn fill(i: usize, stream: u64) -> f32 {
+        crate::fill::below(i, stream, 512) as f32 / 256.0 - 1.0
+    }
+
+    /// The streams of A, B and C.
+    pub const STREAMS: [u64; 3] = [0x6A, 0x6B, 0x6C];
+
+    /// The first `len` elements of a matrix's fill (on every CPU core).
+    pub fn matrix(len: usize, stream: u64) -> Vec<f32> {
+        crate::fill::filled(0..len, |i| fill(i, stream))
+    }
+
+    // ANCHOR: reference
+    /// Output (row, col) of `alpha * A * B + beta * C` in f64, and the sum
+    /// of its products' magnitudes (for [`super::bound`]), for row-major
+    /// `a` (m x k), `b` (k x n), `c` (m x n).
+    pub fn output(a: &[f32], b: &[f32], c: &[f32], n: usize, k: usize, row: usize, col: usize) -> (f64, f64) {
+        let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let product = f64::from(a[row * k + p]) * f64::from(b[p * n + col]);
+            sum += product;
+            magnitude += product.abs();
+        }
+        (f64::from(ALPHA) * sum + f64::from(BETA) * f64::from(c[row * n + col]), magnitude)
+    }
+    // ANCHOR_END: reference
+}
+
+/// The small non-square shape every kernel is checked at in full against
+/// the CPU reference: m, n, k = 67, 131, 97, none a multiple of a tile, so
+/// every edge guard has work.
+pub const SMALL: (usize, usize, usize) = (67, 131, 97);
+
+/// Elements of `D` checked against the f64 reference at each timed size:
+/// the four corners, then hashed positions.
+pub const SAMPLES: usize = 512;
+
+/// The sampled positions of an m x n output: its four corners, then
+/// hashed ones (`crate::fill`), `SAMPLES` in all (fewer for a small one).
+pub fn sample_positions(m: usize, n: usize) -> Vec<(usize, usize)> {
+    let mut at = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+    at.extend((0..SAMPLES.saturating_sub(4)).map(|i| {
+        (
+            crate::fill::below(i, 0x6D, m as u64) as usize,
+            crate::fill::below(i, 0x6E, n as u64) as usize,
+        )
+    }));
+    at.truncate(SAMPLES.min(m * n));
+    at
+}
+
+/// Checks `got` (an m x n output of `kernel`) at the sampled positions
+/// against the f64 reference, each within its own [`bound`].
+pub fn check_samples(kernel: &'static str, got: &[f32], a: &[f32], b: &[f32], c: &[f32], shape: (usize, usize, usize)) -> Option<Failure> {
+    let (m, n, k) = shape;
+    for (row, col) in sample_positions(m, n) {
+        let (want, magnitude) = reference::output(a, b, c, n, k, row, col);
+        let allowed = bound(k, magnitude, c[row * n + col]);
+        let g = got[row * n + col];
+        if !(f64::from(g) - want).abs().le(&allowed) {
+            return Some(Failure {
+                kernel,
+                detail: format!(
+                    "{m} x {n} x {k}: D[{row}][{col}] = {g}, the f64 reference gives {want} (allowed {allowed:.3e})"
+                ),
+            });
+        }
+    }
+    None
+}
+
+/// The lesson's matrices at the largest size, smaller sizes using their
+/// leading elements (a row-major s x s matrix is the first s^2 elements).
+pub struct Gemm<'g> {
+    gpu: &'g Gpu,
+    kernels: KernelSet<Kernel>,
+    a: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    c: CudaSlice<f32>,
+    d: CudaSlice<f32>,
+    a_host: Vec<f32>,
+    b_host: Vec<f32>,
+    c_host: Vec<f32>,
+    /// cuBLAS on the lesson's stream, or why not.
+    pub cublas: std::result::Result<Cublas, String>,
+    /// The shape launches use: set by [`Gemm::set_shape`].
+    shape: (usize, usize, usize),
+}
+
+impl<'g> Gemm<'g> {
+    /// Allocates A, B, C and D for the largest square `side` (and at least
+    /// [`SMALL`]'s shape), fills A, B and C, and loads the kernels and cuBLAS.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] before allocating; driver errors.
+    pub fn new(gpu: &'g Gpu, side: usize) -> Result<Self> {
+        let elems = (side * side).max(SMALL.0 * SMALL.2).max(SMALL.2 * SMALL.1).max(SMALL.0 * SMALL.1);
+        gpu.require_free_memory(4 * elems * size_of::<f32>(), "the GEMM lesson's A, B, C and D")?;
+        let [sa, sb, sc] = reference::STREAMS;
+        let (a_host, b_host, c_host) = (
+            reference::matrix(elems, sa),
+            reference::matrix(elems, sb),
+            reference::matrix(elems, sc),
+        );
+        let upload = |host: &[f32]| -> Result<CudaSlice<f32>> {
+            let mut buf = gpu.alloc_f32(elems)?;
+            gpu.upload(host, &mut buf)?;
+            Ok(buf)
+        };
+        let (a, b, c) = (upload(&a_host)?, upload(&b_host)?, upload(&c_host)?);
+        let d = gpu.alloc_f32(elems)?;
+        gpu.sync_after("uploading the GEMM inputs")?;
+        let cublas = Cublas::find(gpu.stream.cu_stream().cast());
+        Ok(Gemm {
+            gpu,
+            kernels: KernelSet::new(gpu)?,
+            a,
+            b,
+            c,
+            d,
+            a_host,
+            b_host,
+            c_host,
+            cublas,
+            shape: (side, side, side),
+        })
+    }
+
+    /// Sets the (m, n, k) that [`Gemm::launch`] and the timing use.
+    ///
+    /// # Errors
+    /// [`Error::Size`] where a matrix would not fit the buffers.
+    pub fn set_shape(&mut self, shape: (usize, usize, usize)) -> Result<()> {
+        let (m, n, k) = shape;
+        if [m * k, k * n, m * n].iter().any(|&e| e > self.d.len()) || m == 0 || n == 0 || k == 0 {
+            return Err(Error::Size(format!(
+                "GEMM of {m} x {n} x {k}: buffers of {} floats",
+                self.d.len()
+            )));
+        }
+        self.shape = shape;
+        Ok(())
+    }
+
+    /// Launches `kernel` at the current shape (asynchronously).
+    ///
+    /// # Errors
+    /// A launch the driver refuses.
+    pub fn launch(&mut self, kernel: Kernel) -> Result<()> {
+        let (m, n, k) = self.shape;
+        let launch = self
+            .kernels
+            .launch(self.gpu, kernel)
+            .scalar(m as u32)
+            .scalar(n as u32)
+            .scalar(k as u32)
+            .scalar(ALPHA)
+            .input(&self.a)
+            .input(&self.b)
+            .scalar(BETA)
+            .input(&self.c)
+            .output(&mut self.d);
+        // SAFETY: A, B, C and D hold at least m*k, k*n and m*n floats
+        // (set_shape checked) and are distinct allocations; the grid covers
+        // D as the kernel's launch assumption asks; the arguments' kinds are
+        // checked against the kernel's parameters before the launch.
+        unsafe { launch.launch(kernel.launch_config(m, n)) }
+    }
+
+    /// cuBLAS's SGEMM at the current shape, in place on D after copying C
+    /// into it (asynchronously).
+    ///
+    /// # Errors
+    /// [`Error::Cublas`] where cuBLAS is missing or refuses the call.
+    pub fn launch_cublas(&mut self) -> Result<()> {
+        let (m, n, k) = self.shape;
+        let cublas = self.cublas.as_ref().map_err(|why| Error::Cublas(why.clone()))?;
+        let stream = &self.gpu.stream;
+        let (d_ptr, _d) = self.d.device_ptr_mut(stream);
+        let (c_ptr, _c) = self.c.device_ptr(stream);
+        // SAFETY: both allocations hold at least m*n floats; the copy is
+        // queued on the lesson's stream, before the GEMM.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(d_ptr, c_ptr, m * n * size_of::<f32>(), stream.cu_stream()) }
+            .map_err(|source| Error::Driver { call: "cuMemcpyDtoDAsync", source })?;
+        let (a_ptr, _a) = self.a.device_ptr(stream);
+        let (b_ptr, _b) = self.b.device_ptr(stream);
+        // SAFETY: A, B and D hold m*k, k*n and m*n floats (set_shape), D
+        // overlaps neither input, and the handle is bound to this stream.
+        unsafe { cublas.sgemm_row_major(m, n, k, ALPHA, a_ptr, b_ptr, BETA, d_ptr) }.map_err(Error::Cublas)
+    }
+
+    /// Runs `kernel` (or cuBLAS, for `None`) at the current shape into a
+    /// poisoned D and returns D.
+    ///
+    /// # Errors
+    /// A fault, charged to the kernel; driver and cuBLAS errors.
+    pub fn output(&mut self, kernel: Option<Kernel>) -> Result<Vec<f32>> {
+        let (m, n, _) = self.shape;
+        let name = kernel.map_or("cublasSgemm", Kernel::symbol);
+        self.gpu.poison_output(&mut self.d, m * n)?;
+        match kernel {
+            Some(kernel) => self.launch(kernel)?,
+            None => self.launch_cublas()?,
+        }
+        self.gpu.sync_after(name)?;
+        let got = self.gpu.read_output(&self.d, m * n, name)?;
+        self.gpu.sync_after(name)?;
+        Ok(got)
+    }
+
+    // ANCHOR: check
+    /// Every check of `kernel` at `shape` (see the module's list): against
+    /// the f64 reference in full for the small shape and at sampled
+    /// positions otherwise, against `cublas` (cuBLAS's output at this shape,
+    /// where it ran) and against `naive` (the naive kernel's output). Returns
+    /// the failures and the output.
+    ///
+    /// # Errors
+    /// As [`Gemm::output`].
+    pub fn check(
+        &mut self,
+        kernel: Kernel,
+        shape: (usize, usize, usize),
+        cublas: Option<&[f32]>,
+        naive: Option<&[f32]>,
+    ) -> Result<(Vec<Failure>, Vec<f32>)> {
+        self.set_shape(shape)?;
+        let got = self.output(Some(kernel))?;
+        let (m, n, k) = shape;
+        let (a, b, c) = (&self.a_host[..m * k], &self.b_host[..k * n], &self.c_host[..m * n]);
+        let mut failures = Vec::new();
+        if shape == SMALL {
+            let (want, bounds): (Vec<f64>, Vec<f64>) = (0..m * n)
+                .map(|i| {
+                    let (w, s) = reference::output(a, b, c, n, k, i / n, i % n);
+                    (w, bound(k, s, c[i]))
+                })
+                .unzip();
+            failures.extend(first_mismatch(&got, &want, Tolerance::Bound(&bounds)).map(|e| Failure {
+                kernel: kernel.symbol(),
+                detail: format!("{m} x {n} x {k} against the f64 reference: {e}"),
+            }));
+        } else {
+            failures.extend(check_samples(kernel.symbol(), &got, a, b, c, shape));
+        }
+        if let Some(want) = cublas {
+            let allowed = 2.0 * bound_for_k(k);
+            failures.extend(first_mismatch(&got, want, Tolerance::AbsRel { abs: allowed, rel: 0.0 }).map(|e| Failure {
+                kernel: kernel.symbol(),
+                detail: format!("{m} x {n} x {k} against cuBLAS (allowed twice the bound for k = {k}): {e}"),
+            }));
+        }
+        if let Some(want) = naive {
+            failures.extend(first_mismatch(&got, want, Tolerance::Exact).map(|e| Failure {
+                kernel: kernel.symbol(),
+                detail: format!("{m} x {n} x {k}: not the naive kernel's sums (same order, same FMAs): {e}"),
+            }));
+        }
+        Ok((failures, got))
+    }
+    // ANCHOR_END: check
+
+    /// Times `kernel` (or cuBLAS, for `None`) at the current shape.
+    ///
+    /// # Errors
+    /// As [`Gemm::launch`].
+    pub fn time_at(&mut self, kernel: Option<Kernel>, plan: Plan) -> Result<Timing> {
+        let gpu = self.gpu;
+        match kernel {
+            Some(kernel) => timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel)),
+            None => timing::time_kernel(gpu, "cublasSgemm", plan, || self.launch_cublas()),
+        }
+    }
+}
+
+impl Twinned for Gemm<'_> {
+    type Kernel = Kernel;
+
+    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
+        &mut self.kernels
+    }
+
+    /// At the small shape, against the reference in full; the output's bits
+    /// for the comparison with the twin.
+    fn check(&mut self, kernel: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
+        let shape = self.shape;
+        let (failures, got) = Gemm::check(self, kernel, SMALL, None, None)?;
+        self.set_shape(shape)?;
+        Ok((failures, got.iter().map(|v| u64::from(v.to_bits())).collect()))
+    }
+
+    /// At the shape the twins were made for (the compared size).
+    fn time(&mut self, kernel: Kernel, plan: Plan) -> Result<Timing> {
+        self.time_at(Some(kernel), plan)
+    }
+}
+
+/// The lesson's sizes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// The square sizes each kernel is checked and timed at, ascending.
+    pub sides: Vec<usize>,
+    /// The size the CUDA C comparison times at.
+    pub compared: usize,
+}
+
+/// The square sizes of a full run: 1024 to 8192, and 4095, whose edges no
+/// tile divides.
+pub const SIDES: [usize; 5] = [1024, 2048, 4095, 4096, 8192];
+
+impl Sizes {
+    /// A full run: those of [`SIDES`] whose four matrices take at most a
+    /// quarter of the GPU's memory (all five on a 16 GiB T4: 1 GiB at 8192);
+    /// `quick`: 128 (for the sanitizer).
+    pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
+        if quick {
+            return Sizes { sides: vec![128], compared: 128 };
+        }
+        let fits = |s: usize| 4 * s * s * size_of::<f32>() <= info.total_memory_bytes / 4;
+        let sides: Vec<usize> = SIDES.iter().copied().filter(|&s| fits(s)).collect();
+        let sides = if sides.is_empty() { vec![1024] } else { sides };
+        let compared = sides.iter().copied().filter(|&s| s <= 4096).max().unwrap_or(sides[0]);
+        Sizes { sides, compared }
+    }
+}
+
+impl LessonSizes for Sizes {
+    fn for_gpu(info: &crate::gpu::DeviceInfo, quick: bool) -> Result<Sizes> {
+        Ok(Sizes::new(info, quick))
+    }
+
+    fn streams(&self) -> Vec<Stream> {
+        let s = *self.sides.last().unwrap_or(&0);
+        vec![Stream::of::<f32>("A, B, C, D", s * s)]
+    }
+
+    fn device_bytes(&self) -> usize {
+        let s = *self.sides.last().unwrap_or(&0);
+        4 * s * s * size_of::<f32>()
+    }
+}
+
+/// The CUDA C twins.
+pub const CUDA_C_SOURCE: &str = include_str!("gemm.cu");
+
+/// The GEMM lesson as `lab` runs it.
+pub struct GemmLesson;
+
+impl lesson::Lesson for GemmLesson {
+    const NAME: &'static str = "gemm";
+    const ABOUT: &'static str = "FP32 GEMM from a thread per output to 2D register blocking, checked against a CPU reference and cuBLAS, timed beside cuBLAS's SGEMM at 1024 to 8192.";
+    type Kernel = Kernel;
+    type Sizes = Sizes;
+    type Twins<'g> = Gemm<'g>;
+
+    fn block_sizes() -> serde_json::Value {
+        json!({
+            "gemm_naive": [NAIVE_BLOCK.0, NAIVE_BLOCK.1],
+            "gemm_tiled": [TILE, TILE],
+            "gemm_regblock": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "thread_tile": [THREAD_M, THREAD_N]},
+        })
+    }
+
+    /// The constants the twins use, as `#define`s, then the twins.
+    fn cuda_c() -> String {
+        format!(
+            "#define NAIVE_BLOCK_X {}\n#define NAIVE_BLOCK_Y {}\n#define TILE {TILE}\n#define BLOCK_M {BLOCK_M}\n\
+             #define BLOCK_N {BLOCK_N}\n#define BLOCK_K {BLOCK_K}\n#define THREAD_M {THREAD_M}\n#define THREAD_N {THREAD_N}\n\
+             #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n{CUDA_C_SOURCE}",
+            NAIVE_BLOCK.0, NAIVE_BLOCK.1
+        )
+    }
+
+    /// The small shape, then each size: cuBLAS's output, every kernel
+    /// checked; only if everything passes, each timed with cuBLAS beside it.
+    fn run(
+        gpu: &Gpu,
+        sizes: &Sizes,
+        context: Context,
+        options: &RunOptions<'_>,
+    ) -> Result<Outcome<Box<dyn lesson::Report>>> {
+        let largest = *sizes.sides.last().expect("at least one size");
+        let mut lesson = Gemm::new(gpu, largest)?;
+        let mut failures = Vec::new();
+        for &kernel in Kernel::ALL {
+            failures.extend(lesson.check(kernel, SMALL, None, None)?.0);
+        }
+        let cublas_line = match &lesson.cublas {
+            Ok(c) => format!("cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32).", c.version(), c.path().display()),
+            Err(why) => format!("No cuBLAS row: {why}. Every kernel still runs, checked against the CPU reference."),
+        };
+        for &side in &sizes.sides {
+            let shape = (side, side, side);
+            lesson.set_shape(shape)?;
+            let cublas = match lesson.cublas {
+                Ok(_) => {
+                    let got = lesson.output(None)?;
+                    let (a, b, c) = (&lesson.a_host[..side * side], &lesson.b_host[..side * side], &lesson.c_host[..side * side]);
+                    failures.extend(check_samples("cublasSgemm", &got, a, b, c, shape));
+                    Some(got)
+                }
+                Err(_) => None,
+            };
+            let (naive_failures, naive) = lesson.check(Kernel::Naive, shape, cublas.as_deref(), None)?;
+            failures.extend(naive_failures);
+            for &kernel in &Kernel::ALL[1..] {
+                failures.extend(lesson.check(kernel, shape, cublas.as_deref(), Some(&naive))?.0);
+            }
+        }
+        if !failures.is_empty() {
+            return Ok(Outcome::Failed(failures));
+        }
+
+        let mut sections = Vec::new();
+        let mut shares = Vec::new();
+        for &side in &sizes.sides {
+            lesson.set_shape((side, side, side))?;
+            let (fl, by) = (flop(side, side, side), bytes(side, side, side));
+            let mut section = Section::new(format!(
+                "{side} x {side} x {side}{}",
+                if options.quick { ", quick: not a measurement" } else { "" }
+            ));
+            let cublas_timing = match lesson.cublas {
+                Ok(_) => Some(lesson.time_at(None, options.plan)?),
+                Err(_) => None,
+            };
+            let mut rows = Vec::new();
+            for &kernel in Kernel::ALL {
+                let timing = lesson.time_at(Some(kernel), options.plan)?;
+                rows.push(Row::new(kernel.symbol(), kernel.label(), timing).bytes(by).flop(fl));
+            }
+            if let Some(t) = cublas_timing {
+                rows.push(Row::new("cublasSgemm", "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl));
+            }
+            let cublas_rate = rows.iter().find(|r| r.key == "cublasSgemm").and_then(Row::gflop_per_s);
+            for row in rows.iter().filter(|r| r.key != "cublasSgemm") {
+                if let (Some(rate), Some(reference)) = (row.gflop_per_s(), cublas_rate) {
+                    let share = rate / reference;
+                    section.line(format!("{}: {:.1}% of cuBLAS SGEMM's FP32 throughput.", row.key, 100.0 * share));
+                    shares.push(json!({"symbol": row.key, "side": side, "precision": "fp32", "cublas_share": share}));
+                }
+            }
+            section.rows = rows;
+            sections.push(section);
+        }
+        if let Some(first) = sections.first_mut() {
+            first.text.insert(
+                0,
+                format!(
+                    "Every kernel matches the f64 reference at {} x {} x {} in every element and at {SAMPLES} sampled \
+                     elements of every size, each within (k + 2) 2^-24 (|alpha| sum |a b| + |beta c|); matches cuBLAS in \
+                     every element within twice that bound at the largest |a|, |b|, |c| (1); and equals the naive kernel's \
+                     output in every element.",
+                    SMALL.0, SMALL.1, SMALL.2
+                ),
+            );
+            first.text.insert(1, cublas_line);
+        }
+        SectionReport::passed(
+            context,
+            Findings {
+                sections,
+                facts: json!({
+                    "alpha": ALPHA,
+                    "beta": BETA,
+                    "small_shape": [SMALL.0, SMALL.1, SMALL.2],
+                    "sides": sizes.sides,
+                    "cublas": lesson.cublas.as_ref().map(|c| c.version()).map_err(Clone::clone),
+                    "cublas_share": shares,
+                }),
+            },
+        )
+    }
+
+    fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Gemm<'g>> {
+        let mut twins = Gemm::new(gpu, sizes.compared)?;
+        twins.set_shape((sizes.compared, sizes.compared, sizes.compared))?;
+        Ok(twins)
+    }
+}

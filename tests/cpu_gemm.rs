@@ -1,0 +1,157 @@
+//! CPU-only tests of the GEMM lesson: the reference on values checked by
+//! hand; the error bound and the sampled check passing a right output and
+//! failing wrong ones (an index off by one, a skipped tile, an element never
+//! written); the sizes on a T4 and an H200; the launch shapes covering the
+//! output; the kernels in the Rust PTX. They run everywhere, with no GPU.
+
+use host::gemm::{Kernel, SAMPLES, SMALL, Sizes, bound, bound_for_k, bytes, check_samples, flop, reference, sample_positions};
+use host::kernels::KernelId;
+use host::ptx::{PTX, entries, entry_body};
+use kernels_gpu::gemm::*;
+
+/// A, B, C of an m x n x k GEMM and the output a right kernel writes (the
+/// f64 reference rounded to f32).
+fn case(m: usize, n: usize, k: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
+    let [sa, sb, sc] = reference::STREAMS;
+    let (a, b, c) = (reference::matrix(m * k, sa), reference::matrix(k * n, sb), reference::matrix(m * n, sc));
+    let d = (0..m * n).map(|i| reference::output(&a, &b, &c, n, k, i / n, i % n).0 as f32).collect();
+    (a, b, c, d)
+}
+
+#[test]
+fn the_reference_on_values_checked_by_hand() {
+    // A = [1 2; 3 4], B = [0.5 -1; 0.25 2], C = [1 0; 0 -1]:
+    // A B = [1 3; 2.5 5], so 0.75 A B - 0.5 C = [0.25 2.25; 1.875 4.25].
+    let (a, b, c) = ([1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 0.25, 2.0], [1.0, 0.0, 0.0, -1.0]);
+    let got: Vec<f64> = (0..4).map(|i| reference::output(&a, &b, &c, 2, 2, i / 2, i % 2).0).collect();
+    assert_eq!(got, [0.25, 2.25, 1.875, 4.25]);
+    // The magnitudes: |1 * 0.5| + |2 * 0.25| = 1 for D[0][0].
+    assert_eq!(reference::output(&a, &b, &c, 2, 2, 0, 0).1, 1.0);
+}
+
+#[test]
+fn the_bound_grows_with_k_and_the_magnitudes() {
+    assert!(bound(4096, 100.0, 0.5) > bound(1024, 100.0, 0.5));
+    assert!(bound(1024, 200.0, 0.5) > bound(1024, 100.0, 0.5));
+    // At k = 4096 with every magnitude at 1: (4098) 2^-24 (0.75 * 4096 + 0.5).
+    let want = 4098.0 * (f32::EPSILON as f64 / 2.0) * (0.75 * 4096.0 + 0.5);
+    assert!((bound_for_k(4096) - want).abs() < 1e-12);
+    // Far below an output's typical size (sqrt(k) / 3 or so), so a wrong
+    // product shows: 0.75 here, against outputs of order 20.
+    assert!(bound_for_k(4096) < 1.0);
+}
+
+#[test]
+fn the_sampled_check_passes_a_right_output() {
+    let (m, n, k) = (200, 150, 300);
+    let (a, b, c, d) = case(m, n, k);
+    assert_eq!(check_samples("right", &d, &a, &b, &c, (m, n, k)), None);
+    let (m, n, k) = SMALL;
+    let (a, b, c, d) = case(m, n, k);
+    assert_eq!(check_samples("right", &d, &a, &b, &c, SMALL), None);
+}
+
+/// The planted bug: a kernel that reads B one column to the right. The
+/// fills do not repeat, so the products change and the sampled check names
+/// an element.
+#[test]
+fn the_sampled_check_fails_an_index_off_by_one() {
+    let (m, n, k) = (200, 150, 300);
+    let (a, b, c, _) = case(m, n, k);
+    let b_wide = reference::matrix(k * n + 1, reference::STREAMS[1]);
+    let off_by_one: Vec<f32> = (0..m * n)
+        .map(|i| {
+            let (row, col) = (i / n, i % n);
+            let sum: f64 = (0..k).map(|p| f64::from(a[row * k + p]) * f64::from(b_wide[p * n + col + 1])).sum();
+            (0.75 * sum - 0.5 * f64::from(c[i])) as f32
+        })
+        .collect();
+    let failure = check_samples("off_by_one", &off_by_one, &a, &b, &c, (m, n, k)).expect("must fail");
+    assert!(failure.to_string().contains("D[0][0]"), "the first corner is checked first: {failure}");
+}
+
+/// A kernel that skips its last tile of k leaves every output short by
+/// those products; one that never writes an element leaves the poison.
+#[test]
+fn the_sampled_check_fails_a_skipped_tile_and_an_unwritten_element() {
+    let (m, n, k) = (130, 140, 96);
+    let (a, b, c, right) = case(m, n, k);
+    let short: Vec<f32> = (0..m * n)
+        .map(|i| {
+            let (row, col) = (i / n, i % n);
+            let sum: f64 = (0..k - 32).map(|p| f64::from(a[row * k + p]) * f64::from(b[p * n + col])).sum();
+            (0.75 * sum - 0.5 * f64::from(c[i])) as f32
+        })
+        .collect();
+    assert!(check_samples("short", &short, &a, &b, &c, (m, n, k)).is_some());
+    let mut unwritten = right.clone();
+    unwritten[(m - 1) * n + n - 1] = f32::NAN;
+    let failure = check_samples("unwritten", &unwritten, &a, &b, &c, (m, n, k)).expect("a NaN must fail");
+    assert!(failure.to_string().contains(&format!("D[{}][{}]", m - 1, n - 1)), "{failure}");
+}
+
+#[test]
+fn the_samples_hold_the_corners_and_stay_inside() {
+    let at = sample_positions(4095, 4095);
+    assert_eq!(at.len(), SAMPLES);
+    for corner in [(0, 0), (0, 4094), (4094, 0), (4094, 4094)] {
+        assert!(at.contains(&corner), "{corner:?}");
+    }
+    assert!(at.iter().all(|&(r, c)| r < 4095 && c < 4095));
+    assert_eq!(sample_positions(2, 3).len(), 6);
+}
+
+#[test]
+fn sizes_on_a_t4_and_an_h200() {
+    let h200 = Sizes::new(&lab_tests::profile("H200").info(), false);
+    assert_eq!(h200.sides, [1024, 2048, 4095, 4096, 8192]);
+    assert_eq!(h200.compared, 4096);
+    let t4 = Sizes::new(&lab_tests::profile("T4").info(), false);
+    assert_eq!(t4.sides, [1024, 2048, 4095, 4096, 8192], "1 GiB of matrices fits a quarter of 16 GB");
+    let quick = Sizes::new(&lab_tests::profile("H200").info(), true);
+    assert_eq!(quick.sides, [128]);
+}
+
+#[test]
+fn every_launch_covers_its_output_with_no_idle_block() {
+    for (m, n) in [(SMALL.0, SMALL.1), (4095, 4095), (8192, 8192), (1, 1)] {
+        for &kernel in Kernel::ALL {
+            let cfg = kernel.launch_config(m, n);
+            let (per_x, per_y) = match kernel {
+                Kernel::Naive => (NAIVE_BLOCK.0, NAIVE_BLOCK.1),
+                Kernel::Tiled => (TILE, TILE),
+                Kernel::Regblock => (BLOCK_N, BLOCK_M),
+            };
+            let (gx, gy) = (cfg.grid_dim.0 as usize, cfg.grid_dim.1 as usize);
+            assert!(gx * per_x as usize >= n && gy * per_y as usize >= m, "{kernel:?} at {m} x {n}");
+            assert!((gx - 1) * (per_x as usize) < n && (gy - 1) * (per_y as usize) < m, "{kernel:?} at {m} x {n}");
+        }
+    }
+}
+
+#[test]
+fn the_counts() {
+    assert_eq!(flop(2, 3, 4), 48.0);
+    assert_eq!(bytes(2, 3, 4), ((8 + 12 + 12) * 4) as f64);
+}
+
+#[test]
+fn every_kernel_is_in_the_ptx_with_its_fmas() {
+    for &kernel in Kernel::ALL {
+        assert!(entries(PTX).contains(&kernel.symbol()), "{kernel:?}");
+        let body = entry_body(PTX, kernel.symbol()).expect("an entry has a body");
+        assert!(body.contains("st.global"), "{kernel:?}");
+        assert!(body.contains("ld.global.nc"), "{kernel:?}: inputs on the read-only path");
+    }
+    // The register-blocked kernel's step is written out in full: BLOCK_K x
+    // THREAD_M x THREAD_N FMAs, plus one a thread output in the epilogue.
+    let body = entry_body(PTX, "gemm_regblock").expect("an entry has a body");
+    let fmas = body.lines().filter(|l| l.trim_start().starts_with("fma.rn.f32")).count();
+    let want = (BLOCK_K * THREAD_M * THREAD_N + THREAD_M * THREAD_N) as usize;
+    assert_eq!(fmas, want, "gemm_regblock's FMAs");
+    // The tiled kernels reach shared memory directly.
+    for symbol in ["gemm_tiled", "gemm_regblock"] {
+        let body = entry_body(PTX, symbol).expect("an entry has a body");
+        assert!(body.contains("ld.shared.f32") && body.contains("st.shared.f32"), "{symbol}");
+    }
+}

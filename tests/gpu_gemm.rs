@@ -1,0 +1,30 @@
+//! GPU tests of the GEMM lesson: each kernel and its CUDA C twin checked
+//! against the f64 reference at the small non-square shape and, by samples,
+//! at a shape no tile divides; then the lesson's quick run through the
+//! lesson layer. Where no NVIDIA driver is present, every test is reported
+//! as ignored.
+
+use host::compare::Side;
+use host::gemm::{Gemm, GemmLesson, Kernel, SMALL};
+use host::gpu::Gpu;
+use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
+
+fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
+    let mut lesson = Gemm::new(gpu, 300).map_err(|e| e.to_string())?;
+    use_side::<GemmLesson>(gpu, &mut lesson, side)?;
+    for shape in [SMALL, (257, 300, 129)] {
+        let (failures, _) = lesson.check(kernel, shape, None, None).map_err(|e| e.to_string())?;
+        if let Some(f) = failures.first() {
+            return Err(f.to_string());
+        }
+    }
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    let mut trials = kernel_trials::<Kernel>(check);
+    trials.push(trial("gemm::the_lesson_runs_quick", |gpu| {
+        lab_tests::run_quick::<GemmLesson>(gpu).map(drop)
+    }));
+    run_gpu_trials(trials)
+}
