@@ -346,6 +346,25 @@ impl<'g> Gemm<'g> {
         Ok(got)
     }
 
+    /// What the driver reports about `kernel`'s Rust build: registers a
+    /// thread, static shared bytes a block, and the blocks of its launch
+    /// shape one SM holds (the occupancy API), with the theoretical
+    /// occupancy that gives (resident threads over the SM's maximum).
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn occupancy(&self, kernel: Kernel) -> Result<(crate::compare::FunctionStats, u32, f64)> {
+        let f = self.kernels.active(kernel);
+        let stats = crate::compare::FunctionStats::of(f)?;
+        let block = kernel.launch_config(1, 1).block_dim;
+        let threads = block.0 * block.1 * block.2;
+        let blocks = f
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(|source| Error::Driver { call: "cuOccupancyMaxActiveBlocksPerMultiprocessor", source })?;
+        let occupancy = 100.0 * f64::from(blocks * threads) / f64::from(self.gpu.info.max_threads_per_sm.max(1));
+        Ok((stats, blocks, occupancy))
+    }
+
     // ANCHOR: check
     /// Every check of `kernel` at `shape` (see the module's list): against
     /// the f64 reference in full for the small shape and at sampled
@@ -467,9 +486,12 @@ impl LessonSizes for Sizes {
         Ok(Sizes::new(info, quick))
     }
 
+    /// The four matrices at the largest size, together: a GEMM re-reads
+    /// its inputs from the caches by design, so this is the footprint the
+    /// run touches, not a stream read once.
     fn streams(&self) -> Vec<Stream> {
         let s = *self.sides.last().unwrap_or(&0);
-        vec![Stream::of::<f32>("A, B, C, D", s * s)]
+        vec![Stream::of::<f32>("A, B, C, D", 4 * s * s)]
     }
 
     fn device_bytes(&self) -> usize {
@@ -551,6 +573,20 @@ impl lesson::Lesson for GemmLesson {
 
         let mut sections = Vec::new();
         let mut shares = Vec::new();
+        let mut occupancy_lines = Vec::new();
+        let mut occupancy_facts = Vec::new();
+        for &kernel in Kernel::ALL {
+            let (stats, blocks, pct) = lesson.occupancy(kernel)?;
+            occupancy_lines.push(format!(
+                "{}: {} registers a thread, {} bytes of shared memory a block, {blocks} block(s) an SM: {pct:.1}% \
+                 theoretical occupancy.",
+                kernel.symbol(),
+                stats.registers,
+                stats.shared_bytes
+            ));
+            occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers, "shared_bytes": stats.shared_bytes,
+                "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct}));
+        }
         for &side in &sizes.sides {
             lesson.set_shape((side, side, side))?;
             let (fl, by) = (flop(side, side, side), bytes(side, side, side));
@@ -594,6 +630,9 @@ impl lesson::Lesson for GemmLesson {
                 ),
             );
             first.text.insert(1, cublas_line);
+            for (i, line) in occupancy_lines.into_iter().enumerate() {
+                first.text.insert(2 + i, line);
+            }
         }
         SectionReport::passed(
             context,
@@ -606,6 +645,7 @@ impl lesson::Lesson for GemmLesson {
                     "sides": sizes.sides,
                     "cublas": lesson.cublas.as_ref().map(|c| c.version()).map_err(Clone::clone),
                     "cublas_share": shares,
+                    "kernels": occupancy_facts,
                 }),
             },
         )
