@@ -26,9 +26,13 @@ use std::process::{Command, Stdio};
 
 /// The GPU architecture the PTX targets unless `LAB_PTX_ARCH` says otherwise.
 const DEFAULT_PTX_ARCH: &str = "sm_75";
+
+/// The architecture of the tensor-core module (`mma.sync`, `ldmatrix`,
+/// `cp.async` need compute capability 8.0 and PTX ISA 7.0).
+const TENSOR_CORE_ARCH: &str = "sm_80";
 #[path = "kernel_build.rs"]
 mod kernel_build;
-use kernel_build::{TARGET, kernel_build};
+use kernel_build::{TARGET, kernel_build, kernel_build_with};
 
 fn main() {
     let manifest_dir =
@@ -98,6 +102,25 @@ fn main() {
                 ptx.display()
             ))
         });
+
+    // The sm_80 module: the same crate for compute capability 8.0 (PTX ISA
+    // 7.0), with the tensor-core kernels (`--cfg lab_tensor_cores`); `lab`
+    // loads it on GPUs that run it. Its own target folder, so the two
+    // builds' flags do not rebuild `core` back and forth.
+    let tc_dir = target_dir.with_file_name("ptx-sm80");
+    let mut child = kernel_build_with(&cargo, &kernels, TENSOR_CORE_ARCH, "--cfg lab_tensor_cores", &tc_dir);
+    child.stdout(Stdio::null()).stderr(Stdio::inherit());
+    let status = child
+        .status()
+        .unwrap_or_else(|e| fail(&format!("could not start cargo to build the sm_80 kernels: {e}")));
+    if !status.success() {
+        fail("the GPU kernels in kernels-gpu failed to compile for sm_80 with the tensor-core kernels (rustc's errors are above)");
+    }
+    let tc_ptx = tc_dir.join(TARGET).join("release").join("kernels_gpu.ptx");
+    let staged = out_dir.join("kernels_sm80.ptx.new");
+    std::fs::copy(&tc_ptx, &staged)
+        .and_then(|_| std::fs::rename(&staged, out_dir.join("kernels_sm80.ptx")))
+        .unwrap_or_else(|e| fail(&format!("the sm_80 kernel build left no PTX at {}: {e}", tc_ptx.display())));
 
     let version = Command::new(&rustc)
         .arg("--version")

@@ -31,6 +31,12 @@ pub const HOST_ONLY_ENV: &[&str] = &[
 /// settings ([`HOST_ONLY_ENV`]) removed. The caller adds stdio and any
 /// arguments for rustc itself (after a `--`).
 pub fn kernel_build(cargo: &str, kernels: &Path, arch: &str, target_dir: &Path) -> Command {
+    kernel_build_with(cargo, kernels, arch, "", target_dir)
+}
+
+/// [`kernel_build`] with `rustflags` added after `-Ctarget-cpu` (the sm_80
+/// module's `--cfg lab_tensor_cores`, for one).
+pub fn kernel_build_with(cargo: &str, kernels: &Path, arch: &str, rustflags: &str, target_dir: &Path) -> Command {
     let mut child = Command::new(cargo);
     for var in HOST_ONLY_ENV {
         child.env_remove(var);
@@ -40,7 +46,7 @@ pub fn kernel_build(cargo: &str, kernels: &Path, arch: &str, target_dir: &Path) 
         .env("RUSTC_BOOTSTRAP", "1")
         .env(
             "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
-            format!("-Ctarget-cpu={arch}"),
+            format!("-Ctarget-cpu={arch} {rustflags}").trim_end().to_string(),
         )
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .args([

@@ -155,3 +155,91 @@ fn every_kernel_is_in_the_ptx_with_its_fmas() {
         assert!(body.contains("ld.shared.f32") && body.contains("st.shared.f32"), "{symbol}");
     }
 }
+
+// ---- the tensor-core kernel (the sm_80 module) ----------------------------
+
+/// The sm_80 module is PTX ISA 7.0 for sm_80, exports the tensor-core
+/// kernel with the parameters its launch is checked against, and the
+/// device layer's instructions appear in it as written: per step of
+/// TC_BLOCK_K, 2 x 16 `mma.sync` (4 x 4 tiles a warp, k in 16s), 4
+/// `ldmatrix.x4` for A and 4 `ldmatrix.x2.trans` for B per 16 of k.
+#[test]
+fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
+    use host::gemm::TcKernel;
+    use host::ptx::PTX_SM80;
+    assert!(PTX_SM80.contains(".version 7.0") && PTX_SM80.contains(".target sm_80"), "the sm_80 module's header");
+    let kernels: Vec<_> = TcKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect();
+    let faults = lab_tests::signature_faults(&kernels, PTX_SM80, "the sm_80 module");
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    assert!(!entries(PTX).contains(&"gemm_bf16_mma"), "the sm_75 module has no tensor-core kernel");
+    let body = entry_body(PTX_SM80, "gemm_bf16_mma").expect("an entry has a body");
+    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+    let k16_steps = (TC_BLOCK_K / 16) as usize;
+    assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 16 * k16_steps);
+    assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * k16_steps);
+    assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), 4 * k16_steps);
+    // Two stages' copies (the first before the loop, the next inside it),
+    // each thread 2 chunks of A and 2 of B.
+    assert_eq!(count("cp.async.cg.shared.global"), 2 * 4);
+    assert!(count("cp.async.commit_group") >= 2 && count("cp.async.wait_group 1") == 1 && count("cp.async.wait_group 0") == 1);
+    assert!(!body.contains(".local"), "no local memory");
+}
+
+/// ptxas assembles the sm_80 module for sm_80 and sm_90 with no spill in
+/// the tensor-core kernel (skipped, saying so, where no ptxas is found
+/// outside CI; `cargo xtask test` provides one).
+#[test]
+fn the_tensor_core_kernel_assembles_without_spills() {
+    let Some(ptxas) = std::env::var_os("PTXAS").map(std::path::PathBuf::from).or_else(|| host::asm::find_tool("ptxas")) else {
+        assert!(std::env::var_os("CI").is_none(), "CI must run this test: install ptxas or set PTXAS");
+        eprintln!("skipped: no ptxas on PATH and PTXAS unset");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("lab-ptxas-sm80-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("kernels_sm80.ptx");
+    std::fs::write(&src, host::ptx::PTX_SM80).unwrap();
+    for arch in ["sm_80", "sm_90"] {
+        let out = std::process::Command::new(&ptxas)
+            .args(["-v", &format!("-arch={arch}"), "-o"])
+            .arg(dir.join(format!("{arch}.cubin")))
+            .arg(&src)
+            .output()
+            .expect("ptxas runs");
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ptxas rejected the sm_80 module for {arch}:\n{log}");
+        let report = log.split("Compiling entry function 'gemm_bf16_mma'").nth(1).expect("the kernel is compiled");
+        let report = report.split("Compiling entry function").next().unwrap_or(report);
+        assert!(report.contains("0 bytes spill stores, 0 bytes spill loads"), "{arch}: {report}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_tensor_core_kernel_refuses_rows_that_are_not_16_bytes() {
+    use host::gemm::TcKernel;
+    assert_eq!(TcKernel::Bf16Mma.refusal((4096, 4096, 4096)), None);
+    assert_eq!(TcKernel::Bf16Mma.refusal(host::gemm::TC_SMALL), None);
+    let why = TcKernel::Bf16Mma.refusal((4095, 4095, 4095)).expect("4095 is refused");
+    assert!(why.contains("multiples of 8"), "{why}");
+    assert!(TcKernel::Bf16Mma.refusal((4096, 4096, 4088)).is_none());
+    assert!(TcKernel::Bf16Mma.refusal((4096, 4096, 4092)).is_some());
+    assert!(TcKernel::Bf16Mma.refusal((4096, 4100, 4096)).is_some());
+}
+
+/// The tensor-core bound: four times the FP32 one, still far below an
+/// output's size (a wrong product shows).
+#[test]
+fn the_tensor_core_bound_is_looser_and_still_tight() {
+    let (m, n, k) = host::gemm::TC_SMALL;
+    let (a, b, c, right) = case(m, n, k);
+    assert_eq!(host::gemm::check_samples_within("right", &right, &a, &b, &c, (m, n, k), host::gemm::TC_BOUND_FACTOR), None);
+    let mut wrong = right.clone();
+    wrong[0] += 0.01;
+    // 0.01 is past 4 x (k + 2) 2^-24 (0.75 S + 0.5) for S <= k = 104; the
+    // corner D[0][0] is always sampled.
+    assert!(host::gemm::TC_BOUND_FACTOR * bound_for_k(k) < 0.01);
+    let failure = host::gemm::check_samples_within("wrong", &wrong, &a, &b, &c, (m, n, k), host::gemm::TC_BOUND_FACTOR)
+        .expect("a result 0.01 off must fail");
+    assert!(failure.to_string().contains("D[0][0]"), "{failure}");
+}

@@ -5,8 +5,9 @@
 //! as ignored.
 
 use host::compare::Side;
-use host::gemm::{Gemm, GemmLesson, Kernel, SMALL};
+use host::gemm::{Gemm, GemmLesson, Kernel, SMALL, TC_SMALL, TcKernel};
 use host::gpu::Gpu;
+use host::kernels::KernelId;
 use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
 
 fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
@@ -23,6 +24,24 @@ fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
 
 fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials::<Kernel>(check);
+    trials.push(trial("gemm::the_tensor_core_kernel_matches_the_reference", |gpu| {
+        let mut lesson = Gemm::new(gpu, 300).map_err(|e| e.to_string())?;
+        if let Err(why) = &lesson.tensor {
+            // A GPU below compute capability 8.0: the lesson says so and
+            // runs the FP32 kernels; nothing to check here.
+            eprintln!("no tensor-core kernel on this GPU: {why}");
+            return Ok(());
+        }
+        for &kernel in TcKernel::ALL {
+            for shape in [TC_SMALL, (257, 264, 136)] {
+                let failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
+                if let Some(f) = failures.first() {
+                    return Err(f.to_string());
+                }
+            }
+        }
+        Ok(())
+    }));
     trials.push(trial("gemm::the_lesson_runs_quick", |gpu| {
         lab_tests::run_quick::<GemmLesson>(gpu).map(drop)
     }));

@@ -10,8 +10,9 @@
 //! none loads.
 //!
 //! Only what the lesson needs is bound: a handle on the lesson's stream,
-//! and `cublasSgemm_v2` in cuBLAS's default math mode (FP32 throughout: no
-//! TF32 tensor cores unless asked for, and the lesson never asks).
+//! `cublasSgemm_v2` in cuBLAS's default math mode (FP32 throughout: no
+//! TF32 tensor cores unless asked for, and the lesson never asks), and
+//! `cublasGemmEx` for bf16 inputs with f32 accumulation.
 
 use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
@@ -24,6 +25,40 @@ pub const LIBRARY_NAMES: [&str; 3] = ["libcublas.so.13", "libcublas.so.12", "lib
 pub const WHEEL_DIRS: [&str; 1] = ["nvidia/cublas/lib"];
 
 type Handle = *mut c_void;
+
+/// `cublasGemmEx`'s C signature (cuBLAS 12 and 13): handle, transa, transb,
+/// m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+/// computeType, algo.
+type GemmEx = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const c_void,
+    u64,
+    c_int,
+    c_int,
+    u64,
+    c_int,
+    c_int,
+    *const c_void,
+    u64,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+) -> c_int;
+
+/// `CUDA_R_32F` (cudaDataType).
+const CUDA_R_32F: c_int = 0;
+/// `CUDA_R_16BF` (cudaDataType).
+const CUDA_R_16BF: c_int = 14;
+/// `CUBLAS_COMPUTE_32F`: products summed in f32.
+const CUBLAS_COMPUTE_32F: c_int = 68;
+/// `CUBLAS_GEMM_DEFAULT`: cuBLAS picks the algorithm.
+const CUBLAS_GEMM_DEFAULT: c_int = -1;
 
 const CUBLAS_STATUS_SUCCESS: c_int = 0;
 /// `CUBLAS_OP_N`: the operand as stored.
@@ -53,6 +88,7 @@ pub struct Cublas {
         u64,
         c_int,
     ) -> c_int,
+    gemm_ex: GemmEx,
     destroy: unsafe extern "C" fn(Handle) -> c_int,
     /// Keeps the functions above mapped.
     _library: libloading::Library,
@@ -94,12 +130,14 @@ impl Cublas {
         let set_math: unsafe extern "C" fn(Handle, c_int) -> c_int = bind!("cublasSetMathMode");
         let get_version: unsafe extern "C" fn(Handle, *mut c_int) -> c_int = bind!("cublasGetVersion_v2");
         let sgemm = bind!("cublasSgemm_v2");
+        let gemm_ex = bind!("cublasGemmEx");
         let destroy = bind!("cublasDestroy_v2");
         let mut cublas = Cublas {
             handle: std::ptr::null_mut(),
             version: 0,
             path: name,
             sgemm,
+            gemm_ex,
             destroy,
             _library: library,
         };
@@ -219,6 +257,65 @@ impl Cublas {
             Ok(())
         } else {
             Err(format!("cublasSgemm returned status {status} (m = {m}, n = {n}, k = {k})"))
+        }
+    }
+}
+
+impl Cublas {
+    /// Row-major `D = alpha * A * B + beta * D` with A (m x k) and B (k x n)
+    /// in bf16 and D in f32, the products summed in f32
+    /// (`cublasGemmEx`, `CUBLAS_COMPUTE_32F`, cuBLAS's default algorithm:
+    /// its tensor-core kernels), queued on the handle's stream; the operands
+    /// swapped as in [`Cublas::sgemm_row_major`].
+    ///
+    /// # Safety
+    /// As [`Cublas::sgemm_row_major`], with `a` and `b` holding bf16.
+    ///
+    /// # Errors
+    /// The status, where cuBLAS refuses the call.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn gemm_bf16_row_major(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: u64,
+        b: u64,
+        beta: f32,
+        d: u64,
+    ) -> Result<(), String> {
+        let (m, n, k) = (m as c_int, n as c_int, k as c_int);
+        let (alpha, beta) = (&alpha as *const f32 as *const c_void, &beta as *const f32 as *const c_void);
+        // SAFETY: the caller's contract; alpha and beta are f32, as the
+        // 32F compute type reads them, and live through the call.
+        let status = unsafe {
+            (self.gemm_ex)(
+                self.handle,
+                CUBLAS_OP_N,
+                CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                alpha,
+                b,
+                CUDA_R_16BF,
+                n,
+                a,
+                CUDA_R_16BF,
+                k,
+                beta,
+                d,
+                CUDA_R_32F,
+                n,
+                CUBLAS_COMPUTE_32F,
+                CUBLAS_GEMM_DEFAULT,
+            )
+        };
+        if status == CUBLAS_STATUS_SUCCESS {
+            Ok(())
+        } else {
+            Err(format!("cublasGemmEx (bf16) returned status {status} (m = {m}, n = {n}, k = {k})"))
         }
     }
 }

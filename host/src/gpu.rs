@@ -274,21 +274,34 @@ impl Gpu {
     /// # Errors
     /// The driver refusing the PTX, or a symbol missing from it.
     pub fn load_twins(&self, ptx: &str, symbols: &[&str]) -> Result<Vec<CudaFunction>> {
+        self.load_functions(
+            ptx,
+            symbols,
+            "cuModuleLoadData (the CUDA C twins)",
+            "cuModuleGetFunction (a CUDA C twin)",
+        )
+    }
+
+    /// Loads `ptx` as a module of its own and returns its kernels named
+    /// `symbols`, in that order; `load` and `get` name the two driver calls
+    /// in an error (which module, which kernel).
+    ///
+    /// # Errors
+    /// The driver refusing the PTX, or a symbol missing from it.
+    pub fn load_functions(
+        &self,
+        ptx: &str,
+        symbols: &[&str],
+        load: &'static str,
+        get: &'static str,
+    ) -> Result<Vec<CudaFunction>> {
         let module = self
             .ctx
             .load_module(Ptx::from_src(ptx))
-            .map_err(|source| Error::Driver {
-                call: "cuModuleLoadData (the CUDA C twins)",
-                source,
-            })?;
+            .map_err(|source| Error::Driver { call: load, source })?;
         symbols
             .iter()
-            .map(|s| {
-                module.load_function(s).map_err(|source| Error::Driver {
-                    call: "cuModuleGetFunction (a CUDA C twin)",
-                    source,
-                })
-            })
+            .map(|s| module.load_function(s).map_err(|source| Error::Driver { call: get, source }))
             .collect()
     }
 

@@ -219,6 +219,23 @@ impl<K: KernelId> KernelSet<K> {
         })
     }
 
+    /// Every kernel of `K` from `ptx`, a module other than the embedded
+    /// sm_75 one (the sm_80 module of the tensor-core kernels): loaded as a
+    /// module of its own.
+    ///
+    /// # Errors
+    /// The driver refusing the PTX (a GPU older than its target), or a
+    /// symbol missing from it.
+    pub fn from_ptx(gpu: &Gpu, ptx: &str) -> Result<KernelSet<K>> {
+        let symbols: Vec<&str> = K::ALL.iter().map(|k| k.symbol()).collect();
+        Ok(KernelSet {
+            rust: gpu.load_functions(ptx, &symbols, "cuModuleLoadData (the sm_80 module)", "cuModuleGetFunction (an sm_80 kernel)")?,
+            twins: None,
+            active: Side::Rust,
+            _ids: PhantomData,
+        })
+    }
+
     /// Loads the CUDA C twins of every kernel from NVRTC's `ptx`.
     ///
     /// # Errors

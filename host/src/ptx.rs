@@ -4,6 +4,11 @@
 /// The PTX text of every kernel in `kernels-gpu`.
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 
+/// The same crate built for sm_80 (PTX ISA 7.0) with the tensor-core
+/// kernels (`--cfg lab_tensor_cores`): loaded only on GPUs of compute
+/// capability 8.0 and up.
+pub const PTX_SM80: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm80.ptx"));
+
 /// The GPU architecture the PTX was built for (`LAB_PTX_ARCH` at build
 /// time, `sm_75` by default).
 pub const PTX_ARCH: &str = env!("LAB_PTX_ARCH");

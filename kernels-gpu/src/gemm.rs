@@ -57,6 +57,39 @@ const _: () = assert!(
 /// Elements of each tile a register-blocked thread loads per step.
 pub const REG_LOADS: u32 = BLOCK_M * BLOCK_K / REG_THREADS;
 
+/// The tensor-core kernel's tile of `D` per block (BF16 inputs, FP32
+/// accumulation): `TC_BLOCK_M x TC_BLOCK_N`, `TC_BLOCK_K` deep per step.
+pub const TC_BLOCK_M: u32 = 128;
+/// See [`TC_BLOCK_M`].
+pub const TC_BLOCK_N: u32 = 128;
+/// See [`TC_BLOCK_M`].
+pub const TC_BLOCK_K: u32 = 32;
+/// Threads of a tensor-core block: 8 warps, as 2 (rows) x 4 (columns), each
+/// computing a 64 x 32 tile of the block's as 4 x 4 `mma` tiles of 16 x 8.
+pub const TC_THREADS: u32 = 256;
+/// bf16 elements of padding after each shared row, so the 8 rows one
+/// `ldmatrix` reads fall in 8 different 16-byte bank groups (a row of 40
+/// elements is 80 bytes: the 8 rows start at 0, 80, 160, ... modulo 128,
+/// all different).
+pub const TC_PAD: u32 = 8;
+/// Row strides of the shared tiles, in bf16 elements.
+pub const TC_A_STRIDE: u32 = TC_BLOCK_K + TC_PAD;
+/// See [`TC_A_STRIDE`].
+pub const TC_B_STRIDE: u32 = TC_BLOCK_N + TC_PAD;
+/// Bytes of one pipeline stage in shared memory: the A tile then the B tile.
+pub const TC_STAGE_BYTES: u32 = 2 * (TC_BLOCK_M * TC_A_STRIDE + TC_BLOCK_K * TC_B_STRIDE);
+/// Pipeline stages: the copy of the next tile runs while this one is used.
+pub const TC_STAGES: u32 = 2;
+/// The alignment the tensor-core kernel needs of `k` and `n`: a 16-byte
+/// `cp.async` chunk is 8 bf16 elements, so rows must start on one.
+pub const TC_ALIGN: usize = 8;
+
+const _: () = assert!(TC_STAGES * TC_STAGE_BYTES <= 48 * 1024, "static shared memory is at most 48 KiB");
+const _: () = assert!(
+    (TC_BLOCK_M * TC_BLOCK_K / 8) % TC_THREADS == 0 && (TC_BLOCK_K * TC_BLOCK_N / 8) % TC_THREADS == 0,
+    "each thread copies a whole number of 16-byte chunks of each tile"
+);
+
 /// The GPU kernels, compiled only for the GPU.
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
@@ -291,4 +324,164 @@ mod kernels {
         });
     }
     // ANCHOR_END: gemm_regblock
+}
+
+/// The tensor-core kernels, compiled only into the sm_80 module
+/// (`--cfg lab_tensor_cores`, `-Ctarget-cpu=sm_80`).
+#[cfg(all(target_arch = "nvptx64", lab_tensor_cores))]
+mod tensor_kernels {
+    use super::*;
+    use crate::device::math::fma;
+    use crate::device::memory::load_readonly;
+    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, mma_bf16_m16n8k16};
+    use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+    use crate::device::unroll::unrolled;
+    use crate::shared_array;
+
+    shared_array!(GEMM_TC_STAGES: [u32; (TC_STAGES * TC_STAGE_BYTES / 4) as usize]);
+
+    /// Queues the copies of one step's tiles into stage `stage`: the A tile
+    /// (`TC_BLOCK_M x TC_BLOCK_K` from row `block_row`, column `p0`) and the B
+    /// tile (`TC_BLOCK_K x TC_BLOCK_N` from row `p0`, column `block_col`), 16
+    /// bytes (8 bf16) a chunk, each thread `TC_BLOCK_M * TC_BLOCK_K / 8 /
+    /// TC_THREADS` chunks of each; chunks outside the matrices are zeros.
+    ///
+    /// # Safety
+    /// `a` (m x k) and `b` (k x n) are 16-byte aligned with k and n
+    /// multiples of 8, so every chunk is inside a row or wholly outside.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn load_stage(base: u32, stage: u32, a: *const u16, b: *const u16, m: u32, n: u32, k: u32, block_row: u32, block_col: u32, p0: u32) {
+        let tid = thread_idx_x();
+        let a_tile = base + stage * TC_STAGE_BYTES;
+        let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+        unrolled::<{ (TC_BLOCK_M * TC_BLOCK_K / 8 / TC_THREADS) as usize }>(|s| {
+            let chunk = tid + s as u32 * TC_THREADS;
+            let (row, col) = (chunk / (TC_BLOCK_K / 8), (chunk % (TC_BLOCK_K / 8)) * 8);
+            let (grow, gcol) = (block_row + row, p0 + col);
+            let inside = grow < m && gcol < k;
+            let src = if inside { a.wrapping_add(grow as usize * k as usize + gcol as usize) } else { a };
+            // SAFETY: the destination is inside the stage; the source is
+            // read only where inside (the caller's alignment).
+            unsafe { cp_async_16(a_tile + 2 * (row * TC_A_STRIDE + col), src.cast(), if inside { 16 } else { 0 }) };
+        });
+        unrolled::<{ (TC_BLOCK_K * TC_BLOCK_N / 8 / TC_THREADS) as usize }>(|s| {
+            let chunk = tid + s as u32 * TC_THREADS;
+            let (row, col) = (chunk / (TC_BLOCK_N / 8), (chunk % (TC_BLOCK_N / 8)) * 8);
+            let (grow, gcol) = (p0 + row, block_col + col);
+            let inside = grow < k && gcol < n;
+            let src = if inside { b.wrapping_add(grow as usize * n as usize + gcol as usize) } else { b };
+            // SAFETY: as above.
+            unsafe { cp_async_16(b_tile + 2 * (row * TC_B_STRIDE + col), src.cast(), if inside { 16 } else { 0 }) };
+        });
+    }
+
+    // ANCHOR: gemm_bf16_mma
+    /// `D = alpha * A * B + beta * C` with A and B in bf16 and the products
+    /// summed in f32 on the tensor cores (`mma.sync` m16n8k16), C and D in
+    /// f32. A block computes a `TC_BLOCK_M x TC_BLOCK_N` tile of D; its 8
+    /// warps, as 2 x 4, a 64 x 32 tile each, as 4 x 4 `mma` tiles, with 64
+    /// f32 accumulators a thread.
+    ///
+    /// # Memory
+    /// Each step's A and B tiles go from global to shared memory by
+    /// `cp.async` (no registers on the way), into one of two stages, so the
+    /// next step's copy overlaps this step's `mma`s. Fragments come from
+    /// shared memory by `ldmatrix` (A as stored, B transposed on the way);
+    /// rows are padded by `TC_PAD` elements so an `ldmatrix` has no bank
+    /// conflict. Chunks outside the matrices are zero-filled by the copy
+    /// itself; the store is guarded.
+    ///
+    /// # Launch assumption
+    /// `TC_THREADS` threads in one dimension, a grid of `ceil(n /
+    /// TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
+    /// `TC_ALIGN` (the host refuses other shapes). Every thread reaches every
+    /// barrier and every warp-wide instruction.
+    ///
+    /// # Safety
+    /// `a` holds m x k bf16, `b` k x n bf16 (both 16-byte aligned), `c` and
+    /// `d` m x n floats; `d` overlaps none of them.
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "ptx-kernel" fn gemm_bf16_mma(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const u16,
+        b: *const u16,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let base = GEMM_TC_STAGES::shared().addr();
+        let tid = thread_idx_x();
+        let (warp, lane) = (tid / 32, tid % 32);
+        let (warp_row, warp_col) = ((warp / 4) * 64, (warp % 4) * 32);
+        let (block_row, block_col) = (block_idx_y() * TC_BLOCK_M, block_idx_x() * TC_BLOCK_N);
+        let steps = k.div_ceil(TC_BLOCK_K);
+        let mut acc = [[[0.0f32; 4]; 4]; 4];
+
+        // SAFETY: the launch assumption (alignment, shapes) is load_stage's.
+        unsafe { load_stage(base, 0, a, b, m, n, k, block_row, block_col, 0) };
+        cp_async_commit();
+        let mut step = 0;
+        while step < steps {
+            // Start the next step's copy into the other stage, then wait for
+            // this step's (all groups but the newest).
+            if step + 1 < steps {
+                // SAFETY: as above; the other stage was last read before the
+                // barrier that ended the previous step.
+                unsafe { load_stage(base, (step + 1) % TC_STAGES, a, b, m, n, k, block_row, block_col, (step + 1) * TC_BLOCK_K) };
+            }
+            cp_async_commit();
+            cp_async_wait::<1>();
+            sync_threads();
+
+            let a_tile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
+            let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+            unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
+                let kk = kk as u32 * 16;
+                let mut fa = [[0u32; 4]; 4];
+                let mut fb = [[0u32; 2]; 4];
+                // SAFETY: every address is a 16-byte row inside this stage's
+                // tiles, written before the barrier above; the warp is
+                // converged (no divergent branch reaches here).
+                unsafe {
+                    unrolled::<4>(|i| {
+                        let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
+                        let col = kk + (lane / 16) * 8;
+                        fa[i] = ldmatrix_x4(a_tile + 2 * (row * TC_A_STRIDE + col));
+                    });
+                    unrolled::<4>(|j| {
+                        let row = kk + lane % 16;
+                        let col = warp_col + j as u32 * 8;
+                        fb[j] = ldmatrix_x2_trans(b_tile + 2 * (row * TC_B_STRIDE + col));
+                    });
+                }
+                unrolled::<4>(|i| {
+                    unrolled::<4>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
+                });
+            });
+            sync_threads();
+            step += 1;
+        }
+        cp_async_wait::<0>();
+
+        let (group, pair) = (lane / 4, lane % 4);
+        unrolled::<4>(|i| {
+            unrolled::<4>(|j| {
+                unrolled::<4>(|r| {
+                    let row = block_row + warp_row + i as u32 * 16 + group + 8 * (r as u32 / 2);
+                    let col = block_col + warp_col + j as u32 * 8 + 2 * pair + r as u32 % 2;
+                    if row < m && col < n {
+                        let at = row as usize * n as usize + col as usize;
+                        // SAFETY: inside C and D.
+                        unsafe { *d.add(at) = fma(alpha, acc[i][j][r], beta * load_readonly(c.add(at))) };
+                    }
+                });
+            });
+        });
+    }
+    // ANCHOR_END: gemm_bf16_mma
 }

@@ -49,6 +49,49 @@ crate::kernel_ids! {
 }
 // ANCHOR_END: kernels
 
+crate::kernel_ids! {
+    /// The tensor-core kernels, from the sm_80 module (`host::ptx::PTX_SM80`),
+    /// loaded on GPUs of compute capability 8.0 and up: (m, n, k, alpha,
+    /// A in bf16, B in bf16, beta, C, D).
+    pub enum TcKernel {
+        /// BF16 inputs, FP32 accumulation: `mma.sync` fed by `ldmatrix`,
+        /// tiles copied by `cp.async` into two stages.
+        Bf16Mma = "gemm_bf16_mma" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+    }
+}
+
+impl TcKernel {
+    /// What the kernel does, for its row in the report.
+    pub fn label(self) -> &'static str {
+        match self {
+            TcKernel::Bf16Mma => "BF16 in, FP32 sums: mma.sync, ldmatrix, cp.async",
+        }
+    }
+
+    /// The launch over an m x n output.
+    pub fn launch_config(self, m: usize, n: usize) -> LaunchConfig {
+        let blocks = |extent: usize, per: u32| extent.div_ceil(per as usize).max(1) as u32;
+        LaunchConfig {
+            grid_dim: (blocks(n, TC_BLOCK_N), blocks(m, TC_BLOCK_M), 1),
+            block_dim: (TC_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// Why the kernel cannot run at (m, n, k), if it cannot: its `cp.async`
+    /// copies move 16-byte chunks (8 bf16), so k and n must be multiples of
+    /// 8 for every row of A and B to start on a chunk.
+    pub fn refusal(self, shape: (usize, usize, usize)) -> Option<String> {
+        let (_, n, k) = shape;
+        (n % TC_ALIGN != 0 || k % TC_ALIGN != 0).then(|| {
+            format!(
+                "{} needs k and n multiples of {TC_ALIGN} (16-byte cp.async rows of bf16); {n} x {k} is not",
+                self.symbol()
+            )
+        })
+    }
+}
+
 impl Kernel {
     /// What the kernel does, for its row in the report.
     pub fn label(self) -> &'static str {
@@ -153,6 +196,11 @@ pub mod reference {
 /// every edge guard has work.
 pub const SMALL: (usize, usize, usize) = (67, 131, 97);
 
+/// The small shape the tensor-core kernel is checked at in full: m = 67
+/// (no tile of rows divides it), n = 136 and k = 104 (multiples of 8, as the
+/// kernel needs, but of no tile).
+pub const TC_SMALL: (usize, usize, usize) = (67, 136, 104);
+
 /// Elements of `D` checked against the f64 reference at each timed size:
 /// the four corners, then hashed positions.
 pub const SAMPLES: usize = 512;
@@ -171,13 +219,37 @@ pub fn sample_positions(m: usize, n: usize) -> Vec<(usize, usize)> {
     at
 }
 
+/// How much looser than [`bound`] a tensor-core result may be. Tensor
+/// cores sum the products of one `mma` step with their own adder, which
+/// aligns and truncates significands rather than rounding each addition
+/// (Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA
+/// tensor cores", PeerJ Computer Science 7:e330, 2021): each addition then
+/// errs by up to 2u instead of u; the factor 4 doubles that again as a
+/// margin. The inputs are exact in bf16 (multiples of 1/256 in [-1, 1)), so
+/// the products are exact and only the sums round.
+pub const TC_BOUND_FACTOR: f64 = 4.0;
+
 /// Checks `got` (an m x n output of `kernel`) at the sampled positions
 /// against the f64 reference, each within its own [`bound`].
 pub fn check_samples(kernel: &'static str, got: &[f32], a: &[f32], b: &[f32], c: &[f32], shape: (usize, usize, usize)) -> Option<Failure> {
+    check_samples_within(kernel, got, a, b, c, shape, 1.0)
+}
+
+/// [`check_samples`] with each bound multiplied by `factor` (1 for FP32,
+/// [`TC_BOUND_FACTOR`] for tensor-core sums).
+pub fn check_samples_within(
+    kernel: &'static str,
+    got: &[f32],
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    shape: (usize, usize, usize),
+    factor: f64,
+) -> Option<Failure> {
     let (m, n, k) = shape;
     for (row, col) in sample_positions(m, n) {
         let (want, magnitude) = reference::output(a, b, c, n, k, row, col);
-        let allowed = bound(k, magnitude, c[row * n + col]);
+        let allowed = factor * bound(k, magnitude, c[row * n + col]);
         let g = got[row * n + col];
         if !(f64::from(g) - want).abs().le(&allowed) {
             return Some(Failure {
@@ -205,6 +277,9 @@ pub struct Gemm<'g> {
     c_host: Vec<f32>,
     /// cuBLAS on the lesson's stream, or why not.
     pub cublas: std::result::Result<Cublas, String>,
+    /// The tensor-core kernels and the bf16 copies of A and B, or why this
+    /// GPU has none.
+    pub tensor: std::result::Result<TensorCores, String>,
     /// The shape launches use: set by [`Gemm::set_shape`].
     shape: (usize, usize, usize),
 }
@@ -216,7 +291,10 @@ impl<'g> Gemm<'g> {
     /// # Errors
     /// [`Error::OutOfMemory`] before allocating; driver errors.
     pub fn new(gpu: &'g Gpu, side: usize) -> Result<Self> {
-        let elems = (side * side).max(SMALL.0 * SMALL.2).max(SMALL.2 * SMALL.1).max(SMALL.0 * SMALL.1);
+        let elems = [SMALL, TC_SMALL]
+            .iter()
+            .map(|&(m, n, k)| (m * k).max(k * n).max(m * n))
+            .fold(side * side, usize::max);
         gpu.require_free_memory(4 * elems * size_of::<f32>(), "the GEMM lesson's A, B, C and D")?;
         let [sa, sb, sc] = reference::STREAMS;
         let (a_host, b_host, c_host) = (
@@ -233,6 +311,7 @@ impl<'g> Gemm<'g> {
         let d = gpu.alloc_f32(elems)?;
         gpu.sync_after("uploading the GEMM inputs")?;
         let cublas = Cublas::find(gpu.stream.cu_stream().cast());
+        let tensor = TensorCores::new(gpu, &a_host, &b_host)?;
         Ok(Gemm {
             gpu,
             kernels: KernelSet::new(gpu)?,
@@ -244,6 +323,7 @@ impl<'g> Gemm<'g> {
             b_host,
             c_host,
             cublas,
+            tensor,
             shape: (side, side, side),
         })
     }
@@ -430,6 +510,182 @@ impl<'g> Gemm<'g> {
     }
 }
 
+/// The tensor-core side: the sm_80 module's kernels and A and B in bf16
+/// (the fills are multiples of 1/256 in [-1, 1), exact in bf16, so they are
+/// the FP32 kernels' inputs exactly).
+pub struct TensorCores {
+    kernels: KernelSet<TcKernel>,
+    a: CudaSlice<u16>,
+    b: CudaSlice<u16>,
+}
+
+impl TensorCores {
+    /// Loads the sm_80 module and uploads A and B as bf16, on a GPU of
+    /// compute capability 8.0 or more; on an older one, the reason it has
+    /// none (the outer `Ok`).
+    ///
+    /// # Errors
+    /// Driver errors on a GPU that should run the module.
+    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<std::result::Result<TensorCores, String>> {
+        let (major, minor) = gpu.info.compute_capability;
+        if major < 8 {
+            return Ok(Err(format!(
+                "{} has compute capability {major}.{minor}; the bf16 mma.sync, ldmatrix and cp.async of the sm_80 module \
+                 need 8.0 or more",
+                gpu.info.name
+            )));
+        }
+        let kernels = KernelSet::from_ptx(gpu, crate::ptx::PTX_SM80)?;
+        let to_bf16 = |v: &[f32]| -> Vec<u16> { v.iter().map(|&x| half::bf16::from_f32(x).to_bits()).collect() };
+        let upload = |host: Vec<u16>| -> Result<CudaSlice<u16>> {
+            // SAFETY: every bit pattern is a valid u16; the buffer is
+            // written by the copy below before any kernel reads it.
+            let mut buf = unsafe { gpu.alloc::<u16>(host.len()) }?;
+            gpu.stream.memcpy_htod(&host, &mut buf).map_err(|source| Error::Driver { call: "cuMemcpyHtoDAsync", source })?;
+            Ok(buf)
+        };
+        let (a, b) = (upload(to_bf16(a))?, upload(to_bf16(b))?);
+        Ok(Ok(TensorCores { kernels, a, b }))
+    }
+}
+
+impl Gemm<'_> {
+    /// Launches the tensor-core `kernel` at the current shape (queued).
+    ///
+    /// # Errors
+    /// [`Error::Size`] for a shape the kernel refuses or a GPU without the
+    /// module; a launch the driver refuses.
+    pub fn launch_tc(&mut self, kernel: TcKernel) -> Result<()> {
+        let (m, n, k) = self.shape;
+        if let Some(why) = kernel.refusal(self.shape) {
+            return Err(Error::Size(why));
+        }
+        let tc = self.tensor.as_ref().map_err(|why| Error::Size(why.clone()))?;
+        let launch = tc
+            .kernels
+            .launch(self.gpu, kernel)
+            .scalar(m as u32)
+            .scalar(n as u32)
+            .scalar(k as u32)
+            .scalar(ALPHA)
+            .input(&tc.a)
+            .input(&tc.b)
+            .scalar(BETA)
+            .input(&self.c)
+            .output(&mut self.d);
+        // SAFETY: A and B (bf16) hold the fills' first elements, at least
+        // m*k and k*n (set_shape checked the f32 buffers of the same
+        // length), C and D m*n floats; k and n are multiples of 8 (checked
+        // above); the grid covers D; the parameter kinds are checked.
+        unsafe { launch.launch(kernel.launch_config(m, n)) }
+    }
+
+    /// cuBLAS's bf16 GEMM (`cublasGemmEx`, f32 sums) at the current shape,
+    /// in place on D after copying C into it (queued).
+    ///
+    /// # Errors
+    /// [`Error::Cublas`] where cuBLAS is missing or refuses; [`Error::Size`]
+    /// without the bf16 inputs.
+    pub fn launch_cublas_bf16(&mut self) -> Result<()> {
+        let (m, n, _) = self.shape;
+        let stream = &self.gpu.stream;
+        let (d_ptr, _d) = self.d.device_ptr_mut(stream);
+        let (c_ptr, _c) = self.c.device_ptr(stream);
+        // SAFETY: both allocations hold at least m*n floats.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(d_ptr, c_ptr, m * n * size_of::<f32>(), stream.cu_stream()) }
+            .map_err(|source| Error::Driver { call: "cuMemcpyDtoDAsync", source })?;
+        drop((_d, _c));
+        self.cublas_bf16_gemm()
+    }
+
+    /// cuBLAS's bf16 GEMM alone, in place on D: what its timing measures.
+    ///
+    /// # Errors
+    /// As [`Gemm::launch_cublas_bf16`].
+    pub fn cublas_bf16_gemm(&mut self) -> Result<()> {
+        let (m, n, k) = self.shape;
+        let cublas = self.cublas.as_ref().map_err(|why| Error::Cublas(why.clone()))?;
+        let tc = self.tensor.as_ref().map_err(|why| Error::Size(why.clone()))?;
+        let stream = &self.gpu.stream;
+        let (d_ptr, _d) = self.d.device_ptr_mut(stream);
+        let (a_ptr, _a) = tc.a.device_ptr(stream);
+        let (b_ptr, _b) = tc.b.device_ptr(stream);
+        // SAFETY: A and B hold m*k and k*n bf16, D m*n floats, D overlaps
+        // neither, and the handle is bound to this stream.
+        unsafe { cublas.gemm_bf16_row_major(m, n, k, ALPHA, a_ptr, b_ptr, BETA, d_ptr) }.map_err(Error::Cublas)
+    }
+
+    /// Runs a tensor-core `kernel` (or cuBLAS's bf16 GEMM, for `None`) at
+    /// the current shape into a poisoned D and returns D.
+    ///
+    /// # Errors
+    /// As the launches; a fault, charged to the kernel.
+    pub fn output_tc(&mut self, kernel: Option<TcKernel>) -> Result<Vec<f32>> {
+        let (m, n, _) = self.shape;
+        let name = kernel.map_or("cublasGemmEx_bf16", TcKernel::symbol);
+        self.gpu.poison_output(&mut self.d, m * n)?;
+        match kernel {
+            Some(kernel) => self.launch_tc(kernel)?,
+            None => self.launch_cublas_bf16()?,
+        }
+        self.gpu.sync_after(name)?;
+        let got = self.gpu.read_output(&self.d, m * n, name)?;
+        self.gpu.sync_after(name)?;
+        Ok(got)
+    }
+
+    /// Checks a tensor-core `kernel` at `shape`: in full against the f64
+    /// reference for [`TC_SMALL`], else at the sampled positions, each
+    /// within [`TC_BOUND_FACTOR`] times [`bound`]; and against `cublas`
+    /// (cuBLAS's bf16 output at this shape), within twice that at the
+    /// largest magnitudes.
+    ///
+    /// # Errors
+    /// As [`Gemm::output_tc`].
+    pub fn check_tc(&mut self, kernel: TcKernel, shape: (usize, usize, usize), cublas: Option<&[f32]>) -> Result<Vec<Failure>> {
+        self.set_shape(shape)?;
+        let got = self.output_tc(Some(kernel))?;
+        let (m, n, k) = shape;
+        let (a, b, c) = (&self.a_host[..m * k], &self.b_host[..k * n], &self.c_host[..m * n]);
+        let mut failures = Vec::new();
+        if shape == TC_SMALL {
+            let (want, bounds): (Vec<f64>, Vec<f64>) = (0..m * n)
+                .map(|i| {
+                    let (w, s) = reference::output(a, b, c, n, k, i / n, i % n);
+                    (w, TC_BOUND_FACTOR * bound(k, s, c[i]))
+                })
+                .unzip();
+            failures.extend(first_mismatch(&got, &want, Tolerance::Bound(&bounds)).map(|e| Failure {
+                kernel: kernel.symbol(),
+                detail: format!("{m} x {n} x {k} against the f64 reference: {e}"),
+            }));
+        } else {
+            failures.extend(check_samples_within(kernel.symbol(), &got, a, b, c, shape, TC_BOUND_FACTOR));
+        }
+        if let Some(want) = cublas {
+            let allowed = 2.0 * TC_BOUND_FACTOR * bound_for_k(k);
+            failures.extend(first_mismatch(&got, want, Tolerance::AbsRel { abs: allowed, rel: 0.0 }).map(|e| Failure {
+                kernel: kernel.symbol(),
+                detail: format!("{m} x {n} x {k} against cuBLAS's bf16 GEMM: {e}"),
+            }));
+        }
+        Ok(failures)
+    }
+
+    /// Times a tensor-core `kernel` (or cuBLAS's bf16 GEMM, for `None`) at
+    /// the current shape.
+    ///
+    /// # Errors
+    /// As the launches.
+    pub fn time_tc(&mut self, kernel: Option<TcKernel>, plan: Plan) -> Result<Timing> {
+        let gpu = self.gpu;
+        match kernel {
+            Some(kernel) => timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch_tc(kernel)),
+            None => timing::time_kernel(gpu, "cublasGemmEx_bf16", plan, || self.cublas_bf16_gemm()),
+        }
+    }
+}
+
 impl Twinned for Gemm<'_> {
     type Kernel = Kernel;
 
@@ -508,7 +764,7 @@ pub struct GemmLesson;
 
 impl lesson::Lesson for GemmLesson {
     const NAME: &'static str = "gemm";
-    const ABOUT: &'static str = "FP32 GEMM from a thread per output to 2D register blocking, checked against a CPU reference and cuBLAS, timed beside cuBLAS's SGEMM at 1024 to 8192.";
+    const ABOUT: &'static str = "GEMM from a thread per output to 2D register blocking in FP32, then BF16 on the tensor cores (mma.sync, ldmatrix, cp.async), checked against a CPU reference and cuBLAS, timed beside cuBLAS at 1024 to 8192.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Gemm<'g>;
@@ -567,6 +823,32 @@ impl lesson::Lesson for GemmLesson {
                 failures.extend(lesson.check(kernel, shape, cublas.as_deref(), Some(&naive))?.0);
             }
         }
+        // The tensor-core kernel: in full at its small shape, then at each
+        // size it runs at, against the samples and cuBLAS's bf16 GEMM.
+        if lesson.tensor.is_ok() {
+            for &kernel in TcKernel::ALL {
+                failures.extend(lesson.check_tc(kernel, TC_SMALL, None)?);
+            }
+            for &side in &sizes.sides {
+                let shape = (side, side, side);
+                if TcKernel::Bf16Mma.refusal(shape).is_some() {
+                    continue;
+                }
+                lesson.set_shape(shape)?;
+                let cublas = match lesson.cublas {
+                    Ok(_) => {
+                        let got = lesson.output_tc(None)?;
+                        let (a, b, c) = (&lesson.a_host[..side * side], &lesson.b_host[..side * side], &lesson.c_host[..side * side]);
+                        failures.extend(check_samples_within("cublasGemmEx_bf16", &got, a, b, c, shape, TC_BOUND_FACTOR));
+                        Some(got)
+                    }
+                    Err(_) => None,
+                };
+                for &kernel in TcKernel::ALL {
+                    failures.extend(lesson.check_tc(kernel, shape, cublas.as_deref())?);
+                }
+            }
+        }
         if !failures.is_empty() {
             return Ok(Outcome::Failed(failures));
         }
@@ -586,6 +868,25 @@ impl lesson::Lesson for GemmLesson {
             ));
             occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers, "shared_bytes": stats.shared_bytes,
                 "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct}));
+        }
+        if let Ok(tc) = &lesson.tensor {
+            for &kernel in TcKernel::ALL {
+                let f = tc.kernels.active(kernel);
+                let stats = crate::compare::FunctionStats::of(f)?;
+                let blocks = f
+                    .occupancy_max_active_blocks_per_multiprocessor(TC_THREADS, 0, None)
+                    .map_err(|source| Error::Driver { call: "cuOccupancyMaxActiveBlocksPerMultiprocessor", source })?;
+                let pct = 100.0 * f64::from(blocks * TC_THREADS) / f64::from(gpu.info.max_threads_per_sm.max(1));
+                occupancy_lines.push(format!(
+                    "{} (sm_80 module): {} registers a thread, {} bytes of shared memory a block, {blocks} block(s) an SM: \
+                     {pct:.1}% theoretical occupancy.",
+                    kernel.symbol(),
+                    stats.registers,
+                    stats.shared_bytes
+                ));
+                occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers, "shared_bytes": stats.shared_bytes,
+                    "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct, "module": "sm_80"}));
+            }
         }
         for &side in &sizes.sides {
             lesson.set_shape((side, side, side))?;
@@ -615,6 +916,36 @@ impl lesson::Lesson for GemmLesson {
                     shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": share}));
                 }
             }
+            // The tensor-core rows: BF16 inputs, FP32 sums, against cuBLAS's
+            // bf16 GEMM; a size the kernel refuses, or a GPU without the
+            // sm_80 module, says why.
+            match (&lesson.tensor, TcKernel::Bf16Mma.refusal((side, side, side))) {
+                (Err(why), _) => section.line(format!("No tensor-core rows: {why}.")),
+                (Ok(_), Some(why)) => section.line(format!("No tensor-core rows at {side}: {why}.")),
+                (Ok(_), None) => {
+                    let cublas_tc = match lesson.cublas {
+                        Ok(_) => Some(lesson.time_tc(None, options.plan)?),
+                        Err(_) => None,
+                    };
+                    let mut tc_rows = Vec::new();
+                    for &kernel in TcKernel::ALL {
+                        let timing = lesson.time_tc(Some(kernel), options.plan)?;
+                        tc_rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).no_limit());
+                    }
+                    let reference = cublas_tc.map(|t| Row::new(format!("cublasGemmEx_bf16/{side}"), "cuBLAS GemmEx, BF16 in, FP32 sums", t).bytes(by).flop(fl).no_limit());
+                    if let Some(reference_rate) = reference.as_ref().and_then(Row::gflop_per_s) {
+                        for row in &tc_rows {
+                            if let Some(rate) = row.gflop_per_s() {
+                                let share = rate / reference_rate;
+                                section.line(format!("{}: {:.1}% of cuBLAS's BF16 throughput.", row.key, 100.0 * share));
+                                shares.push(json!({"row": row.key, "side": side, "precision": "bf16", "cublas_share": share}));
+                            }
+                        }
+                    }
+                    rows.extend(tc_rows);
+                    rows.extend(reference);
+                }
+            }
             section.rows = rows;
             sections.push(section);
         }
@@ -622,11 +953,21 @@ impl lesson::Lesson for GemmLesson {
             first.text.insert(
                 0,
                 format!(
-                    "Every kernel matches the f64 reference at {} x {} x {} in every element and at {SAMPLES} sampled \
+                    "Every FP32 kernel matches the f64 reference at {} x {} x {} in every element and at {SAMPLES} sampled \
                      elements of every size, each within (k + 2) 2^-24 (|alpha| sum |a b| + |beta c|); matches cuBLAS in \
                      every element within twice that bound at the largest |a|, |b|, |c| (1); and equals the naive kernel's \
-                     output in every element.",
-                    SMALL.0, SMALL.1, SMALL.2
+                     output in every element.{}",
+                    SMALL.0, SMALL.1, SMALL.2,
+                    if lesson.tensor.is_ok() {
+                        format!(
+                            " The tensor-core kernel matches the f64 reference at {} x {} x {} in every element and at the samples of \
+                             every size it runs at, within {TC_BOUND_FACTOR} times that bound (tensor cores truncate in their sums), \
+                             and cuBLAS's BF16 GEMM in every element within twice that.",
+                            TC_SMALL.0, TC_SMALL.1, TC_SMALL.2
+                        )
+                    } else {
+                        String::new()
+                    }
                 ),
             );
             first.text.insert(1, cublas_line);

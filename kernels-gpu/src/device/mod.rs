@@ -13,6 +13,8 @@
 //! - [`warp`]: register exchange between a warp's lanes (`shfl.sync`).
 //! - [`atomic`]: GPU-scope ordered atomics and `nanosleep`, and the row
 //!   barrier the cooperative softmax kernel is built on.
+//! - [`mma`]: tensor cores (`mma.sync`), `ldmatrix` and `cp.async`, for the
+//!   sm_80 module only.
 //! - [`unroll`]: `#pragma unroll` for Rust: a fixed-count loop copied in
 //!   the source, so a per-thread array it indexes stays in registers.
 //!
@@ -22,6 +24,7 @@
 pub mod atomic;
 pub mod math;
 pub mod memory;
+pub mod mma;
 pub mod shared;
 pub mod thread;
 pub mod unroll;

@@ -122,6 +122,13 @@ impl<T: SharedWord> SharedPtr<T> {
         }
     }
 
+    /// The 32-bit shared address itself (bytes), for instructions that take
+    /// one (`ldmatrix`, `cp.async`).
+    #[inline(always)]
+    pub fn addr(self) -> u32 {
+        self.addr
+    }
+
     /// The element `i` places on: `addr + i * size_of::<T>()` bytes.
     #[inline(always)]
     pub fn add(self, i: u32) -> Self {

@@ -1,0 +1,146 @@
+//! Tensor cores and asynchronous copies (compute capability 8.0 and up):
+//! `mma.sync`, `ldmatrix` and `cp.async`, each one PTX instruction in an
+//! `asm!`, for the kernels of the sm_80 module (`--cfg lab_tensor_cores`,
+//! built with `-Ctarget-cpu=sm_80`: PTX ISA 7.0, where these instructions
+//! exist). The sm_75 module never emits them: only kernels compiled under
+//! that cfg call these functions.
+//!
+//! Shapes and fragment layouts are the PTX ISA's ("Matrix Fragments for
+//! mma.m16n8k16 with floating point type", "ldmatrix"): in a warp, lane
+//! `l` has `group = l / 4` and `pair = l % 4`.
+//! - A (16 x 16, row-major): 4 registers of two bf16 each; register `r`
+//!   holds row `group + 8 (r % 2)`, columns `2 pair + 8 (r / 2)` and the
+//!   next.
+//! - B (16 x 8, "col"): 2 registers; register `r` holds rows (k)
+//!   `2 pair + 8 r` and the next, column (n) `group`.
+//! - C, D (16 x 8, f32): 4 registers; `r` holds row `group + 8 (r / 2)`,
+//!   column `2 pair + r % 2`.
+//!
+//! `tests/cpu_gemm.rs` checks that each instruction appears in the sm_80
+//! PTX as written here.
+
+// ANCHOR: mma_bf16
+/// `D = A * B + C` on the tensor cores for one warp: A 16 x 16 and B 16 x 8
+/// in bf16, C and D 16 x 8 in f32 (`mma.sync.aligned.m16n8k16.row.col.f32
+/// .bf16.bf16.f32`), 4096 FLOP. Every lane of the warp must call it with its
+/// own fragments (layouts in the module's docs).
+#[inline(always)]
+pub fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    let d: [f32; 4];
+    let (d0, d1, d2, d3): (f32, f32, f32, f32);
+    // SAFETY: a register-only instruction; the caller's warp is converged
+    // (`.aligned`), which every kernel here guarantees by calling it from
+    // warp-uniform control flow.
+    unsafe {
+        core::arch::asm!(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
+            d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+            a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+            b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+            c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+            options(pure, nomem, nostack, preserves_flags),
+        )
+    };
+    d = [d0, d1, d2, d3];
+    d
+}
+// ANCHOR_END: mma_bf16
+
+// ANCHOR: ldmatrix
+/// Four 8 x 8 matrices of 16-bit elements from shared memory into one
+/// register each (`ldmatrix.sync.aligned.m8n8.x4.shared.b16`): lane `l`
+/// gives the 32-bit shared address of row `l % 8` of matrix `l / 8`, and
+/// receives, in register `j`, row `l / 4`, elements `2 (l % 4)` and the
+/// next, of matrix `j`. With the matrices at rows 0-7 and 8-15 of columns
+/// 0-7, then of columns 8-15, of a row-major 16 x 16 tile, the four
+/// registers are an `mma` A fragment.
+///
+/// # Safety
+/// Every lane's address is a 16-byte-aligned row of 16 bytes inside a
+/// shared array, written before a barrier; the warp is converged.
+#[inline(always)]
+pub unsafe fn ldmatrix_x4(addr: u32) -> [u32; 4] {
+    let (r0, r1, r2, r3): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
+            a = in(reg32) addr,
+            r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
+            options(readonly, nostack, preserves_flags),
+        )
+    };
+    [r0, r1, r2, r3]
+}
+
+/// Two 8 x 8 matrices, each transposed on the way (`ldmatrix.sync.aligned
+/// .m8n8.x2.trans.shared.b16`): lanes 0-15 give the addresses of rows 0-7
+/// of matrix 0 and of matrix 1, and lane `l` receives, in register `j`,
+/// elements at rows `2 (l % 4)` and the next, column `l / 4`, of matrix
+/// `j`. From a row-major `[k][n]` tile (rows k to k + 15 at one column
+/// offset) this is an `mma` B fragment.
+///
+/// # Safety
+/// As [`ldmatrix_x4`], for lanes 0-15's addresses (lanes 16-31 pass any
+/// address of the same array; the instruction ignores them).
+#[inline(always)]
+pub unsafe fn ldmatrix_x2_trans(addr: u32) -> [u32; 2] {
+    let (r0, r1): (u32, u32);
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{{r0}, {r1}}}, [{a}];",
+            a = in(reg32) addr,
+            r0 = out(reg32) r0, r1 = out(reg32) r1,
+            options(readonly, nostack, preserves_flags),
+        )
+    };
+    [r0, r1]
+}
+// ANCHOR_END: ldmatrix
+
+// ANCHOR: cp_async
+/// Copies 16 bytes from global to shared memory without passing through
+/// registers (`cp.async.cg.shared.global`, cached in L2 only): of the 16
+/// bytes, the first `src_bytes` (16 or 0) come from `src` and the rest are
+/// zeros, so a chunk outside a matrix becomes zeros with no load. The copy
+/// completes asynchronously: [`cp_async_commit`] closes a group of copies
+/// and [`cp_async_wait`] waits for all but the newest N groups.
+///
+/// # Safety
+/// `dst` is a 16-byte-aligned shared address with 16 bytes of its array
+/// after it; where `src_bytes` is 16, `src` is a 16-byte-aligned global
+/// address of 16 readable bytes nothing writes during the kernel. Nothing
+/// reads `dst` before a wait that covers this copy and a barrier.
+#[inline(always)]
+pub unsafe fn cp_async_16(dst: u32, src: *const u8, src_bytes: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
+            d = in(reg32) dst,
+            s = in(reg64) src,
+            n = in(reg32) src_bytes,
+            options(nostack, preserves_flags),
+        )
+    };
+}
+
+/// Closes the group of this thread's `cp.async` copies issued since the
+/// last commit (`cp.async.commit_group`); an empty group is allowed.
+#[inline(always)]
+pub fn cp_async_commit() {
+    // SAFETY: bookkeeping of the thread's own copies; touches no memory.
+    unsafe { core::arch::asm!("cp.async.commit_group;", options(nostack, preserves_flags)) };
+}
+
+/// Waits until at most `N` of this thread's committed groups are still in
+/// flight (`cp.async.wait_group N`). Other threads' copies need a barrier
+/// after it to be visible.
+#[inline(always)]
+pub fn cp_async_wait<const N: u32>() {
+    // SAFETY: waits on the thread's own copies; LLVM must not move memory
+    // accesses across it (no `nomem`).
+    unsafe { core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags)) };
+}
+// ANCHOR_END: cp_async
