@@ -20,7 +20,8 @@
         stdarch_nvptx,
         asm_experimental_arch,
         link_llvm_intrinsics,
-        core_intrinsics
+        core_intrinsics,
+        stmt_expr_attributes
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
