@@ -61,20 +61,20 @@ pub const REG_LOADS: u32 = BLOCK_M * BLOCK_K / REG_THREADS;
 /// accumulation): `TC_BLOCK_M x TC_BLOCK_N`, `TC_BLOCK_K` deep per step.
 pub const TC_BLOCK_M: u32 = 128;
 /// See [`TC_BLOCK_M`].
-pub const TC_BLOCK_N: u32 = 256;
+pub const TC_BLOCK_N: u32 = 128;
 /// See [`TC_BLOCK_M`].
 pub const TC_BLOCK_K: u32 = 32;
-/// Threads of a tensor-core block: 8 warps, as 2 (rows) x 4 (columns), each
+/// Threads of a tensor-core block: 4 warps, as 2 (rows) x 2 (columns), each
 /// computing a 64 x 64 tile of the block's as 4 x 8 `mma` tiles of 16 x 8.
-pub const TC_THREADS: u32 = 256;
+pub const TC_THREADS: u32 = 128;
 /// A warp's tile of the block's: `TC_WARP_M x TC_WARP_N`.
 pub const TC_WARP_M: u32 = 64;
 /// See [`TC_WARP_M`].
 pub const TC_WARP_N: u32 = 64;
 /// bf16 elements of padding after each shared row, so the 8 rows one
-/// `ldmatrix` reads fall in 8 different 16-byte bank groups (a row of A's 40
+/// `ldmatrix` reads fall in 8 different 16-byte bank groups (a row of 40
 /// elements is 80 bytes: the 8 rows start at 0, 80, 160, ... modulo 128,
-/// all different; B's 264 elements are 528 bytes, 16 modulo 128).
+/// all different).
 pub const TC_PAD: u32 = 8;
 /// Row strides of the shared tiles, in bf16 elements.
 pub const TC_A_STRIDE: u32 = TC_BLOCK_K + TC_PAD;
@@ -84,7 +84,7 @@ pub const TC_B_STRIDE: u32 = TC_BLOCK_N + TC_PAD;
 pub const TC_STAGE_BYTES: u32 = 2 * (TC_BLOCK_M * TC_A_STRIDE + TC_BLOCK_K * TC_B_STRIDE);
 /// Pipeline stages: while the warps multiply one stage's tiles, the copies
 /// of the next `TC_STAGES - 1` steps are in flight.
-pub const TC_STAGES: u32 = 3;
+pub const TC_STAGES: u32 = 4;
 /// Dynamic shared memory a tensor-core block asks for: every stage.
 pub const TC_SHARED_BYTES: u32 = TC_STAGES * TC_STAGE_BYTES;
 /// The alignment the tensor-core kernel needs of `k` and `n`: a 16-byte
@@ -95,7 +95,6 @@ const _: () = assert!(
     TC_SHARED_BYTES <= 99 * 1024,
     "two blocks an SM on every GPU of compute capability 8.0 and up (an RTX 30's 100 KiB of shared memory an SM)"
 );
-const _: () = assert!(TC_THREADS == (TC_BLOCK_M / TC_WARP_M) * (TC_BLOCK_N / TC_WARP_N) * 32, "a warp per warp tile");
 const _: () = assert!(
     (TC_BLOCK_M * TC_BLOCK_K / 8) % TC_THREADS == 0 && (TC_BLOCK_K * TC_BLOCK_N / 8) % TC_THREADS == 0,
     "each thread copies a whole number of 16-byte chunks of each tile"
