@@ -160,9 +160,9 @@ fn every_kernel_is_in_the_ptx_with_its_fmas() {
 
 /// The sm_80 module is PTX ISA 7.0 for sm_80, exports the tensor-core
 /// kernel with the parameters its launch is checked against, and the
-/// device layer's instructions appear in it as written: per 16 of k, one
-/// `mma.sync` per 16 x 8 tile of a warp's, one `ldmatrix.x4` per 16 rows of
-/// A and one `ldmatrix.x4.trans` per 16 columns of B.
+/// device layer's instructions appear in it as written: per step of
+/// TC_BLOCK_K, 2 x 16 `mma.sync` (4 x 4 tiles a warp, k in 16s), 4
+/// `ldmatrix.x4` for A and 4 `ldmatrix.x2.trans` for B per 16 of k.
 #[test]
 fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
     use host::gemm::TcKernel;
@@ -175,18 +175,12 @@ fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
     let body = entry_body(PTX_SM80, "gemm_bf16_mma").expect("an entry has a body");
     let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
     let k16_steps = (TC_BLOCK_K / 16) as usize;
-    let (m_tiles, n_tiles) = ((TC_WARP_M / 16) as usize, (TC_WARP_N / 8) as usize);
-    // A plain loop of k16_steps trips that LLVM may leave rolled: counted
-    // per trip, or per step if unrolled.
-    let per = |n: usize| [n, n * k16_steps];
-    assert!(per(m_tiles * n_tiles).contains(&count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")), "mma");
-    assert!(per(m_tiles).contains(&count("ldmatrix.sync.aligned.m8n8.x4.shared.b16")), "ldmatrix A");
-    assert!(per(n_tiles / 2).contains(&count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")), "ldmatrix B");
-    // Each thread's 16-byte chunks of one step: A's and B's.
-    let chunks = ((TC_BLOCK_M * TC_BLOCK_K + TC_BLOCK_K * TC_BLOCK_N) / 8 / TC_THREADS) as usize;
+    assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 16 * k16_steps);
+    assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * k16_steps);
+    assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), 4 * k16_steps);
     // The first TC_STAGES - 1 steps' copies before the loop, one step's
     // inside it: each thread 2 chunks of A and 2 of B a step.
-    assert_eq!(count("cp.async.cg.shared.global"), TC_STAGES as usize * chunks);
+    assert_eq!(count("cp.async.cg.shared.global"), TC_STAGES as usize * 4);
     let wait = format!("cp.async.wait_group {}", TC_STAGES - 2);
     assert!(count("cp.async.commit_group") == TC_STAGES as usize && count(&wait) == 1 && count("cp.async.wait_group 0") == 1, "{body}");
     assert!(!body.contains(".local"), "no local memory");

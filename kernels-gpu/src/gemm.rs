@@ -64,13 +64,9 @@ pub const TC_BLOCK_M: u32 = 128;
 pub const TC_BLOCK_N: u32 = 128;
 /// See [`TC_BLOCK_M`].
 pub const TC_BLOCK_K: u32 = 32;
-/// Threads of a tensor-core block: 4 warps, as 2 (rows) x 2 (columns), each
-/// computing a 64 x 64 tile of the block's as 4 x 8 `mma` tiles of 16 x 8.
-pub const TC_THREADS: u32 = 128;
-/// A warp's tile of the block's: `TC_WARP_M x TC_WARP_N`.
-pub const TC_WARP_M: u32 = 64;
-/// See [`TC_WARP_M`].
-pub const TC_WARP_N: u32 = 64;
+/// Threads of a tensor-core block: 8 warps, as 2 (rows) x 4 (columns), each
+/// computing a 64 x 32 tile of the block's as 4 x 4 `mma` tiles of 16 x 8.
+pub const TC_THREADS: u32 = 256;
 /// bf16 elements of padding after each shared row, so the 8 rows one
 /// `ldmatrix` reads fall in 8 different 16-byte bank groups (a row of 40
 /// elements is 80 bytes: the 8 rows start at 0, 80, 160, ... modulo 128,
@@ -343,7 +339,7 @@ mod tensor_kernels {
     use super::*;
     use crate::device::math::fma;
     use crate::device::memory::load_readonly;
-    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_wait, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
+    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, mma_bf16_m16n8k16};
     use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
     use crate::device::unroll::unrolled;
 
@@ -388,18 +384,16 @@ mod tensor_kernels {
     // ANCHOR: gemm_bf16_mma
     /// `D = alpha * A * B + beta * C` with A and B in bf16 and the products
     /// summed in f32 on the tensor cores (`mma.sync` m16n8k16), C and D in
-    /// f32. A block computes a `TC_BLOCK_M x TC_BLOCK_N` tile of D; its 4
-    /// warps, as 2 x 2, a 64 x 64 tile each, as 4 x 8 `mma` tiles, with 128
-    /// f32 accumulators a thread: per 16 of k a warp loads 4 A fragments and
-    /// 8 B fragments with 8 `ldmatrix` and runs 32 `mma`.
+    /// f32. A block computes a `TC_BLOCK_M x TC_BLOCK_N` tile of D; its 8
+    /// warps, as 2 x 4, a 64 x 32 tile each, as 4 x 4 `mma` tiles, with 64
+    /// f32 accumulators a thread.
     ///
     /// # Memory
     /// Each step's A and B tiles go from global to shared memory by
     /// `cp.async` (no registers on the way), into one of `TC_STAGES` stages
     /// of dynamic shared memory, so the copies of the next `TC_STAGES - 1`
     /// steps overlap this step's `mma`s; one barrier a step. Fragments come from
-    /// shared memory by `ldmatrix` (A as stored, B transposed on the way,
-    /// two 8-column tiles a load);
+    /// shared memory by `ldmatrix` (A as stored, B transposed on the way);
     /// rows are padded by `TC_PAD` elements so an `ldmatrix` has no bank
     /// conflict. Chunks outside the matrices are zero-filled by the copy
     /// itself; the store is guarded.
@@ -430,11 +424,10 @@ mod tensor_kernels {
         let base = GEMM_TC_STAGES::shared().addr();
         let tid = thread_idx_x();
         let (warp, lane) = (tid / 32, tid % 32);
-        let warps_n = TC_BLOCK_N / TC_WARP_N;
-        let (warp_row, warp_col) = ((warp / warps_n) * TC_WARP_M, (warp % warps_n) * TC_WARP_N);
+        let (warp_row, warp_col) = ((warp / 4) * 64, (warp % 4) * 32);
         let (block_row, block_col) = (block_idx_y() * TC_BLOCK_M, block_idx_x() * TC_BLOCK_N);
         let steps = k.div_ceil(TC_BLOCK_K);
-        let mut acc = [[[0.0f32; 4]; (TC_WARP_N / 8) as usize]; (TC_WARP_M / 16) as usize];
+        let mut acc = [[[0.0f32; 4]; 4]; 4];
 
         // The first TC_STAGES - 1 steps' copies, one group each (an empty
         // group past the last step keeps the count).
@@ -465,47 +458,37 @@ mod tensor_kernels {
 
             let a_tile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
             let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
-            // A plain loop (2 trips): a closure this large is past LLVM's
-            // inlining threshold, and an outlined one would take the
-            // accumulators by reference, into local memory.
-            for kk16 in 0..TC_BLOCK_K / 16 {
-                let kk = kk16 * 16;
-                let mut fa = [[0u32; 4]; (TC_WARP_M / 16) as usize];
-                let mut fb = [[0u32; 2]; (TC_WARP_N / 8) as usize];
+            unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
+                let kk = kk as u32 * 16;
+                let mut fa = [[0u32; 4]; 4];
+                let mut fb = [[0u32; 2]; 4];
                 // SAFETY: every address is a 16-byte row inside this stage's
                 // tiles, written before the barrier above; the warp is
                 // converged (no divergent branch reaches here).
                 unsafe {
-                    unrolled::<{ (TC_WARP_M / 16) as usize }>(|i| {
+                    unrolled::<4>(|i| {
                         let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
                         let col = kk + (lane / 16) * 8;
                         fa[i] = ldmatrix_x4(a_tile + 2 * (row * TC_A_STRIDE + col));
                     });
-                    // Two 8-column B fragments per ldmatrix: matrices 0 and 1
-                    // are k rows 0-7 and 8-15 of columns n..n+8, 2 and 3 the
-                    // same of n+8..n+16.
-                    unrolled::<{ (TC_WARP_N / 16) as usize }>(|j| {
-                        let row = kk + (lane / 8 % 2) * 8 + lane % 8;
-                        let col = warp_col + j as u32 * 16 + (lane / 16) * 8;
-                        let r = ldmatrix_x4_trans(b_tile + 2 * (row * TC_B_STRIDE + col));
-                        fb[2 * j] = [r[0], r[1]];
-                        fb[2 * j + 1] = [r[2], r[3]];
+                    unrolled::<4>(|j| {
+                        let row = kk + lane % 16;
+                        let col = warp_col + j as u32 * 8;
+                        fb[j] = ldmatrix_x2_trans(b_tile + 2 * (row * TC_B_STRIDE + col));
                     });
                 }
-                unrolled::<{ (TC_WARP_M / 16) as usize }>(|i| {
-                    unrolled::<{ (TC_WARP_N / 8) as usize }>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
+                unrolled::<4>(|i| {
+                    unrolled::<4>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
                 });
-            }
+            });
             step += 1;
         }
         cp_async_wait::<0>();
 
         let (group, pair) = (lane / 4, lane % 4);
-        // The closures are inlined by force: outlined, they would take the
-        // accumulators by reference, into local memory.
-        unrolled::<{ (TC_WARP_M / 16) as usize }>(#[inline(always)] |i| {
-            unrolled::<{ (TC_WARP_N / 8) as usize }>(#[inline(always)] |j| {
-                unrolled::<4>(#[inline(always)] |r| {
+        unrolled::<4>(|i| {
+            unrolled::<4>(|j| {
+                unrolled::<4>(|r| {
                     let row = block_row + warp_row + i as u32 * 16 + group + 8 * (r as u32 / 2);
                     let col = block_col + warp_col + j as u32 * 8 + 2 * pair + r as u32 % 2;
                     if row < m && col < n {

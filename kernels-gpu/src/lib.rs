@@ -20,8 +20,7 @@
         stdarch_nvptx,
         asm_experimental_arch,
         link_llvm_intrinsics,
-        core_intrinsics,
-        stmt_expr_attributes
+        core_intrinsics
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]

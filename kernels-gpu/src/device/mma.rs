@@ -73,31 +73,30 @@ pub unsafe fn ldmatrix_x4(addr: u32) -> [u32; 4] {
     [r0, r1, r2, r3]
 }
 
-/// Four 8 x 8 matrices, each transposed on the way
-/// (`ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`): lane `l` gives the
-/// address of row `l % 8` of matrix `l / 8` and receives, in register `j`,
-/// rows `2 (l % 4)` and the next, column `l / 4`, of matrix `j`. With the
-/// matrices at k rows 0-7 and 8-15 of columns n to n + 7, then of n + 8 to
-/// n + 15, of a row-major `[k][n]` tile, registers 0-1 and 2-3 are the `mma`
-/// B fragments of two neighbouring 8-column tiles.
+/// Two 8 x 8 matrices, each transposed on the way (`ldmatrix.sync.aligned
+/// .m8n8.x2.trans.shared.b16`): lanes 0-15 give the addresses of rows 0-7
+/// of matrix 0 and of matrix 1, and lane `l` receives, in register `j`,
+/// elements at rows `2 (l % 4)` and the next, column `l / 4`, of matrix
+/// `j`. From a row-major `[k][n]` tile (rows k to k + 15 at one column
+/// offset) this is an `mma` B fragment.
 ///
 /// # Safety
-/// As [`ldmatrix_x4`].
+/// As [`ldmatrix_x4`], for lanes 0-15's addresses (lanes 16-31 pass any
+/// address of the same array; the instruction ignores them).
 #[inline(always)]
-pub unsafe fn ldmatrix_x4_trans(addr: u32) -> [u32; 4] {
-    let (r0, r1, r2, r3): (u32, u32, u32, u32);
+pub unsafe fn ldmatrix_x2_trans(addr: u32) -> [u32; 2] {
+    let (r0, r1): (u32, u32);
     // SAFETY: the caller's contract.
     unsafe {
         core::arch::asm!(
-            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
+            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{{r0}, {r1}}}, [{a}];",
             a = in(reg32) addr,
-            r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
+            r0 = out(reg32) r0, r1 = out(reg32) r1,
             options(readonly, nostack, preserves_flags),
         )
     };
-    [r0, r1, r2, r3]
+    [r0, r1]
 }
-
 // ANCHOR_END: ldmatrix
 
 // ANCHOR: cp_async
