@@ -178,11 +178,10 @@ fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
     assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 16 * k16_steps);
     assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * k16_steps);
     assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), 4 * k16_steps);
-    // The first TC_STAGES - 1 steps' copies before the loop, one step's
-    // inside it: each thread 2 chunks of A and 2 of B a step.
-    assert_eq!(count("cp.async.cg.shared.global"), TC_STAGES as usize * 4);
-    let wait = format!("cp.async.wait_group {}", TC_STAGES - 2);
-    assert!(count("cp.async.commit_group") == TC_STAGES as usize && count(&wait) == 1 && count("cp.async.wait_group 0") == 1, "{body}");
+    // Two stages' copies (the first before the loop, the next inside it),
+    // each thread 2 chunks of A and 2 of B.
+    assert_eq!(count("cp.async.cg.shared.global"), 2 * 4);
+    assert!(count("cp.async.commit_group") >= 2 && count("cp.async.wait_group 1") == 1 && count("cp.async.wait_group 0") == 1);
     assert!(!body.contains(".local"), "no local memory");
 }
 

@@ -78,19 +78,13 @@ pub const TC_A_STRIDE: u32 = TC_BLOCK_K + TC_PAD;
 pub const TC_B_STRIDE: u32 = TC_BLOCK_N + TC_PAD;
 /// Bytes of one pipeline stage in shared memory: the A tile then the B tile.
 pub const TC_STAGE_BYTES: u32 = 2 * (TC_BLOCK_M * TC_A_STRIDE + TC_BLOCK_K * TC_B_STRIDE);
-/// Pipeline stages: while the warps multiply one stage's tiles, the copies
-/// of the next `TC_STAGES - 1` steps are in flight.
-pub const TC_STAGES: u32 = 4;
-/// Dynamic shared memory a tensor-core block asks for: every stage.
-pub const TC_SHARED_BYTES: u32 = TC_STAGES * TC_STAGE_BYTES;
+/// Pipeline stages: the copy of the next tile runs while this one is used.
+pub const TC_STAGES: u32 = 2;
 /// The alignment the tensor-core kernel needs of `k` and `n`: a 16-byte
 /// `cp.async` chunk is 8 bf16 elements, so rows must start on one.
 pub const TC_ALIGN: usize = 8;
 
-const _: () = assert!(
-    TC_SHARED_BYTES <= 99 * 1024,
-    "two blocks an SM on every GPU of compute capability 8.0 and up (an RTX 30's 100 KiB of shared memory an SM)"
-);
+const _: () = assert!(TC_STAGES * TC_STAGE_BYTES <= 48 * 1024, "static shared memory is at most 48 KiB");
 const _: () = assert!(
     (TC_BLOCK_M * TC_BLOCK_K / 8) % TC_THREADS == 0 && (TC_BLOCK_K * TC_BLOCK_N / 8) % TC_THREADS == 0,
     "each thread copies a whole number of 16-byte chunks of each tile"
@@ -342,8 +336,9 @@ mod tensor_kernels {
     use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, mma_bf16_m16n8k16};
     use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
     use crate::device::unroll::unrolled;
+    use crate::shared_array;
 
-    crate::dynamic_shared!(GEMM_TC_STAGES: [u32]);
+    shared_array!(GEMM_TC_STAGES: [u32; (TC_STAGES * TC_STAGE_BYTES / 4) as usize]);
 
     /// Queues the copies of one step's tiles into stage `stage`: the A tile
     /// (`TC_BLOCK_M x TC_BLOCK_K` from row `block_row`, column `p0`) and the B
@@ -390,9 +385,8 @@ mod tensor_kernels {
     ///
     /// # Memory
     /// Each step's A and B tiles go from global to shared memory by
-    /// `cp.async` (no registers on the way), into one of `TC_STAGES` stages
-    /// of dynamic shared memory, so the copies of the next `TC_STAGES - 1`
-    /// steps overlap this step's `mma`s; one barrier a step. Fragments come from
+    /// `cp.async` (no registers on the way), into one of two stages, so the
+    /// next step's copy overlaps this step's `mma`s. Fragments come from
     /// shared memory by `ldmatrix` (A as stored, B transposed on the way);
     /// rows are padded by `TC_PAD` elements so an `ldmatrix` has no bank
     /// conflict. Chunks outside the matrices are zero-filled by the copy
@@ -400,8 +394,7 @@ mod tensor_kernels {
     ///
     /// # Launch assumption
     /// `TC_THREADS` threads in one dimension, a grid of `ceil(n /
-    /// TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`, `TC_SHARED_BYTES` of dynamic
-    /// shared memory (the host raises the kernel's limit); k and n multiples of
+    /// TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
     /// `TC_ALIGN` (the host refuses other shapes). Every thread reaches every
     /// barrier and every warp-wide instruction.
     ///
@@ -429,32 +422,21 @@ mod tensor_kernels {
         let steps = k.div_ceil(TC_BLOCK_K);
         let mut acc = [[[0.0f32; 4]; 4]; 4];
 
-        // The first TC_STAGES - 1 steps' copies, one group each (an empty
-        // group past the last step keeps the count).
-        unrolled::<{ (TC_STAGES - 1) as usize }>(|s| {
-            let s = s as u32;
-            if s < steps {
-                // SAFETY: the launch assumption (alignment, shapes) is
-                // load_stage's.
-                unsafe { load_stage(base, s, a, b, m, n, k, block_row, block_col, s * TC_BLOCK_K) };
-            }
-            cp_async_commit();
-        });
+        // SAFETY: the launch assumption (alignment, shapes) is load_stage's.
+        unsafe { load_stage(base, 0, a, b, m, n, k, block_row, block_col, 0) };
+        cp_async_commit();
         let mut step = 0;
         while step < steps {
-            // Groups committed so far: TC_STAGES - 1 + step. Waiting until
-            // at most TC_STAGES - 2 are in flight completes this step's; the
-            // barrier makes every thread's copies visible, and tells every
-            // warp that all warps are done with the stage read last step.
-            cp_async_wait::<{ TC_STAGES - 2 }>();
-            sync_threads();
-            let next = step + TC_STAGES - 1;
-            if next < steps {
-                // SAFETY: as above; stage next % TC_STAGES was last read in
-                // step - 1, before the barrier above.
-                unsafe { load_stage(base, next % TC_STAGES, a, b, m, n, k, block_row, block_col, next * TC_BLOCK_K) };
+            // Start the next step's copy into the other stage, then wait for
+            // this step's (all groups but the newest).
+            if step + 1 < steps {
+                // SAFETY: as above; the other stage was last read before the
+                // barrier that ended the previous step.
+                unsafe { load_stage(base, (step + 1) % TC_STAGES, a, b, m, n, k, block_row, block_col, (step + 1) * TC_BLOCK_K) };
             }
             cp_async_commit();
+            cp_async_wait::<1>();
+            sync_threads();
 
             let a_tile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
             let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
@@ -481,6 +463,7 @@ mod tensor_kernels {
                     unrolled::<4>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
                 });
             });
+            sync_threads();
             step += 1;
         }
         cp_async_wait::<0>();

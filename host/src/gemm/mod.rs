@@ -74,7 +74,7 @@ impl TcKernel {
         LaunchConfig {
             grid_dim: (blocks(n, TC_BLOCK_N), blocks(m, TC_BLOCK_M), 1),
             block_dim: (TC_THREADS, 1, 1),
-            shared_mem_bytes: TC_SHARED_BYTES,
+            shared_mem_bytes: 0,
         }
     }
 
@@ -536,16 +536,6 @@ impl TensorCores {
             )));
         }
         let kernels = KernelSet::from_ptx(gpu, crate::ptx::PTX_SM80)?;
-        for &kernel in TcKernel::ALL {
-            // Past 48 KiB of dynamic shared memory a kernel must ask.
-            kernels
-                .active(kernel)
-                .set_attribute(
-                    cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    TC_SHARED_BYTES as i32,
-                )
-                .map_err(|source| Error::Driver { call: "cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)", source })?;
-        }
         let to_bf16 = |v: &[f32]| -> Vec<u16> { v.iter().map(|&x| half::bf16::from_f32(x).to_bits()).collect() };
         let upload = |host: Vec<u16>| -> Result<CudaSlice<u16>> {
             // SAFETY: every bit pattern is a valid u16; the buffer is
@@ -884,15 +874,15 @@ impl lesson::Lesson for GemmLesson {
                 let f = tc.kernels.active(kernel);
                 let stats = crate::compare::FunctionStats::of(f)?;
                 let blocks = f
-                    .occupancy_max_active_blocks_per_multiprocessor(TC_THREADS, TC_SHARED_BYTES as usize, None)
+                    .occupancy_max_active_blocks_per_multiprocessor(TC_THREADS, 0, None)
                     .map_err(|source| Error::Driver { call: "cuOccupancyMaxActiveBlocksPerMultiprocessor", source })?;
                 let pct = 100.0 * f64::from(blocks * TC_THREADS) / f64::from(gpu.info.max_threads_per_sm.max(1));
                 occupancy_lines.push(format!(
-                    "{} (sm_80 module): {} registers a thread, {} bytes of shared memory a block ({TC_STAGES} stages), \
-                     {blocks} block(s) an SM: {pct:.1}% theoretical occupancy.",
+                    "{} (sm_80 module): {} registers a thread, {} bytes of shared memory a block, {blocks} block(s) an SM: \
+                     {pct:.1}% theoretical occupancy.",
                     kernel.symbol(),
                     stats.registers,
-                    stats.shared_bytes + TC_SHARED_BYTES as i32
+                    stats.shared_bytes
                 ));
                 occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers, "shared_bytes": stats.shared_bytes,
                     "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct, "module": "sm_80"}));
