@@ -36,8 +36,10 @@ fn the_bound_grows_with_k_and_the_magnitudes() {
     // At k = 4096 with every magnitude at 1: (4098) 2^-24 (0.75 * 4096 + 0.5).
     let want = 4098.0 * (f32::EPSILON as f64 / 2.0) * (0.75 * 4096.0 + 0.5);
     assert!((bound_for_k(4096) - want).abs() < 1e-12);
-    // Far below an output's typical size (sqrt(k) / 3 or so), so a wrong
-    // product shows: 0.75 here, against outputs of order 20.
+    // The a-priori bound is loose (every magnitude at 1): 0.75 at k = 4096,
+    // against outputs of order 16. It catches gross errors; the per-element
+    // bounds of the samples, the FP32 kernels' equality with the naive
+    // kernel and the tensor-core kernel's exact integer check catch the rest.
     assert!(bound_for_k(4096) < 1.0);
 }
 
@@ -105,9 +107,10 @@ fn the_samples_hold_the_corners_and_stay_inside() {
 fn sizes_on_a_t4_and_an_h200() {
     let h200 = Sizes::new(&lab_tests::profile("H200").info(), false);
     assert_eq!(h200.sides, [1024, 2048, 4095, 4096, 8192]);
+    assert_eq!(host::sizes::LessonSizes::device_bytes(&h200), host::gemm::MATRICES * 8192 * 8192 * 4);
     assert_eq!(h200.compared, 4096);
     let t4 = Sizes::new(&lab_tests::profile("T4").info(), false);
-    assert_eq!(t4.sides, [1024, 2048, 4095, 4096, 8192], "1 GiB of matrices fits a quarter of 16 GB");
+    assert_eq!(t4.sides, [1024, 2048, 4095, 4096, 8192], "2 GiB of matrices fits a quarter of 16 GB");
     let quick = Sizes::new(&lab_tests::profile("H200").info(), true);
     assert_eq!(quick.sides, [128]);
 }
@@ -242,4 +245,31 @@ fn the_tensor_core_bound_is_looser_and_still_tight() {
     let failure = host::gemm::check_samples_within("wrong", &wrong, &a, &b, &c, (m, n, k), host::gemm::TC_BOUND_FACTOR)
         .expect("a result 0.01 off must fail");
     assert!(failure.to_string().contains("D[0][0]"), "{failure}");
+}
+
+/// The integer inputs make every correct order of summation exact: the f32
+/// sums in ascending k, in descending k and in blocks of 16 (as a tensor
+/// core adds one `mma`'s products) all equal the f64 result, for k up to
+/// 8192; a one-off product changes the result by at least 0.75.
+#[test]
+fn the_integer_inputs_make_every_order_exact() {
+    use host::gemm::reference::{INTEGER_STREAMS, STREAMS, integer, matrix, matrix_of};
+    let (m, n, k) = (3, 5, 8192);
+    let (a, b) = (matrix_of(m * k, INTEGER_STREAMS[0], integer), matrix_of(k * n, INTEGER_STREAMS[1], integer));
+    let c = matrix(m * n, STREAMS[2]);
+    assert!(a.iter().chain(&b).all(|&v| v.fract() == 0.0 && v.abs() <= 2.0));
+    assert!(a.iter().any(|&v| v == -2.0) && a.iter().any(|&v| v == 2.0), "the whole range is used");
+    for row in 0..m {
+        for col in 0..n {
+            let products: Vec<f32> = (0..k).map(|p| a[row * k + p] * b[p * n + col]).collect();
+            let up = products.iter().fold(0.0f32, |acc, &x| acc + x);
+            let down = products.iter().rev().fold(0.0f32, |acc, &x| acc + x);
+            let blocks = products.chunks(16).fold(0.0f32, |acc, ch| acc + ch.iter().sum::<f32>());
+            let (exact, _) = reference::output(&a, &b, &c, n, k, row, col);
+            for sum in [up, down, blocks] {
+                let d = 0.75f32.mul_add(sum, -0.5 * c[row * n + col]);
+                assert_eq!(f64::from(d), exact, "({row}, {col})");
+            }
+        }
+    }
 }

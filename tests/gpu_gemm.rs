@@ -26,6 +26,7 @@ fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials::<Kernel>(check);
     trials.push(trial("gemm::the_tensor_core_kernel_matches_the_reference", |gpu| {
         let mut lesson = Gemm::new(gpu, 300).map_err(|e| e.to_string())?;
+        lesson.enable_tensor_cores().map_err(|e| e.to_string())?;
         if let Err(why) = &lesson.tensor {
             // A GPU below compute capability 8.0: the lesson says so and
             // runs the FP32 kernels; nothing to check here.
@@ -34,7 +35,8 @@ fn main() -> std::process::ExitCode {
         }
         for &kernel in TcKernel::ALL {
             for shape in [TC_SMALL, (257, 264, 136)] {
-                let failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
+                let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
+                failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
                 if let Some(f) = failures.first() {
                     return Err(f.to_string());
                 }

@@ -54,8 +54,10 @@ const _: () = assert!(
     "each thread loads a whole number of elements of each tile"
 );
 
-/// Elements of each tile a register-blocked thread loads per step.
+/// Elements of each tile a register-blocked thread loads per step (the A
+/// and B tiles are the same size: `BLOCK_M == BLOCK_N`).
 pub const REG_LOADS: u32 = BLOCK_M * BLOCK_K / REG_THREADS;
+const _: () = assert!(BLOCK_M == BLOCK_N, "REG_LOADS serves both tiles");
 
 /// The tensor-core kernel's tile of `D` per block (BF16 inputs, FP32
 /// accumulation): `TC_BLOCK_M x TC_BLOCK_N`, `TC_BLOCK_K` deep per step.
@@ -68,9 +70,9 @@ pub const TC_BLOCK_K: u32 = 32;
 /// computing a 64 x 32 tile of the block's as 4 x 4 `mma` tiles of 16 x 8.
 pub const TC_THREADS: u32 = 256;
 /// bf16 elements of padding after each shared row, so the 8 rows one
-/// `ldmatrix` reads fall in 8 different 16-byte bank groups (a row of 40
+/// `ldmatrix` reads fall in 8 different 16-byte bank groups (a row of A's 40
 /// elements is 80 bytes: the 8 rows start at 0, 80, 160, ... modulo 128,
-/// all different).
+/// all different; a row of B's 136 is 272 bytes, 16 modulo 128).
 pub const TC_PAD: u32 = 8;
 /// Row strides of the shared tiles, in bf16 elements.
 pub const TC_A_STRIDE: u32 = TC_BLOCK_K + TC_PAD;

@@ -1,18 +1,24 @@
-//! The GEMM lesson on the host: FP32 `D = alpha * A * B + beta * C` from a
-//! thread per output to 2D register blocking, each kernel checked and timed
-//! at square sizes from 1024 to 8192 (and 4095, whose edges no tile
-//! divides) beside cuBLAS's SGEMM at the same size.
+//! The GEMM lesson on the host: `D = alpha * A * B + beta * C` from a
+//! thread per output to 2D register blocking in FP32, then BF16 on the
+//! tensor cores, each kernel checked and timed at square sizes from 1024 to
+//! 8192 (and 4095, whose edges no tile divides) beside cuBLAS at the same
+//! size and precision.
 //!
 //! The checks, all of which can fail:
-//! - a small non-square shape (m, n, k = 67, 131, 97) against the f64 CPU
-//!   reference in every element;
-//! - at every timed size, every element against cuBLAS (where it loads),
-//!   within twice the a-priori bound of [`bound_for_k`], and a sample of
-//!   elements (corners and edges included) against the f64 reference,
-//!   within the bound computed from that element's own products;
-//! - every kernel equal, element for element, to the naive kernel's output:
-//!   all of them add an output's k products in the same order with the same
-//!   FMAs (`kernels-gpu/src/gemm.rs`).
+//! - a small shape (67, 131, 97 for FP32; 67, 136, 104 for the tensor-core
+//!   kernel, whose k and n must be multiples of 8) against the f64 CPU
+//!   reference in every element, within [`bound`] (four times it for the
+//!   tensor cores, [`TC_BOUND_FACTOR`]);
+//! - at every timed size, 512 sampled elements (corners included) against
+//!   the f64 reference within their own bound, and every element against
+//!   cuBLAS (where it loads) within twice the bound at the largest
+//!   magnitudes ([`bound_for_k`]): loose, it catches gross errors only;
+//! - every FP32 kernel equal, element for element, to the naive kernel's
+//!   output: all of them add an output's k products in the same order with
+//!   the same FMAs (`kernels-gpu/src/gemm.rs`);
+//! - the tensor-core kernel, on integer inputs whose every partial sum is
+//!   exact ([`reference::integer`]), equal to the naive kernel's output in
+//!   every element: a wrong or stale tile anywhere shows.
 //!
 //! `D` is poisoned (NaN) before every checked launch, so a kernel that
 //! skips a tile fails.
@@ -128,9 +134,15 @@ pub fn flop(m: usize, n: usize, k: usize) -> f64 {
     2.0 * m as f64 * n as f64 * k as f64
 }
 
-/// Compulsory bytes of one GEMM: A, B and C read once, D written once.
+/// Compulsory bytes of one GEMM: A, B and C read once, D written once,
+/// all in f32.
 pub fn bytes(m: usize, n: usize, k: usize) -> f64 {
     ((m * k + k * n + 2 * m * n) * size_of::<f32>()) as f64
+}
+
+/// [`bytes`] with A and B in bf16 (2 bytes an element), C and D in f32.
+pub fn bytes_bf16(m: usize, n: usize, k: usize) -> f64 {
+    ((m * k + k * n) * 2 + 2 * m * n * size_of::<f32>()) as f64
 }
 
 /// The unit roundoff of f32, 2^-24.
@@ -170,9 +182,28 @@ pub mod reference {
     /// The streams of A, B and C.
     pub const STREAMS: [u64; 3] = [0x6A, 0x6B, 0x6C];
 
+    /// Element `i` of the integer inputs: -2, -1, 0, 1 or 2, hashed from
+    /// `stream`. With them every product is an integer of magnitude at most
+    /// 4 and every partial sum of k <= 8192 products an integer below 2^15,
+    /// exact in f32 however it is ordered, rounded or truncated, and the
+    /// epilogue `0.75 acc - 0.5 c` (c a multiple of 1/256 in [-1, 1)) needs
+    /// at most 24 significant bits: every correct kernel gives the exact
+    /// result, and the same bits.
+    pub fn integer(i: usize, stream: u64) -> f32 {
+        crate::fill::below(i, stream, 5) as f32 - 2.0
+    }
+
+    /// The streams of the integer A and B.
+    pub const INTEGER_STREAMS: [u64; 2] = [0x6F, 0x70];
+
     /// The first `len` elements of a matrix's fill (on every CPU core).
     pub fn matrix(len: usize, stream: u64) -> Vec<f32> {
-        crate::fill::filled(0..len, |i| fill(i, stream))
+        matrix_of(len, stream, fill)
+    }
+
+    /// The first `len` elements of `element(i, stream)` (on every CPU core).
+    pub fn matrix_of(len: usize, stream: u64, element: fn(usize, u64) -> f32) -> Vec<f32> {
+        crate::fill::filled(0..len, |i| element(i, stream))
     }
 
     // ANCHOR: reference
@@ -280,8 +311,20 @@ pub struct Gemm<'g> {
     /// The tensor-core kernels and the bf16 copies of A and B, or why this
     /// GPU has none.
     pub tensor: std::result::Result<TensorCores, String>,
+    /// The inputs launches read.
+    inputs: Inputs,
     /// The shape launches use: set by [`Gemm::set_shape`].
     shape: (usize, usize, usize),
+}
+
+/// The inputs a launch reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inputs {
+    /// The fills: multiples of 1/256 in [-1, 1).
+    Fills,
+    /// The integer inputs of [`reference::integer`], whose GEMM every
+    /// correct kernel computes exactly.
+    Integers,
 }
 
 impl<'g> Gemm<'g> {
@@ -296,6 +339,8 @@ impl<'g> Gemm<'g> {
             .map(|&(m, n, k)| (m * k).max(k * n).max(m * n))
             .fold(side * side, usize::max);
         gpu.require_free_memory(4 * elems * size_of::<f32>(), "the GEMM lesson's A, B, C and D")?;
+        // (The tensor-core side's buffers are asked for in
+        // enable_tensor_cores.)
         let [sa, sb, sc] = reference::STREAMS;
         let (a_host, b_host, c_host) = (
             reference::matrix(elems, sa),
@@ -311,7 +356,7 @@ impl<'g> Gemm<'g> {
         let d = gpu.alloc_f32(elems)?;
         gpu.sync_after("uploading the GEMM inputs")?;
         let cublas = Cublas::find(gpu.stream.cu_stream().cast());
-        let tensor = TensorCores::new(gpu, &a_host, &b_host)?;
+        let tensor = Err("the tensor-core kernels are loaded by Gemm::enable_tensor_cores".to_string());
         Ok(Gemm {
             gpu,
             kernels: KernelSet::new(gpu)?,
@@ -324,8 +369,31 @@ impl<'g> Gemm<'g> {
             c_host,
             cublas,
             tensor,
+            inputs: Inputs::Fills,
             shape: (side, side, side),
         })
+    }
+
+    /// Loads the sm_80 module and uploads the tensor-core side's inputs (A
+    /// and B in bf16, and the integer inputs in f32 and bf16), on a GPU of
+    /// compute capability 8.0 or more; on an older one `tensor` says why it
+    /// has none. Separate from [`Gemm::new`] so that what runs only the
+    /// FP32 kernels (the CUDA C comparison) does not load the module.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`]; driver errors on a GPU that should run it.
+    pub fn enable_tensor_cores(&mut self) -> Result<()> {
+        if self.tensor.is_ok() {
+            return Ok(());
+        }
+        self.tensor = TensorCores::new(self.gpu, &self.a_host, &self.b_host)?;
+        Ok(())
+    }
+
+    /// Which inputs launches read: the fills, or the integer inputs
+    /// (tensor-core side only).
+    pub fn set_inputs(&mut self, inputs: Inputs) {
+        self.inputs = inputs;
     }
 
     /// Sets the (m, n, k) that [`Gemm::launch`] and the timing use.
@@ -350,6 +418,11 @@ impl<'g> Gemm<'g> {
     /// A launch the driver refuses.
     pub fn launch(&mut self, kernel: Kernel) -> Result<()> {
         let (m, n, k) = self.shape;
+        let (a, b) = match (self.inputs, &self.tensor) {
+            (Inputs::Fills, _) => (&self.a, &self.b),
+            (Inputs::Integers, Ok(tc)) => (&tc.a_int_f32, &tc.b_int_f32),
+            (Inputs::Integers, Err(why)) => return Err(Error::Size(why.clone())),
+        };
         let launch = self
             .kernels
             .launch(self.gpu, kernel)
@@ -357,8 +430,8 @@ impl<'g> Gemm<'g> {
             .scalar(n as u32)
             .scalar(k as u32)
             .scalar(ALPHA)
-            .input(&self.a)
-            .input(&self.b)
+            .input(a)
+            .input(b)
             .scalar(BETA)
             .input(&self.c)
             .output(&mut self.d);
@@ -517,6 +590,10 @@ pub struct TensorCores {
     kernels: KernelSet<TcKernel>,
     a: CudaSlice<u16>,
     b: CudaSlice<u16>,
+    a_int: CudaSlice<u16>,
+    b_int: CudaSlice<u16>,
+    a_int_f32: CudaSlice<f32>,
+    b_int_f32: CudaSlice<f32>,
 }
 
 impl TensorCores {
@@ -544,8 +621,23 @@ impl TensorCores {
             gpu.stream.memcpy_htod(&host, &mut buf).map_err(|source| Error::Driver { call: "cuMemcpyHtoDAsync", source })?;
             Ok(buf)
         };
+        let len = a.len();
+        gpu.require_free_memory(
+            len * (4 * size_of::<u16>() + 2 * size_of::<f32>()),
+            "the GEMM lesson's bf16 A and B and its integer inputs",
+        )?;
+        let [ia, ib] = reference::INTEGER_STREAMS;
+        let (int_a, int_b) = (reference::matrix_of(len, ia, reference::integer), reference::matrix_of(len, ib, reference::integer));
+        let upload_f32 = |host: &[f32]| -> Result<CudaSlice<f32>> {
+            let mut buf = gpu.alloc_f32(host.len())?;
+            gpu.upload(host, &mut buf)?;
+            Ok(buf)
+        };
         let (a, b) = (upload(to_bf16(a))?, upload(to_bf16(b))?);
-        Ok(Ok(TensorCores { kernels, a, b }))
+        let (a_int, b_int) = (upload(to_bf16(&int_a))?, upload(to_bf16(&int_b))?);
+        let (a_int_f32, b_int_f32) = (upload_f32(&int_a)?, upload_f32(&int_b)?);
+        gpu.sync_after("uploading the tensor-core inputs")?;
+        Ok(Ok(TensorCores { kernels, a, b, a_int, b_int, a_int_f32, b_int_f32 }))
     }
 }
 
@@ -568,8 +660,8 @@ impl Gemm<'_> {
             .scalar(n as u32)
             .scalar(k as u32)
             .scalar(ALPHA)
-            .input(&tc.a)
-            .input(&tc.b)
+            .input(if self.inputs == Inputs::Integers { &tc.a_int } else { &tc.a })
+            .input(if self.inputs == Inputs::Integers { &tc.b_int } else { &tc.b })
             .scalar(BETA)
             .input(&self.c)
             .output(&mut self.d);
@@ -672,6 +764,30 @@ impl Gemm<'_> {
         Ok(failures)
     }
 
+    /// The exact check of a tensor-core `kernel` at `shape`: on the integer
+    /// inputs ([`reference::integer`]), where every partial sum is exact,
+    /// its output must equal the naive FP32 kernel's in every element. A
+    /// wrong or stale tile anywhere changes some element by at least 0.75.
+    ///
+    /// # Errors
+    /// As the launches.
+    pub fn check_tc_exact(&mut self, kernel: TcKernel, shape: (usize, usize, usize)) -> Result<Vec<Failure>> {
+        self.set_shape(shape)?;
+        self.set_inputs(Inputs::Integers);
+        let naive = self.output(Some(Kernel::Naive));
+        let got = naive.and_then(|naive| Ok((naive, self.output_tc(Some(kernel))?)));
+        self.set_inputs(Inputs::Fills);
+        let (naive, got) = got?;
+        let (m, n, k) = shape;
+        Ok(first_mismatch(&got, &naive, Tolerance::Exact)
+            .map(|e| Failure {
+                kernel: kernel.symbol(),
+                detail: format!("{m} x {n} x {k}, integer inputs (exact sums): not the naive FP32 kernel's result: {e}"),
+            })
+            .into_iter()
+            .collect())
+    }
+
     /// Times a tensor-core `kernel` (or cuBLAS's bf16 GEMM, for `None`) at
     /// the current shape.
     ///
@@ -717,19 +833,24 @@ pub struct Sizes {
     pub compared: usize,
 }
 
+/// The device memory the lesson holds, in f32 matrices of the largest
+/// size: A, B, C and D; A and B in bf16 (one); the integer A and B in f32
+/// (two) and bf16 (one).
+pub const MATRICES: usize = 8;
+
 /// The square sizes of a full run: 1024 to 8192, and 4095, whose edges no
 /// tile divides.
 pub const SIDES: [usize; 5] = [1024, 2048, 4095, 4096, 8192];
 
 impl Sizes {
-    /// A full run: those of [`SIDES`] whose four matrices take at most a
-    /// quarter of the GPU's memory (all five on a 16 GiB T4: 1 GiB at 8192);
+    /// A full run: those of [`SIDES`] whose [`MATRICES`] take at most a
+    /// quarter of the GPU's memory (all five on a 16 GiB T4: 2 GiB at 8192);
     /// `quick`: 128 (for the sanitizer).
     pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
         if quick {
             return Sizes { sides: vec![128], compared: 128 };
         }
-        let fits = |s: usize| 4 * s * s * size_of::<f32>() <= info.total_memory_bytes / 4;
+        let fits = |s: usize| MATRICES * s * s * size_of::<f32>() <= info.total_memory_bytes / 4;
         let sides: Vec<usize> = SIDES.iter().copied().filter(|&s| fits(s)).collect();
         let sides = if sides.is_empty() { vec![1024] } else { sides };
         let compared = sides.iter().copied().filter(|&s| s <= 4096).max().unwrap_or(sides[0]);
@@ -752,7 +873,7 @@ impl LessonSizes for Sizes {
 
     fn device_bytes(&self) -> usize {
         let s = *self.sides.last().unwrap_or(&0);
-        4 * s * s * size_of::<f32>()
+        MATRICES * s * s * size_of::<f32>()
     }
 }
 
@@ -824,10 +945,13 @@ impl lesson::Lesson for GemmLesson {
             }
         }
         // The tensor-core kernel: in full at its small shape, then at each
-        // size it runs at, against the samples and cuBLAS's bf16 GEMM.
+        // size it runs at, exactly on the integer inputs, and against the
+        // samples and cuBLAS's bf16 GEMM on the fills.
+        lesson.enable_tensor_cores()?;
         if lesson.tensor.is_ok() {
             for &kernel in TcKernel::ALL {
                 failures.extend(lesson.check_tc(kernel, TC_SMALL, None)?);
+                failures.extend(lesson.check_tc_exact(kernel, TC_SMALL)?);
             }
             for &side in &sizes.sides {
                 let shape = (side, side, side);
@@ -846,6 +970,7 @@ impl lesson::Lesson for GemmLesson {
                 };
                 for &kernel in TcKernel::ALL {
                     failures.extend(lesson.check_tc(kernel, shape, cublas.as_deref())?);
+                    failures.extend(lesson.check_tc_exact(kernel, shape)?);
                 }
             }
         }
@@ -890,7 +1015,7 @@ impl lesson::Lesson for GemmLesson {
         }
         for &side in &sizes.sides {
             lesson.set_shape((side, side, side))?;
-            let (fl, by) = (flop(side, side, side), bytes(side, side, side));
+            let (fl, by, by_bf16) = (flop(side, side, side), bytes(side, side, side), bytes_bf16(side, side, side));
             let mut section = Section::new(format!(
                 "{side} x {side} x {side}{}",
                 if options.quick { ", quick: not a measurement" } else { "" }
@@ -930,9 +1055,9 @@ impl lesson::Lesson for GemmLesson {
                     let mut tc_rows = Vec::new();
                     for &kernel in TcKernel::ALL {
                         let timing = lesson.time_tc(Some(kernel), options.plan)?;
-                        tc_rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).no_limit());
+                        tc_rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_bf16).flop(fl).no_limit());
                     }
-                    let reference = cublas_tc.map(|t| Row::new(format!("cublasGemmEx_bf16/{side}"), "cuBLAS GemmEx, BF16 in, FP32 sums", t).bytes(by).flop(fl).no_limit());
+                    let reference = cublas_tc.map(|t| Row::new(format!("cublasGemmEx_bf16/{side}"), "cuBLAS GemmEx, BF16 in, FP32 sums", t).bytes(by_bf16).flop(fl).no_limit());
                     if let Some(reference_rate) = reference.as_ref().and_then(Row::gflop_per_s) {
                         for row in &tc_rows {
                             if let Some(rate) = row.gflop_per_s() {
@@ -954,16 +1079,25 @@ impl lesson::Lesson for GemmLesson {
                 0,
                 format!(
                     "Every FP32 kernel matches the f64 reference at {} x {} x {} in every element and at {SAMPLES} sampled \
-                     elements of every size, each within (k + 2) 2^-24 (|alpha| sum |a b| + |beta c|); matches cuBLAS in \
-                     every element within twice that bound at the largest |a|, |b|, |c| (1); and equals the naive kernel's \
-                     output in every element.{}",
-                    SMALL.0, SMALL.1, SMALL.2,
+                     elements of every size, each within (k + 2) 2^-24 (|alpha| sum |a b| + |beta c|){}; and equals the \
+                     naive kernel's output in every element.{}",
+                    SMALL.0,
+                    SMALL.1,
+                    SMALL.2,
+                    if lesson.cublas.is_ok() {
+                        "; matches cuBLAS in every element within twice that bound at the largest |a|, |b|, |c| (1)"
+                    } else {
+                        ""
+                    },
                     if lesson.tensor.is_ok() {
                         format!(
                             " The tensor-core kernel matches the f64 reference at {} x {} x {} in every element and at the samples of \
-                             every size it runs at, within {TC_BOUND_FACTOR} times that bound (tensor cores truncate in their sums), \
-                             and cuBLAS's BF16 GEMM in every element within twice that.",
-                            TC_SMALL.0, TC_SMALL.1, TC_SMALL.2
+                             every size it runs at, within {TC_BOUND_FACTOR} times that bound (tensor cores truncate in their sums){}; \
+                             and, on integer inputs whose sums are exact, equals the naive FP32 kernel's output in every element.",
+                            TC_SMALL.0,
+                            TC_SMALL.1,
+                            TC_SMALL.2,
+                            if lesson.cublas.is_ok() { "; matches cuBLAS's BF16 GEMM in every element within twice that" } else { "" }
                         )
                     } else {
                         String::new()
@@ -983,6 +1117,8 @@ impl lesson::Lesson for GemmLesson {
                     "alpha": ALPHA,
                     "beta": BETA,
                     "small_shape": [SMALL.0, SMALL.1, SMALL.2],
+                    "tensor_core_small_shape": [TC_SMALL.0, TC_SMALL.1, TC_SMALL.2],
+                    "tensor_core_bound_factor": TC_BOUND_FACTOR,
                     "sides": sizes.sides,
                     "cublas": lesson.cublas.as_ref().map(|c| c.version()).map_err(Clone::clone),
                     "cublas_share": shares,

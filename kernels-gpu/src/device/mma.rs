@@ -23,7 +23,10 @@
 /// `D = A * B + C` on the tensor cores for one warp: A 16 x 16 and B 16 x 8
 /// in bf16, C and D 16 x 8 in f32 (`mma.sync.aligned.m16n8k16.row.col.f32
 /// .bf16.bf16.f32`), 4096 FLOP. Every lane of the warp must call it with its
-/// own fragments (layouts in the module's docs).
+/// own fragments (layouts in the module's docs). A safe function, as
+/// [`shfl_xor`](crate::device::warp::shfl_xor) is: it touches registers
+/// only, and the crate treats a converged warp as part of each kernel's
+/// launch assumption, not as an `unsafe` precondition.
 #[inline(always)]
 pub fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     let d: [f32; 4];
