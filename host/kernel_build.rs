@@ -46,7 +46,7 @@ pub fn kernel_build_with(cargo: &str, kernels: &Path, arch: &str, rustflags: &st
         .env("RUSTC_BOOTSTRAP", "1")
         .env(
             "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
-            format!("-Ctarget-cpu={arch} {rustflags}").trim_end().to_string(),
+            format!("-Ctarget-cpu={arch} {rustflags}").trim_end(),
         )
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .args([

@@ -273,3 +273,37 @@ fn the_integer_inputs_make_every_order_exact() {
         }
     }
 }
+
+/// A row's lesson fields (`precision`, `cublas_share`) reach its JSON line,
+/// and never replace one of every row's own fields.
+#[test]
+fn a_rows_lesson_fields_reach_its_json_line() {
+    use host::lesson::{Findings, Report, Row, Section, SectionReport};
+    let info = lab_tests::profile("H200").info();
+    let sizes = Sizes::new(&info, true);
+    let context = host::report::Context::new(
+        "gemm",
+        &info,
+        &sizes,
+        serde_json::json!({}),
+        host::timing::Plan::QUICK,
+        "2026-12-01T00:00:00Z".into(),
+    );
+    let mut row = Row::new("gemm_bf16_mma/128", "tensor cores", host::timing::Timing::new(vec![1.0])).field("precision", serde_json::json!("bf16"));
+    row.fields.insert("cublas_share".into(), serde_json::json!(0.5));
+    row.fields.insert("median_ms".into(), serde_json::json!(-1.0));
+    let mut section = Section::new("128");
+    section.rows.push(row);
+    let report = SectionReport::new(context, Findings { sections: vec![section], facts: serde_json::json!({}) }).expect("a report");
+    let lines = report.json_lines();
+    let line = &lines[0];
+    assert_eq!(line["precision"], "bf16");
+    assert_eq!(line["cublas_share"], 0.5);
+    assert_eq!(line["median_ms"], 1.0, "a lesson field does not replace a common one");
+}
+
+#[test]
+#[should_panic(expected = "one of every row's own JSON fields")]
+fn a_lesson_field_may_not_take_a_common_name() {
+    let _ = host::lesson::Row::new("k", "k", host::timing::Timing::new(vec![1.0])).field("symbol", serde_json::json!("x"));
+}

@@ -105,13 +105,14 @@ impl std::fmt::Debug for Cublas {
 
 impl Cublas {
     /// Loads cuBLAS from `file` (a path, or a bare name for the system
-    /// loader), creates a handle in the current CUDA context, binds it to
-    /// `stream` (a `CUstream`) and sets the default math mode.
+    /// loader), creates a handle in `stream`'s CUDA context (current on this
+    /// thread), binds it to `stream` and sets the default math mode.
     ///
     /// # Errors
     /// One line: the loader's reason, a missing function, or the failing
     /// call's status.
-    pub fn open(file: &std::ffi::OsStr, stream: *mut c_void) -> Result<Cublas, String> {
+    pub fn open(file: &std::ffi::OsStr, stream: &cudarc::driver::CudaStream) -> Result<Cublas, String> {
+        let stream: *mut c_void = stream.cu_stream().cast();
         let name = PathBuf::from(file);
         // SAFETY: loading cuBLAS runs only its initialisers, which have no
         // preconditions.
@@ -176,7 +177,7 @@ impl Cublas {
     /// # Errors
     /// One line saying what was searched, and the first file found that did
     /// not load, with the loader's reason.
-    pub fn find(stream: *mut c_void) -> Result<Cublas, String> {
+    pub fn find(stream: &cudarc::driver::CudaStream) -> Result<Cublas, String> {
         let mut dirs = crate::nvrtc::search_dirs(|v| std::env::var_os(v));
         let wheels: Vec<PathBuf> = dirs
             .iter()

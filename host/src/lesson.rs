@@ -218,6 +218,12 @@ pub fn profile_rows<T: TwinRows>(rows: &mut T) -> Result<usize> {
     Ok(units.len())
 }
 
+/// The JSON fields every row's line has (and [`Row::field`] may not add).
+pub const COMMON_ROW_FIELDS: &[&str] = &[
+    "lesson", "section", "variant", "symbol", "label", "on", "timed_by", "median_ms", "min_ms", "max_ms",
+    "samples_ms", "bytes", "gb_per_s", "flop", "gflop_per_s", "context",
+];
+
 /// One timed row: a kernel (or a host function, or a copy) at one size.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -242,6 +248,10 @@ pub struct Row {
     pub host_clock: bool,
     /// The limit the row's rate is read against ([`Row::verdict`]).
     pub limit: RowLimit,
+    /// Fields a lesson adds to the row's JSON line beyond the common ones
+    /// (the GEMM lesson's `precision` and `cublas_share`, say); a key of
+    /// [`COMMON_ROW_FIELDS`] here is ignored in the JSON line.
+    pub fields: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The limit a row's rate is read against, by seed 002's rule of thumb
@@ -279,7 +289,23 @@ impl Row {
             cpu: false,
             host_clock: false,
             limit: RowLimit::Derived,
+            fields: serde_json::Map::new(),
         }
+    }
+
+    /// The same row with `key: value` added to its JSON line. A key the
+    /// common fields already use is refused (a lesson bug), so a lesson
+    /// cannot shadow `median_ms` or `symbol`.
+    ///
+    /// # Panics
+    /// On a key of the common fields.
+    pub fn field(mut self, key: &str, value: serde_json::Value) -> Row {
+        assert!(
+            !COMMON_ROW_FIELDS.contains(&key),
+            "{key} is one of every row's own JSON fields"
+        );
+        self.fields.insert(key.to_string(), value);
+        self
     }
 
     /// The same row, read against a limit of `value` GB/s named `name`
@@ -583,6 +609,12 @@ impl Report for SectionReport {
                         "bytes": r.bytes, "gb_per_s": r.gb_per_s(), "flop": r.flop, "gflop_per_s": r.gflop_per_s(),
                         "context": c,
                     });
+                    if let Some(object) = row.as_object_mut() {
+                        // A lesson's fields never replace a common one.
+                        for (key, value) in &r.fields {
+                            object.entry(key.clone()).or_insert_with(|| value.clone());
+                        }
+                    }
                     crate::report::add_readings(
                         &mut row,
                         r.verdict(&c.derived_limits).as_ref(),

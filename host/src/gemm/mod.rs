@@ -355,7 +355,7 @@ impl<'g> Gemm<'g> {
         let (a, b, c) = (upload(&a_host)?, upload(&b_host)?, upload(&c_host)?);
         let d = gpu.alloc_f32(elems)?;
         gpu.sync_after("uploading the GEMM inputs")?;
-        let cublas = Cublas::find(gpu.stream.cu_stream().cast());
+        let cublas = Cublas::find(&gpu.stream);
         let tensor = Err("the tensor-core kernels are loaded by Gemm::enable_tensor_cores".to_string());
         Ok(Gemm {
             gpu,
@@ -1034,11 +1034,15 @@ impl lesson::Lesson for GemmLesson {
             }
             let is_cublas = |r: &&Row| r.key.starts_with("cublasSgemm/");
             let cublas_rate = rows.iter().find(is_cublas).and_then(Row::gflop_per_s);
-            for row in rows.iter().filter(|r| !is_cublas(r)) {
+            for row in rows.iter_mut() {
+                row.fields.insert("precision".into(), json!("fp32"));
+            }
+            for row in rows.iter_mut().filter(|r| !r.key.starts_with("cublasSgemm/")) {
                 if let (Some(rate), Some(reference)) = (row.gflop_per_s(), cublas_rate) {
                     let share = rate / reference;
                     section.line(format!("{}: {:.1}% of cuBLAS SGEMM's FP32 throughput.", row.key, 100.0 * share));
                     shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": share}));
+                    row.fields.insert("cublas_share".into(), json!(share));
                 }
             }
             // The tensor-core rows: BF16 inputs, FP32 sums, against cuBLAS's
@@ -1059,16 +1063,19 @@ impl lesson::Lesson for GemmLesson {
                     }
                     let reference = cublas_tc.map(|t| Row::new(format!("cublasGemmEx_bf16/{side}"), "cuBLAS GemmEx, BF16 in, FP32 sums", t).bytes(by_bf16).flop(fl).no_limit());
                     if let Some(reference_rate) = reference.as_ref().and_then(Row::gflop_per_s) {
-                        for row in &tc_rows {
+                        for row in &mut tc_rows {
                             if let Some(rate) = row.gflop_per_s() {
                                 let share = rate / reference_rate;
                                 section.line(format!("{}: {:.1}% of cuBLAS's BF16 throughput.", row.key, 100.0 * share));
                                 shares.push(json!({"row": row.key, "side": side, "precision": "bf16", "cublas_share": share}));
+                                row.fields.insert("cublas_share".into(), json!(share));
                             }
                         }
                     }
-                    rows.extend(tc_rows);
-                    rows.extend(reference);
+                    rows.extend(tc_rows.into_iter().chain(reference).map(|mut r| {
+                        r.fields.insert("precision".into(), json!("bf16"));
+                        r
+                    }));
                 }
             }
             section.rows = rows;
