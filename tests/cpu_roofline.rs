@@ -582,6 +582,19 @@ fn ptx_assembles_without_spills() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Each kernel of the PTX with lines (trimmed) that `matches`, as
+/// "kernel: line / line": the offenders of a property every kernel holds.
+fn kernels_with_lines(matches: impl Fn(&str) -> bool) -> Vec<String> {
+    entries(PTX)
+        .into_iter()
+        .filter_map(|k| {
+            let body = entry_body(PTX, k).expect("listed entries have bodies");
+            let lines: Vec<&str> = body.lines().map(str::trim).filter(|l| matches(l)).collect();
+            (!lines.is_empty()).then(|| format!("{k}: {}", lines.join(" / ")))
+        })
+        .collect()
+}
+
 /// No kernel keeps a per-thread array in local memory: rustc's PTX has no
 /// `.local` state space at all (no `__local_depot` stack array, no
 /// `ld.local`/`st.local`). Such an array is what an indexed `[T; N]` becomes
@@ -592,17 +605,7 @@ fn ptx_assembles_without_spills() {
 /// ptxas makes of the PTX; this checks what rustc hands it.)
 #[test]
 fn ptx_has_no_local_depot() {
-    let offenders: Vec<String> = entries(PTX)
-        .into_iter()
-        .filter_map(|k| {
-            let body = entry_body(PTX, k).expect("listed entries have bodies");
-            let lines: Vec<&str> = body
-                .lines()
-                .filter(|l| l.contains(".local") || l.contains("__local_depot"))
-                .collect();
-            (!lines.is_empty()).then(|| format!("{k}: {}", lines.join(" / ")))
-        })
-        .collect();
+    let offenders = kernels_with_lines(|l| l.contains(".local") || l.contains("__local_depot"));
     assert!(
         offenders.is_empty(),
         "local memory in the PTX:\n{}",
@@ -618,18 +621,7 @@ fn ptx_has_no_local_depot() {
 /// 1% behind their CUDA C twins in the book run.
 #[test]
 fn ptx_has_no_generic_shared_conversion() {
-    let offenders: Vec<String> = entries(PTX)
-        .into_iter()
-        .filter_map(|k| {
-            let body = entry_body(PTX, k).expect("listed entries have bodies");
-            let lines: Vec<&str> = body
-                .lines()
-                .map(str::trim)
-                .filter(|l| l.starts_with("cvta") && l.contains("shared"))
-                .collect();
-            (!lines.is_empty()).then(|| format!("{k}: {}", lines.join(" / ")))
-        })
-        .collect();
+    let offenders = kernels_with_lines(|l| l.starts_with("cvta") && l.contains("shared"));
     assert!(
         offenders.is_empty(),
         "generic-to-shared conversions in the PTX:\n{}",

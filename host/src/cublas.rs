@@ -142,13 +142,7 @@ impl Cublas {
             destroy,
             _library: library,
         };
-        let check = |call: &str, status: c_int| {
-            if status == CUBLAS_STATUS_SUCCESS {
-                Ok(())
-            } else {
-                Err(format!("{}: {call} returned status {status}", cublas.path.display()))
-            }
-        };
+        let check = |call: &str, status: c_int| succeeded(status, || format!("{}: {call}", cublas.path.display()));
         let mut handle = std::ptr::null_mut();
         // SAFETY: writes one handle; the caller's context is current.
         check("cublasCreate", unsafe { create(&mut handle) })?;
@@ -254,15 +248,9 @@ impl Cublas {
         let status = unsafe {
             (self.sgemm)(self.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, d, n)
         };
-        if status == CUBLAS_STATUS_SUCCESS {
-            Ok(())
-        } else {
-            Err(format!("cublasSgemm returned status {status} (m = {m}, n = {n}, k = {k})"))
-        }
+        succeeded(status, || format!("cublasSgemm (m = {m}, n = {n}, k = {k})"))
     }
-}
 
-impl Cublas {
     /// Row-major `D = alpha * A * B + beta * D` with A (m x k) and B (k x n)
     /// in bf16 and D in f32, the products summed in f32
     /// (`cublasGemmEx`, `CUBLAS_COMPUTE_32F`, cuBLAS's default algorithm:
@@ -313,11 +301,17 @@ impl Cublas {
                 CUBLAS_GEMM_DEFAULT,
             )
         };
-        if status == CUBLAS_STATUS_SUCCESS {
-            Ok(())
-        } else {
-            Err(format!("cublasGemmEx (bf16) returned status {status} (m = {m}, n = {n}, k = {k})"))
-        }
+        succeeded(status, || format!("cublasGemmEx (bf16) (m = {m}, n = {n}, k = {k})"))
+    }
+}
+
+/// `Ok` for `CUBLAS_STATUS_SUCCESS`, else one line: `call` (what was
+/// called, made only on failure) and the status it returned.
+fn succeeded(status: c_int, call: impl FnOnce() -> String) -> Result<(), String> {
+    if status == CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{} returned status {status}", call()))
     }
 }
 

@@ -449,16 +449,24 @@ impl<'g> Gemm<'g> {
     /// # Errors
     /// [`Error::Cublas`] where cuBLAS is missing or refuses the call.
     pub fn launch_cublas(&mut self) -> Result<()> {
+        self.copy_c_into_d()?;
+        self.cublas_gemm()
+    }
+
+    /// Queues the copy of C's first m * n floats into D: what cuBLAS, which
+    /// computes in place, needs before it computes the lesson's product.
+    ///
+    /// # Errors
+    /// A copy the driver refuses.
+    fn copy_c_into_d(&mut self) -> Result<()> {
         let (m, n, _) = self.shape;
         let stream = &self.gpu.stream;
         let (d_ptr, _d) = self.d.device_ptr_mut(stream);
         let (c_ptr, _c) = self.c.device_ptr(stream);
-        // SAFETY: both allocations hold at least m*n floats; the copy is
-        // queued on the lesson's stream, before the GEMM.
+        // SAFETY: both allocations hold at least m*n floats (set_shape); the
+        // copy is queued on the lesson's stream, before what follows.
         unsafe { cudarc::driver::result::memcpy_dtod_async(d_ptr, c_ptr, m * n * size_of::<f32>(), stream.cu_stream()) }
-            .map_err(|source| Error::Driver { call: "cuMemcpyDtoDAsync", source })?;
-        drop((_d, _c));
-        self.cublas_gemm()
+            .map_err(|source| Error::Driver { call: "cuMemcpyDtoDAsync", source })
     }
 
     /// cuBLAS's SGEMM alone, in place on D (`D = alpha * A * B + beta * D`),
@@ -486,17 +494,68 @@ impl<'g> Gemm<'g> {
     /// # Errors
     /// A fault, charged to the kernel; driver and cuBLAS errors.
     pub fn output(&mut self, kernel: Option<Kernel>) -> Result<Vec<f32>> {
-        let (m, n, _) = self.shape;
-        let name = kernel.map_or("cublasSgemm", Kernel::symbol);
-        self.gpu.poison_output(&mut self.d, m * n)?;
         match kernel {
-            Some(kernel) => self.launch(kernel)?,
-            None => self.launch_cublas()?,
+            Some(kernel) => self.output_of(kernel.symbol(), |g| g.launch(kernel)),
+            None => self.output_of("cublasSgemm", Self::launch_cublas),
         }
+    }
+
+    /// Poisons D's first m * n floats, queues `launch` (what runs, named
+    /// `name` in errors), waits for it and returns D.
+    ///
+    /// # Errors
+    /// The launch's; a fault, charged to `name`.
+    fn output_of(&mut self, name: &'static str, launch: impl FnOnce(&mut Self) -> Result<()>) -> Result<Vec<f32>> {
+        let (m, n, _) = self.shape;
+        self.gpu.poison_output(&mut self.d, m * n)?;
+        launch(self)?;
         self.gpu.sync_after(name)?;
         let got = self.gpu.read_output(&self.d, m * n, name)?;
         self.gpu.sync_after(name)?;
         Ok(got)
+    }
+
+    /// The checks a kernel's output `got` at `shape` meets on the fills:
+    /// against the f64 reference in every element at `small` (its small
+    /// shape) or at the sampled positions otherwise, each within `factor`
+    /// times [`bound`]; and against `cublas` (cuBLAS's output at this shape,
+    /// `what` names it) within twice `factor` times [`bound_for_k`].
+    #[allow(clippy::too_many_arguments)]
+    fn reference_failures(
+        &self,
+        kernel: &'static str,
+        got: &[f32],
+        shape: (usize, usize, usize),
+        small: (usize, usize, usize),
+        factor: f64,
+        cublas: Option<&[f32]>,
+        what: &str,
+    ) -> Vec<Failure> {
+        let (m, n, k) = shape;
+        let (a, b, c) = (&self.a_host[..m * k], &self.b_host[..k * n], &self.c_host[..m * n]);
+        let mut failures = Vec::new();
+        if shape == small {
+            let (want, bounds): (Vec<f64>, Vec<f64>) = (0..m * n)
+                .map(|i| {
+                    let (w, s) = reference::output(a, b, c, n, k, i / n, i % n);
+                    (w, factor * bound(k, s, c[i]))
+                })
+                .unzip();
+            failures.extend(first_mismatch(got, &want, Tolerance::Bound(&bounds)).map(|e| Failure {
+                kernel,
+                detail: format!("{m} x {n} x {k} against the f64 reference: {e}"),
+            }));
+        } else {
+            failures.extend(check_samples_within(kernel, got, a, b, c, shape, factor));
+        }
+        if let Some(want) = cublas {
+            let allowed = 2.0 * factor * bound_for_k(k);
+            failures.extend(first_mismatch(got, want, Tolerance::AbsRel { abs: allowed, rel: 0.0 }).map(|e| Failure {
+                kernel,
+                detail: format!("{m} x {n} x {k} against {what}: {e}"),
+            }));
+        }
+        failures
     }
 
     /// What the driver reports about `kernel`'s Rust build: registers a
@@ -507,15 +566,8 @@ impl<'g> Gemm<'g> {
     /// # Errors
     /// Driver errors.
     pub fn occupancy(&self, kernel: Kernel) -> Result<(crate::compare::FunctionStats, u32, f64)> {
-        let f = self.kernels.active(kernel);
-        let stats = crate::compare::FunctionStats::of(f)?;
         let block = kernel.launch_config(1, 1).block_dim;
-        let threads = block.0 * block.1 * block.2;
-        let blocks = f
-            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
-            .map_err(|source| Error::Driver { call: "cuOccupancyMaxActiveBlocksPerMultiprocessor", source })?;
-        let occupancy = 100.0 * f64::from(blocks * threads) / f64::from(self.gpu.info.max_threads_per_sm.max(1));
-        Ok((stats, blocks, occupancy))
+        occupancy_of(self.gpu, self.kernels.active(kernel), block.0 * block.1 * block.2)
     }
 
     // ANCHOR: check
@@ -537,29 +589,8 @@ impl<'g> Gemm<'g> {
         self.set_shape(shape)?;
         let got = self.output(Some(kernel))?;
         let (m, n, k) = shape;
-        let (a, b, c) = (&self.a_host[..m * k], &self.b_host[..k * n], &self.c_host[..m * n]);
-        let mut failures = Vec::new();
-        if shape == SMALL {
-            let (want, bounds): (Vec<f64>, Vec<f64>) = (0..m * n)
-                .map(|i| {
-                    let (w, s) = reference::output(a, b, c, n, k, i / n, i % n);
-                    (w, bound(k, s, c[i]))
-                })
-                .unzip();
-            failures.extend(first_mismatch(&got, &want, Tolerance::Bound(&bounds)).map(|e| Failure {
-                kernel: kernel.symbol(),
-                detail: format!("{m} x {n} x {k} against the f64 reference: {e}"),
-            }));
-        } else {
-            failures.extend(check_samples(kernel.symbol(), &got, a, b, c, shape));
-        }
-        if let Some(want) = cublas {
-            let allowed = 2.0 * bound_for_k(k);
-            failures.extend(first_mismatch(&got, want, Tolerance::AbsRel { abs: allowed, rel: 0.0 }).map(|e| Failure {
-                kernel: kernel.symbol(),
-                detail: format!("{m} x {n} x {k} against cuBLAS (allowed twice the bound for k = {k}): {e}"),
-            }));
-        }
+        let what = format!("cuBLAS (allowed twice the bound for k = {k})");
+        let mut failures = self.reference_failures(kernel.symbol(), &got, shape, SMALL, 1.0, cublas, &what);
         if let Some(want) = naive {
             failures.extend(first_mismatch(&got, want, Tolerance::Exact).map(|e| Failure {
                 kernel: kernel.symbol(),
@@ -679,14 +710,7 @@ impl Gemm<'_> {
     /// [`Error::Cublas`] where cuBLAS is missing or refuses; [`Error::Size`]
     /// without the bf16 inputs.
     pub fn launch_cublas_bf16(&mut self) -> Result<()> {
-        let (m, n, _) = self.shape;
-        let stream = &self.gpu.stream;
-        let (d_ptr, _d) = self.d.device_ptr_mut(stream);
-        let (c_ptr, _c) = self.c.device_ptr(stream);
-        // SAFETY: both allocations hold at least m*n floats.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(d_ptr, c_ptr, m * n * size_of::<f32>(), stream.cu_stream()) }
-            .map_err(|source| Error::Driver { call: "cuMemcpyDtoDAsync", source })?;
-        drop((_d, _c));
+        self.copy_c_into_d()?;
         self.cublas_bf16_gemm()
     }
 
@@ -713,17 +737,10 @@ impl Gemm<'_> {
     /// # Errors
     /// As the launches; a fault, charged to the kernel.
     pub fn output_tc(&mut self, kernel: Option<TcKernel>) -> Result<Vec<f32>> {
-        let (m, n, _) = self.shape;
-        let name = kernel.map_or("cublasGemmEx_bf16", TcKernel::symbol);
-        self.gpu.poison_output(&mut self.d, m * n)?;
         match kernel {
-            Some(kernel) => self.launch_tc(kernel)?,
-            None => self.launch_cublas_bf16()?,
+            Some(kernel) => self.output_of(kernel.symbol(), |g| g.launch_tc(kernel)),
+            None => self.output_of("cublasGemmEx_bf16", Self::launch_cublas_bf16),
         }
-        self.gpu.sync_after(name)?;
-        let got = self.gpu.read_output(&self.d, m * n, name)?;
-        self.gpu.sync_after(name)?;
-        Ok(got)
     }
 
     /// Checks a tensor-core `kernel` at `shape`: in full against the f64
@@ -737,30 +754,8 @@ impl Gemm<'_> {
     pub fn check_tc(&mut self, kernel: TcKernel, shape: (usize, usize, usize), cublas: Option<&[f32]>) -> Result<Vec<Failure>> {
         self.set_shape(shape)?;
         let got = self.output_tc(Some(kernel))?;
-        let (m, n, k) = shape;
-        let (a, b, c) = (&self.a_host[..m * k], &self.b_host[..k * n], &self.c_host[..m * n]);
-        let mut failures = Vec::new();
-        if shape == TC_SMALL {
-            let (want, bounds): (Vec<f64>, Vec<f64>) = (0..m * n)
-                .map(|i| {
-                    let (w, s) = reference::output(a, b, c, n, k, i / n, i % n);
-                    (w, TC_BOUND_FACTOR * bound(k, s, c[i]))
-                })
-                .unzip();
-            failures.extend(first_mismatch(&got, &want, Tolerance::Bound(&bounds)).map(|e| Failure {
-                kernel: kernel.symbol(),
-                detail: format!("{m} x {n} x {k} against the f64 reference: {e}"),
-            }));
-        } else {
-            failures.extend(check_samples_within(kernel.symbol(), &got, a, b, c, shape, TC_BOUND_FACTOR));
-        }
-        if let Some(want) = cublas {
-            let allowed = 2.0 * TC_BOUND_FACTOR * bound_for_k(k);
-            failures.extend(first_mismatch(&got, want, Tolerance::AbsRel { abs: allowed, rel: 0.0 }).map(|e| Failure {
-                kernel: kernel.symbol(),
-                detail: format!("{m} x {n} x {k} against cuBLAS's bf16 GEMM: {e}"),
-            }));
-        }
+        let failures =
+            self.reference_failures(kernel.symbol(), &got, shape, TC_SMALL, TC_BOUND_FACTOR, cublas, "cuBLAS's bf16 GEMM");
         Ok(failures)
     }
 
@@ -822,6 +817,22 @@ impl Twinned for Gemm<'_> {
     fn time(&mut self, kernel: Kernel, plan: Plan) -> Result<Timing> {
         self.time_at(Some(kernel), plan)
     }
+}
+
+/// `f`'s registers, shared and local bytes, the blocks of `threads`
+/// threads one SM of `gpu` holds (the occupancy API, no dynamic shared
+/// memory), and the theoretical occupancy that gives, in % of the SM's
+/// resident threads.
+///
+/// # Errors
+/// Driver errors.
+fn occupancy_of(gpu: &Gpu, f: &cudarc::driver::CudaFunction, threads: u32) -> Result<(crate::compare::FunctionStats, u32, f64)> {
+    let stats = crate::compare::FunctionStats::of(f)?;
+    let blocks = f
+        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+        .map_err(|source| Error::Driver { call: "cuOccupancyMaxActiveBlocksPerMultiprocessor", source })?;
+    let occupancy = 100.0 * f64::from(blocks * threads) / f64::from(gpu.info.max_threads_per_sm.max(1));
+    Ok((stats, blocks, occupancy))
 }
 
 /// The lesson's sizes.
@@ -996,12 +1007,7 @@ impl lesson::Lesson for GemmLesson {
         }
         if let Ok(tc) = &lesson.tensor {
             for &kernel in TcKernel::ALL {
-                let f = tc.kernels.active(kernel);
-                let stats = crate::compare::FunctionStats::of(f)?;
-                let blocks = f
-                    .occupancy_max_active_blocks_per_multiprocessor(TC_THREADS, 0, None)
-                    .map_err(|source| Error::Driver { call: "cuOccupancyMaxActiveBlocksPerMultiprocessor", source })?;
-                let pct = 100.0 * f64::from(blocks * TC_THREADS) / f64::from(gpu.info.max_threads_per_sm.max(1));
+                let (stats, blocks, pct) = occupancy_of(gpu, tc.kernels.active(kernel), TC_THREADS)?;
                 occupancy_lines.push(format!(
                     "{} (sm_80 module): {} registers a thread, {} bytes of shared memory a block, {blocks} block(s) an SM: \
                      {pct:.1}% theoretical occupancy.",
