@@ -315,9 +315,8 @@ pub fn use_side<L: host::lesson::Lesson>(
 ) -> Result<(), String> {
     if side == host::compare::Side::CudaC {
         let ptx = twin_ptx::<L>(gpu)?;
-        let kernels = lesson.kernel_set();
-        kernels.load_twins(gpu, ptx).map_err(|e| e.to_string())?;
-        kernels.use_side(side);
+        lesson.load_twins(gpu, ptx).map_err(|e| e.to_string())?;
+        lesson.use_side(side);
     }
     Ok(())
 }

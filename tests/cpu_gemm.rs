@@ -307,3 +307,39 @@ fn a_rows_lesson_fields_reach_its_json_line() {
 fn a_lesson_field_may_not_take_a_common_name() {
     let _ = host::lesson::Row::new("k", "k", host::timing::Timing::new(vec![1.0])).field("symbol", serde_json::json!("x"));
 }
+
+/// NVRTC compiles the twins for compute capability 9.0 with the tensor-core
+/// twin's instructions counted as in the Rust kernel (the same tiles, the
+/// same mma sequence), and for 7.5 with an empty tensor-core body (the
+/// instructions do not exist there) while the FP32 twins keep theirs.
+#[test]
+fn the_twins_compile_with_nvrtc_with_the_tensor_core_twin_where_it_can_run() {
+    use host::gemm::{GemmLesson, Kernel, TcKernel};
+    let Some(hopper) = lab_tests::twin_ptx_on_cpu::<GemmLesson>((9, 0)) else {
+        return;
+    };
+    let turing = lab_tests::twin_ptx_on_cpu::<GemmLesson>((7, 5)).expect("NVRTC compiled for 9.0");
+    let declared: Vec<_> = Kernel::ALL
+        .iter()
+        .map(|k| (k.symbol(), k.params()))
+        .chain(TcKernel::ALL.iter().map(|k| (k.symbol(), k.params())))
+        .collect();
+    for (ptx, cc) in [(&hopper, "9.0"), (&turing, "7.5")] {
+        let faults = lab_tests::signature_faults(&declared, ptx, &format!("twins' PTX for {cc}"));
+        assert!(faults.is_empty(), "{}", faults.join("\n"));
+    }
+    let count = |ptx: &str, what: &str| {
+        let body = entry_body(ptx, "gemm_bf16_mma").expect("an entry has a body");
+        body.lines().filter(|l| l.trim_start().starts_with(what)).count()
+    };
+    let k16_steps = (TC_BLOCK_K / 16) as usize;
+    for (what, per_k16) in [
+        ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16),
+        ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4),
+        ("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", 4),
+    ] {
+        assert_eq!(count(&hopper, what), per_k16 * k16_steps, "{what} in the 9.0 twin");
+        assert_eq!(count(&turing, what), 0, "{what} in the 7.5 twin");
+    }
+    assert_eq!(count(&hopper, "cp.async.cg.shared.global"), 2 * 4);
+}

@@ -1,4 +1,5 @@
-//! GPU tests of the GEMM lesson: each kernel and its CUDA C twin checked
+//! GPU tests of the GEMM lesson: each kernel and its CUDA C twin (the
+//! tensor-core kernel's included) checked
 //! against the f64 reference at the small non-square shape and, by samples,
 //! at a shape no tile divides; then the lesson's quick run through the
 //! lesson layer. Where no NVIDIA driver is present, every test is reported
@@ -24,26 +25,30 @@ fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
 
 fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials::<Kernel>(check);
-    trials.push(trial("gemm::the_tensor_core_kernel_matches_the_reference", |gpu| {
-        let mut lesson = Gemm::new(gpu, 300).map_err(|e| e.to_string())?;
-        lesson.enable_tensor_cores().map_err(|e| e.to_string())?;
-        if let Err(why) = &lesson.tensor {
-            // A GPU below compute capability 8.0: the lesson says so and
-            // runs the FP32 kernels; nothing to check here.
-            eprintln!("no tensor-core kernel on this GPU: {why}");
-            return Ok(());
-        }
-        for &kernel in TcKernel::ALL {
-            for shape in [TC_SMALL, (257, 264, 136)] {
-                let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
-                failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
-                if let Some(f) = failures.first() {
-                    return Err(f.to_string());
+    for side in [Side::Rust, Side::CudaC] {
+        let name = format!("gemm::the_tensor_core_kernel_matches_the_reference ({})", side.label());
+        trials.push(trial(&name, move |gpu| {
+            let mut lesson = Gemm::new(gpu, 300).map_err(|e| e.to_string())?;
+            lesson.enable_tensor_cores().map_err(|e| e.to_string())?;
+            if let Err(why) = &lesson.tensor {
+                // A GPU below compute capability 8.0: the lesson says so and
+                // runs the FP32 kernels; nothing to check here.
+                eprintln!("no tensor-core kernel on this GPU: {why}");
+                return Ok(());
+            }
+            use_side::<GemmLesson>(gpu, &mut lesson, side)?;
+            for &kernel in TcKernel::ALL {
+                for shape in [TC_SMALL, (257, 264, 136)] {
+                    let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
+                    failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
+                    if let Some(f) = failures.first() {
+                        return Err(f.to_string());
+                    }
                 }
             }
-        }
-        Ok(())
-    }));
+            Ok(())
+        }));
+    }
     trials.push(trial("gemm::the_lesson_runs_quick", |gpu| {
         lab_tests::run_quick::<GemmLesson>(gpu).map(drop)
     }));

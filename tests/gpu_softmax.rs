@@ -154,7 +154,7 @@ fn graphs_have_the_expected_nodes(gpu: &Gpu) -> Result<(), String> {
 fn graphs_carry_their_metadata(gpu: &Gpu) -> Result<(), String> {
     let mut lesson = lesson(gpu, Side::CudaC)?;
     for side in [Side::Rust, Side::CudaC] {
-        lesson.kernel_set().use_side(side);
+        lesson.use_side(side);
         for variant in Variant::ALL {
             let plan = lesson
                 .admit(variant, Geometry { w: 4096, t: 128 })
@@ -206,7 +206,7 @@ fn graphs_carry_their_metadata(gpu: &Gpu) -> Result<(), String> {
             println!("{at}: {:?}", facts.resources());
         }
     }
-    lesson.kernel_set().use_side(Side::Rust);
+    lesson.use_side(Side::Rust);
     Ok(())
 }
 
@@ -307,7 +307,7 @@ fn twins_agree_bit_for_bit(gpu: &Gpu) -> Result<(), String> {
             .map_err(|r| r.to_string())?;
         let mut outs = Vec::new();
         for side in [Side::Rust, Side::CudaC] {
-            lesson.kernel_set().use_side(side);
+            lesson.use_side(side);
             outs.push(lesson.run_once(&plan).map_err(|e| e.to_string())?);
         }
         if let host::compare::Agreement::Differ { count, first } =

@@ -159,18 +159,9 @@ pub fn interleave(trials: u32, mut time: impl FnMut(Side) -> Result<Timing>) -> 
 
 /// One row's comparison from its interleaved `timing`: the driver's
 /// statistics of both compiled kernels and the PTX mix of each (`symbol`'s
-/// entry in the embedded Rust PTX and in NVRTC's `c_ptx`).
-#[allow(clippy::too_many_arguments)]
-fn pair(
-    label: &'static str,
-    symbol: &'static str,
-    rust: &CudaFunction,
-    c: &CudaFunction,
-    c_ptx: &str,
-    timing: PairTiming,
-    agreement: Agreement,
-    sass_arch: &str,
-) -> Result<ComparedKernel> {
+/// entry in its Rust PTX module and in NVRTC's `c_ptx`).
+fn pair(label: &'static str, shown: Shown<'_>, c_ptx: &str, timing: PairTiming, agreement: Agreement, sass_arch: &str) -> Result<ComparedKernel> {
+    let Shown { symbol, rust, c, rust_ptx } = shown;
     let mix = |ptx: &str| {
         crate::ptx::entry_body(ptx, symbol)
             .map(PtxMix::of)
@@ -182,17 +173,17 @@ fn pair(
         timing,
         rust: FunctionStats::of(rust)?,
         c: FunctionStats::of(c)?,
-        rust_mix: mix(crate::ptx::PTX),
+        rust_mix: mix(rust_ptx),
         c_mix: mix(c_ptx),
         agreement,
-        sass: sass_counts(symbol, c_ptx, sass_arch),
+        sass: sass_counts(symbol, rust_ptx, c_ptx, sass_arch),
     })
 }
 
 /// Instructions in `symbol`'s SASS on each side, assembled for `arch`
 /// (the GPU's own) with ptxas and read back with cuobjdump, where both are
 /// found and both succeed; `None` otherwise.
-fn sass_counts(symbol: &str, c_ptx: &str, arch: &str) -> Option<SassCounts> {
+fn sass_counts(symbol: &str, rust_ptx: &str, c_ptx: &str, arch: &str) -> Option<SassCounts> {
     let count = |ptx: &str| {
         crate::asm::sass(ptx, arch, symbol)
             .ok()
@@ -201,7 +192,7 @@ fn sass_counts(symbol: &str, c_ptx: &str, arch: &str) -> Option<SassCounts> {
     };
     Some(SassCounts {
         arch: arch.to_string(),
-        rust: count(crate::ptx::PTX)?,
+        rust: count(rust_ptx)?,
         c: count(c_ptx)?,
     })
 }
@@ -504,22 +495,47 @@ pub trait Twinned {
     fn time(&mut self, kernel: Self::Kernel, plan: Plan) -> Result<Timing>;
 }
 
+/// The compiled kernel a comparison row shows (registers, PTX mix, SASS
+/// count): its symbol, both sides' functions, and the Rust PTX module it
+/// comes from (the embedded sm_75 module, or the sm_80 module of the
+/// tensor-core kernels).
+pub struct Shown<'a> {
+    /// The exported name on both sides.
+    pub symbol: &'static str,
+    /// The Rust kernel.
+    pub rust: &'a CudaFunction,
+    /// The CUDA C twin.
+    pub c: &'a CudaFunction,
+    /// The PTX module text the Rust kernel was loaded from.
+    pub rust_ptx: &'static str,
+}
+
 /// What [`compare_twins`] needs: rows, each run and timed on either side.
-/// A row is a `Unit`: one kernel (every [`Twinned`] lesson), or a launch
-/// sequence (softmax's variants).
+/// A row is a `Unit`: one kernel (every [`Twinned`] lesson), a launch
+/// sequence (softmax's variants), or a kernel from one of several kernel
+/// sets (the GEMM lesson's FP32 and tensor-core kernels).
 pub trait TwinRows {
-    /// The lesson's kernels.
-    type Kernel: KernelId;
     /// What one comparison row runs.
     type Unit: Copy;
-    /// The lesson's kernels on both sides.
-    fn kernel_set(&mut self) -> &mut KernelSet<Self::Kernel>;
     /// The rows compared, in order.
     fn units(&self) -> Vec<Self::Unit>;
     /// The row's label (the kernel's symbol, where the row is a kernel).
     fn label(&self, unit: Self::Unit) -> &'static str;
     /// The kernel whose registers and PTX the row shows.
-    fn kernel(&self, unit: Self::Unit) -> Self::Kernel;
+    ///
+    /// # Panics
+    /// If the twins were not loaded (a caller bug).
+    fn shown(&mut self, unit: Self::Unit) -> Shown<'_>;
+    /// Loads the CUDA C twins of every kernel from NVRTC's `c_ptx`.
+    ///
+    /// # Errors
+    /// The driver refusing the PTX, or a symbol missing from it.
+    fn load_twins(&mut self, gpu: &crate::gpu::Gpu, c_ptx: &str) -> Result<()>;
+    /// Makes later launches use `side`.
+    ///
+    /// # Panics
+    /// On [`Side::CudaC`] before [`TwinRows::load_twins`] (a caller bug).
+    fn use_side(&mut self, side: Side);
     /// As [`Twinned::check`], for a row.
     ///
     /// # Errors
@@ -532,13 +548,32 @@ pub trait TwinRows {
     fn time_unit(&mut self, unit: Self::Unit, plan: Plan) -> Result<Timing>;
 }
 
-impl<T: Twinned> TwinRows for T {
-    type Kernel = T::Kernel;
-    type Unit = T::Kernel;
+/// [`TwinRows::shown`] for `kernel` of a set whose Rust side is the
+/// embedded sm_75 module.
+///
+/// # Panics
+/// If the set's twins were not loaded (a caller bug).
+pub fn shown_in<K: KernelId>(kernels: &KernelSet<K>, kernel: K) -> Shown<'_> {
+    shown_from(kernels, kernel, crate::ptx::PTX)
+}
 
-    fn kernel_set(&mut self) -> &mut KernelSet<T::Kernel> {
-        self.kernels()
+/// [`TwinRows::shown`] for `kernel` of a set whose Rust side was loaded
+/// from `rust_ptx`.
+///
+/// # Panics
+/// If the set's twins were not loaded (a caller bug).
+pub fn shown_from<'a, K: KernelId>(kernels: &'a KernelSet<K>, kernel: K, rust_ptx: &'static str) -> Shown<'a> {
+    let side = |s| kernels.get(kernel, s).expect("both sides are loaded");
+    Shown {
+        symbol: kernel.symbol(),
+        rust: side(Side::Rust),
+        c: side(Side::CudaC),
+        rust_ptx,
     }
+}
+
+impl<T: Twinned> TwinRows for T {
+    type Unit = T::Kernel;
 
     fn units(&self) -> Vec<T::Kernel> {
         self.compared()
@@ -548,8 +583,16 @@ impl<T: Twinned> TwinRows for T {
         kernel.symbol()
     }
 
-    fn kernel(&self, kernel: T::Kernel) -> T::Kernel {
-        kernel
+    fn shown(&mut self, kernel: T::Kernel) -> Shown<'_> {
+        shown_in(self.kernels(), kernel)
+    }
+
+    fn load_twins(&mut self, gpu: &crate::gpu::Gpu, c_ptx: &str) -> Result<()> {
+        self.kernels().load_twins(gpu, c_ptx)
+    }
+
+    fn use_side(&mut self, side: Side) {
+        self.kernels().use_side(side);
     }
 
     fn check_unit(&mut self, kernel: T::Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
@@ -581,7 +624,7 @@ pub fn compare_twins<T: TwinRows>(
     sass_arch: &str,
 ) -> Result<crate::lesson::CompareOutcome> {
     let outcome = compare_both_sides(lesson, c_ptx, trials, plan, sass_arch);
-    lesson.kernel_set().use_side(Side::Rust);
+    lesson.use_side(Side::Rust);
     outcome
 }
 
@@ -598,7 +641,7 @@ fn compare_both_sides<T: TwinRows>(
     for &unit in &units {
         let mut outputs = Vec::new();
         for side in [Side::Rust, Side::CudaC] {
-            lesson.kernel_set().use_side(side);
+            lesson.use_side(side);
             let (found, got) = lesson.check_unit(unit)?;
             failures.extend(found.into_iter().map(|f| Failure {
                 detail: format!("({}) {}", side.label(), f.detail),
@@ -614,22 +657,11 @@ fn compare_both_sides<T: TwinRows>(
     let mut pairs = Vec::new();
     for (&unit, agreement) in units.iter().zip(agreements) {
         let timing = interleave(trials, |side| {
-            lesson.kernel_set().use_side(side);
+            lesson.use_side(side);
             lesson.time_unit(unit, plan)
         })?;
-        let (label, kernel) = (lesson.label(unit), lesson.kernel(unit));
-        let kernels = lesson.kernel_set();
-        let side = |s| kernels.get(kernel, s).expect("both sides are loaded");
-        pairs.push(pair(
-            label,
-            kernel.symbol(),
-            side(Side::Rust),
-            side(Side::CudaC),
-            c_ptx,
-            timing,
-            agreement,
-            sass_arch,
-        )?);
+        let label = lesson.label(unit);
+        pairs.push(pair(label, lesson.shown(unit), c_ptx, timing, agreement, sass_arch)?);
     }
     Ok(Ok(pairs))
 }

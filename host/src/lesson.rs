@@ -210,7 +210,7 @@ pub const PROFILE_PLAN: Plan = Plan {
 /// # Errors
 /// Launch, fault and driver errors.
 pub fn profile_rows<T: TwinRows>(rows: &mut T) -> Result<usize> {
-    rows.kernel_set().use_side(crate::compare::Side::Rust);
+    rows.use_side(crate::compare::Side::Rust);
     let units = rows.units();
     for &unit in &units {
         rows.time_unit(unit, PROFILE_PLAN)?;

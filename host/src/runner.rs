@@ -131,7 +131,7 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
             ..COMPARE_PLAN
         };
         let mut twins = L::twins(&gpu, &sizes)?;
-        twins.kernel_set().load_twins(&gpu, &c_ptx)?;
+        twins.load_twins(&gpu, &c_ptx)?;
         let (major, minor) = gpu.info.compute_capability;
         let arch = format!("sm_{major}{minor}");
         let sampler = Sampler::start(gpu.info.pci_bus_id.as_deref());

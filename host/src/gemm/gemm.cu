@@ -25,6 +25,65 @@ __device__ __forceinline__ void store_d(float* __restrict__ d, const float* __re
     }
 }
 
+// The tensor-core instructions as a CUDA C programmer writes them: inline
+// PTX, as CUTLASS does below its templates. Each wraps one instruction.
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, unsigned src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(addr));
+}
+
+// acc = A B + acc for one warp: A 16 x 16, B 16 x 8 in bf16, acc 16 x 8 in f32.
+__device__ __forceinline__ void mma_bf16_m16n8k16(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Queues one step's A tile (TC_BLOCK_M x TC_BLOCK_K from blockRow, p0) and B
+// tile (TC_BLOCK_K x TC_BLOCK_N from p0, blockCol) into the stage at shared
+// address `stage`, 16-byte chunks, zeros outside the matrices.
+__device__ __forceinline__ void load_stage(unsigned stage, const unsigned short* __restrict__ a,
+                                           const unsigned short* __restrict__ b, unsigned m, unsigned n,
+                                           unsigned k, unsigned blockRow, unsigned blockCol, unsigned p0) {
+    const unsigned tid = threadIdx.x;
+    const unsigned aTile = stage, bTile = stage + 2 * TC_BLOCK_M * TC_A_STRIDE;
+#pragma unroll
+    for (unsigned s = 0; s < TC_BLOCK_M * TC_BLOCK_K / 8 / TC_THREADS; ++s) {
+        const unsigned chunk = tid + s * TC_THREADS;
+        const unsigned row = chunk / (TC_BLOCK_K / 8), col = (chunk % (TC_BLOCK_K / 8)) * 8;
+        const bool inside = blockRow + row < m && p0 + col < k;
+        const unsigned short* src = inside ? a + (size_t)(blockRow + row) * k + p0 + col : a;
+        cp_async_16(aTile + 2 * (row * TC_A_STRIDE + col), src, inside ? 16 : 0);
+    }
+#pragma unroll
+    for (unsigned s = 0; s < TC_BLOCK_K * TC_BLOCK_N / 8 / TC_THREADS; ++s) {
+        const unsigned chunk = tid + s * TC_THREADS;
+        const unsigned row = chunk / (TC_BLOCK_N / 8), col = (chunk % (TC_BLOCK_N / 8)) * 8;
+        const bool inside = p0 + row < k && blockCol + col < n;
+        const unsigned short* src = inside ? b + (size_t)(p0 + row) * n + blockCol + col : b;
+        cp_async_16(bTile + 2 * (row * TC_B_STRIDE + col), src, inside ? 16 : 0);
+    }
+}
+
 extern "C" {
 
 // ANCHOR: gemm_naive
@@ -116,5 +175,76 @@ __global__ void gemm_regblock(unsigned m, unsigned n, unsigned k, float alpha, c
             store_d(d, c, blockRow + firstRow + i, blockCol + firstCol + j, m, n, alpha, beta, acc[i][j]);
 }
 // ANCHOR_END: gemm_regblock
+
+// ANCHOR: gemm_bf16_mma
+// BF16 A and B, f32 sums on the tensor cores (mma.sync m16n8k16). A block
+// computes a TC_BLOCK_M x TC_BLOCK_N tile of D; its 8 warps (2 x 4) a 64 x 32
+// tile each as 4 x 4 mma tiles. Memory: cp.async copies each step's tiles into
+// one of TC_STAGES shared stages (rows padded by TC_PAD), the next step's copy
+// overlapping this step's mma; ldmatrix reads the fragments (B transposed on
+// the way). Launch: TC_THREADS threads in x, a grid of ceil(n / TC_BLOCK_N) x
+// ceil(m / TC_BLOCK_M); k and n multiples of 8. Below compute capability 8.0
+// the body is empty (the instructions do not exist there; the host never
+// launches it).
+__global__ void gemm_bf16_mma(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
+                              const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
+                              float* __restrict__ d) {
+#if __CUDA_ARCH__ >= 800
+    __shared__ __align__(16) unsigned stages[TC_STAGES * TC_STAGE_BYTES / 4];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(stages);
+    const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const unsigned warpRow = (warp / 4) * 64, warpCol = (warp % 4) * 32;
+    const unsigned blockRow = blockIdx.y * TC_BLOCK_M, blockCol = blockIdx.x * TC_BLOCK_N;
+    const unsigned steps = (k + TC_BLOCK_K - 1) / TC_BLOCK_K;
+    float acc[4][4][4] = {};
+
+    load_stage(base, a, b, m, n, k, blockRow, blockCol, 0);
+    cp_async_commit();
+    for (unsigned step = 0; step < steps; ++step) {
+        if (step + 1 < steps)
+            load_stage(base + ((step + 1) % TC_STAGES) * TC_STAGE_BYTES, a, b, m, n, k, blockRow, blockCol,
+                       (step + 1) * TC_BLOCK_K);
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        const unsigned aTile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
+        const unsigned bTile = aTile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+#pragma unroll
+        for (unsigned kk = 0; kk < TC_BLOCK_K; kk += 16) {
+            unsigned fa[4][4], fb[4][2];
+#pragma unroll
+            for (unsigned i = 0; i < 4; ++i) {
+                const unsigned row = warpRow + i * 16 + (lane / 8 % 2) * 8 + lane % 8;
+                ldmatrix_x4(fa[i], aTile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8));
+            }
+#pragma unroll
+            for (unsigned j = 0; j < 4; ++j)
+                ldmatrix_x2_trans(fb[j], bTile + 2 * ((kk + lane % 16) * TC_B_STRIDE + warpCol + j * 8));
+#pragma unroll
+            for (unsigned i = 0; i < 4; ++i)
+#pragma unroll
+                for (unsigned j = 0; j < 4; ++j) mma_bf16_m16n8k16(acc[i][j], fa[i], fb[j]);
+        }
+        __syncthreads();
+    }
+    cp_async_wait<0>();
+
+    const unsigned group = lane / 4, pair = lane % 4;
+#pragma unroll
+    for (unsigned i = 0; i < 4; ++i)
+#pragma unroll
+        for (unsigned j = 0; j < 4; ++j)
+#pragma unroll
+            for (unsigned r = 0; r < 4; ++r) {
+                const unsigned row = blockRow + warpRow + i * 16 + group + 8 * (r / 2);
+                const unsigned col = blockCol + warpCol + j * 8 + 2 * pair + r % 2;
+                if (row < m && col < n) {
+                    const size_t at = (size_t)row * n + col;
+                    d[at] = fmaf(alpha, acc[i][j][r], beta * c[at]);
+                }
+            }
+#endif
+}
+// ANCHOR_END: gemm_bf16_mma
 
 }

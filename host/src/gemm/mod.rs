@@ -29,7 +29,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::check::{Failure, Tolerance, first_mismatch};
-use crate::compare::Twinned;
+use crate::compare::{Shown, Side, TwinRows, shown_from, shown_in};
 use crate::cublas::Cublas;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -797,25 +797,83 @@ impl Gemm<'_> {
     }
 }
 
-impl Twinned for Gemm<'_> {
-    type Kernel = Kernel;
+/// A row of the GEMM lesson's comparison with its CUDA C twins: an FP32
+/// kernel (the sm_75 module), or a tensor-core kernel (the sm_80 module,
+/// compared where it loads and the compared size is one it runs at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmRow {
+    /// An FP32 kernel.
+    Fp32(Kernel),
+    /// A tensor-core kernel.
+    Tensor(TcKernel),
+}
 
-    fn kernels(&mut self) -> &mut KernelSet<Kernel> {
-        &mut self.kernels
+impl TwinRows for Gemm<'_> {
+    type Unit = GemmRow;
+
+    fn units(&self) -> Vec<GemmRow> {
+        let mut units: Vec<GemmRow> = Kernel::ALL.iter().map(|&k| GemmRow::Fp32(k)).collect();
+        if self.tensor.is_ok() {
+            let runs = |k: &&TcKernel| k.refusal(self.shape).is_none();
+            units.extend(TcKernel::ALL.iter().filter(runs).map(|&k| GemmRow::Tensor(k)));
+        }
+        units
     }
 
-    /// At the small shape, against the reference in full; the output's bits
-    /// for the comparison with the twin.
-    fn check(&mut self, kernel: Kernel) -> Result<(Vec<Failure>, Vec<u64>)> {
+    fn label(&self, unit: GemmRow) -> &'static str {
+        match unit {
+            GemmRow::Fp32(k) => k.symbol(),
+            GemmRow::Tensor(k) => k.symbol(),
+        }
+    }
+
+    fn shown(&mut self, unit: GemmRow) -> Shown<'_> {
+        match (unit, &self.tensor) {
+            (GemmRow::Fp32(k), _) => shown_in(&self.kernels, k),
+            (GemmRow::Tensor(k), Ok(tc)) => shown_from(&tc.kernels, k, crate::ptx::PTX_SM80),
+            (GemmRow::Tensor(_), Err(why)) => panic!("a tensor-core row without the sm_80 module ({why}): a caller bug"),
+        }
+    }
+
+    /// Both kernel sets' twins come from the one NVRTC module.
+    fn load_twins(&mut self, gpu: &Gpu, c_ptx: &str) -> Result<()> {
+        self.kernels.load_twins(gpu, c_ptx)?;
+        if let Ok(tc) = &mut self.tensor {
+            tc.kernels.load_twins(gpu, c_ptx)?;
+        }
+        Ok(())
+    }
+
+    fn use_side(&mut self, side: Side) {
+        self.kernels.use_side(side);
+        if let Ok(tc) = &mut self.tensor {
+            tc.kernels.use_side(side);
+        }
+    }
+
+    /// At the small shape, against the reference in full (the tensor-core
+    /// kernel also exactly on the integer inputs); the output's bits (on
+    /// the fills) for the comparison with the twin.
+    fn check_unit(&mut self, unit: GemmRow) -> Result<(Vec<Failure>, Vec<u64>)> {
         let shape = self.shape;
-        let (failures, got) = Gemm::check(self, kernel, SMALL, None, None)?;
+        let (failures, got) = match unit {
+            GemmRow::Fp32(k) => Gemm::check(self, k, SMALL, None, None)?,
+            GemmRow::Tensor(k) => {
+                let mut failures = self.check_tc_exact(k, TC_SMALL)?;
+                failures.extend(self.check_tc(k, TC_SMALL, None)?);
+                (failures, self.output_tc(Some(k))?)
+            }
+        };
         self.set_shape(shape)?;
         Ok((failures, got.iter().map(|v| u64::from(v.to_bits())).collect()))
     }
 
     /// At the shape the twins were made for (the compared size).
-    fn time(&mut self, kernel: Kernel, plan: Plan) -> Result<Timing> {
-        self.time_at(Some(kernel), plan)
+    fn time_unit(&mut self, unit: GemmRow, plan: Plan) -> Result<Timing> {
+        match unit {
+            GemmRow::Fp32(k) => self.time_at(Some(k), plan),
+            GemmRow::Tensor(k) => self.time_tc(Some(k), plan),
+        }
     }
 }
 
@@ -914,7 +972,10 @@ impl lesson::Lesson for GemmLesson {
         format!(
             "#define NAIVE_BLOCK_X {}\n#define NAIVE_BLOCK_Y {}\n#define TILE {TILE}\n#define BLOCK_M {BLOCK_M}\n\
              #define BLOCK_N {BLOCK_N}\n#define BLOCK_K {BLOCK_K}\n#define THREAD_M {THREAD_M}\n#define THREAD_N {THREAD_N}\n\
-             #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n{CUDA_C_SOURCE}",
+             #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
+             #define TC_BLOCK_N {TC_BLOCK_N}\n#define TC_BLOCK_K {TC_BLOCK_K}\n#define TC_THREADS {TC_THREADS}\n\
+             #define TC_A_STRIDE {TC_A_STRIDE}\n#define TC_B_STRIDE {TC_B_STRIDE}\n#define TC_STAGES {TC_STAGES}\n\
+             #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n{CUDA_C_SOURCE}",
             NAIVE_BLOCK.0, NAIVE_BLOCK.1
         )
     }
@@ -1143,6 +1204,7 @@ impl lesson::Lesson for GemmLesson {
 
     fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Gemm<'g>> {
         let mut twins = Gemm::new(gpu, sizes.compared)?;
+        twins.enable_tensor_cores()?;
         twins.set_shape((sizes.compared, sizes.compared, sizes.compared))?;
         Ok(twins)
     }

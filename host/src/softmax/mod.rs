@@ -17,7 +17,7 @@ use kernels_gpu::softmax::*;
 use serde::Serialize;
 
 use crate::check::{Failure, Tolerance, first_mismatch};
-use crate::compare::{Side, TwinRows};
+use crate::compare::{Shown, Side, TwinRows, shown_in};
 use crate::error::{DriverContext, Error, Result};
 use crate::gpu::Gpu;
 use crate::graph;
@@ -1182,11 +1182,14 @@ pub const CUDA_C_SOURCE: &str = include_str!("softmax.cu");
 /// twin of the megakernel is launched cooperatively too, through the same
 /// [`Softmax::enqueue`]; a geometry admission refuses is a failure.
 impl TwinRows for Softmax<'_> {
-    type Kernel = Kernel;
     type Unit = Variant;
 
-    fn kernel_set(&mut self) -> &mut KernelSet<Kernel> {
-        &mut self.kernels
+    fn load_twins(&mut self, gpu: &Gpu, c_ptx: &str) -> Result<()> {
+        self.kernels.load_twins(gpu, c_ptx)
+    }
+
+    fn use_side(&mut self, side: Side) {
+        self.kernels.use_side(side);
     }
 
     fn units(&self) -> Vec<Variant> {
@@ -1197,8 +1200,9 @@ impl TwinRows for Softmax<'_> {
         variant.label()
     }
 
-    fn kernel(&self, variant: Variant) -> Kernel {
-        variant.main_kernel()
+    /// The variant's main kernel.
+    fn shown(&mut self, variant: Variant) -> Shown<'_> {
+        shown_in(&self.kernels, variant.main_kernel())
     }
 
     fn check_unit(&mut self, variant: Variant) -> Result<(Vec<Failure>, Vec<u64>)> {
