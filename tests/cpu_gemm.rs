@@ -175,17 +175,25 @@ fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
     let faults = lab_tests::signature_faults(&kernels, PTX_SM80, "the sm_80 module");
     assert!(faults.is_empty(), "{}", faults.join("\n"));
     assert!(!entries(PTX).contains(&"gemm_bf16_mma"), "the sm_75 module has no tensor-core kernel");
-    let body = entry_body(PTX_SM80, "gemm_bf16_mma").expect("an entry has a body");
-    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
     let k16_steps = (TC_BLOCK_K / 16) as usize;
-    assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 16 * k16_steps);
-    assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * k16_steps);
-    assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), 4 * k16_steps);
-    // Two stages' copies (the first before the loop, the next inside it),
-    // each thread 2 chunks of A and 2 of B.
-    assert_eq!(count("cp.async.cg.shared.global"), 2 * 4);
-    assert!(count("cp.async.commit_group") >= 2 && count("cp.async.wait_group 1") == 1 && count("cp.async.wait_group 0") == 1);
-    assert!(!body.contains(".local"), "no local memory");
+    for (symbol, x2_trans_per_k16, x4_trans_per_k16, copies, wait) in [
+        // Two stages: the first copy before the loop, the next inside it,
+        // each thread 2 chunks of A and 2 of B; waits for all but 1 group.
+        ("gemm_bf16_mma", 4, 0, 2 * 4, "cp.async.wait_group 1"),
+        // TC_PIPE_STAGES: the prologue's TC_PIPE_STAGES - 1 copies (the loop
+        // unrolled) and the loop's one; waits for all but TC_PIPE_STAGES - 2.
+        ("gemm_bf16_pipelined", 0, 2, TC_PIPE_STAGES as usize * 4, "cp.async.wait_group 2"),
+    ] {
+        let body = entry_body(PTX_SM80, symbol).expect("an entry has a body");
+        let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+        assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 16 * k16_steps, "{symbol}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * k16_steps, "{symbol}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), x2_trans_per_k16 * k16_steps, "{symbol}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), x4_trans_per_k16 * k16_steps, "{symbol}");
+        assert_eq!(count("cp.async.cg.shared.global"), copies, "{symbol}");
+        assert!(count("cp.async.commit_group") >= 2 && count(wait) == 1 && count("cp.async.wait_group 0") == 1, "{symbol}");
+        assert!(!body.contains(".local"), "{symbol}: no local memory");
+    }
 }
 
 /// ptxas assembles the sm_80 module for sm_80 and sm_90 with no spill in
@@ -211,9 +219,11 @@ fn the_tensor_core_kernel_assembles_without_spills() {
             .expect("ptxas runs");
         let log = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "ptxas rejected the sm_80 module for {arch}:\n{log}");
-        let report = log.split("Compiling entry function 'gemm_bf16_mma'").nth(1).expect("the kernel is compiled");
-        let report = report.split("Compiling entry function").next().unwrap_or(report);
-        assert!(report.contains("0 bytes spill stores, 0 bytes spill loads"), "{arch}: {report}");
+        for symbol in ["gemm_bf16_mma", "gemm_bf16_pipelined"] {
+            let report = log.split(&format!("Compiling entry function '{symbol}'")).nth(1).expect("the kernel is compiled");
+            let report = report.split("Compiling entry function").next().unwrap_or(report);
+            assert!(report.contains("0 bytes spill stores, 0 bytes spill loads"), "{arch} {symbol}: {report}");
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -328,18 +338,21 @@ fn the_twins_compile_with_nvrtc_with_the_tensor_core_twin_where_it_can_run() {
         let faults = lab_tests::signature_faults(&declared, ptx, &format!("twins' PTX for {cc}"));
         assert!(faults.is_empty(), "{}", faults.join("\n"));
     }
-    let count = |ptx: &str, what: &str| {
-        let body = entry_body(ptx, "gemm_bf16_mma").expect("an entry has a body");
-        body.lines().filter(|l| l.trim_start().starts_with(what)).count()
-    };
     let k16_steps = (TC_BLOCK_K / 16) as usize;
-    for (what, per_k16) in [
-        ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16),
-        ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4),
-        ("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", 4),
-    ] {
-        assert_eq!(count(&hopper, what), per_k16 * k16_steps, "{what} in the 9.0 twin");
-        assert_eq!(count(&turing, what), 0, "{what} in the 7.5 twin");
+    for (symbol, x2_trans, x4_trans, copies) in [("gemm_bf16_mma", 4, 0, 2 * 4), ("gemm_bf16_pipelined", 0, 2, TC_PIPE_STAGES as usize * 4)] {
+        let count = |ptx: &str, what: &str| {
+            let body = entry_body(ptx, symbol).expect("an entry has a body");
+            body.lines().filter(|l| l.trim_start().starts_with(what)).count()
+        };
+        for (what, per_k16) in [
+            ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16),
+            ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4),
+            ("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", x2_trans),
+            ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", x4_trans),
+        ] {
+            assert_eq!(count(&hopper, what), per_k16 * k16_steps, "{what} in the 9.0 twin of {symbol}");
+            assert_eq!(count(&turing, what), 0, "{what} in the 7.5 twin of {symbol}");
+        }
+        assert_eq!(count(&hopper, "cp.async.cg.shared.global"), copies, "{symbol}");
     }
-    assert_eq!(count(&hopper, "cp.async.cg.shared.global"), 2 * 4);
 }

@@ -46,7 +46,8 @@ fn main() -> std::process::ExitCode {
                     }
                 }
             }
-            Ok(())
+            let same = lesson.check_tc_same_sums((257, 264, 136)).map_err(|e| e.to_string())?;
+            same.first().map_or(Ok(()), |f| Err(f.to_string()))
         }));
     }
     trials.push(trial("gemm::the_lesson_runs_quick", |gpu| {

@@ -87,6 +87,15 @@ pub const TC_STAGES: u32 = 2;
 pub const TC_ALIGN: usize = 8;
 
 const _: () = assert!(TC_STAGES * TC_STAGE_BYTES <= 48 * 1024, "static shared memory is at most 48 KiB");
+
+/// Stages of the pipelined tensor-core kernel, in dynamic shared memory.
+pub const TC_PIPE_STAGES: u32 = 4;
+/// Dynamic shared bytes of the pipelined tensor-core kernel.
+pub const TC_PIPE_BYTES: u32 = TC_PIPE_STAGES * TC_STAGE_BYTES;
+const _: () = assert!(
+    TC_PIPE_STAGES >= 2 && TC_PIPE_BYTES <= 99 * 1024,
+    "every GPU of compute capability 8.0 and up gives a block 99 KiB of shared memory or more"
+);
 const _: () = assert!(
     (TC_BLOCK_M * TC_BLOCK_K / 8) % TC_THREADS == 0 && (TC_BLOCK_K * TC_BLOCK_N / 8) % TC_THREADS == 0,
     "each thread copies a whole number of 16-byte chunks of each tile"
@@ -335,7 +344,7 @@ mod tensor_kernels {
     use super::*;
     use crate::device::math::fma;
     use crate::device::memory::load_readonly;
-    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, mma_bf16_m16n8k16};
+    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
     use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
     use crate::device::unroll::unrolled;
     use crate::shared_array;
@@ -470,20 +479,163 @@ mod tensor_kernels {
         }
         cp_async_wait::<0>();
 
+        // SAFETY: the caller's C and D (m x n).
+        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+    }
+    // ANCHOR_END: gemm_bf16_mma
+
+    // ANCHOR: store_tiles
+    /// `D = alpha * acc + beta * C` for a warp's `MI x NJ` mma tiles of 16 x
+    /// 8 (C/D fragment layout, device::mma's docs) whose first element is
+    /// at (`row0`, `col0`), inside `m x n` only.
+    ///
+    /// # Memory
+    /// For each row of tiles, the lane's `NJ x 4` elements of C are loaded
+    /// first and then D stored: through raw pointers LLVM may not move a
+    /// load of C past a store to D (they might alias; CUDA C's `__restrict__`
+    /// says they do not), so element by element every load would wait for
+    /// the store before it, 64 memory latencies in a row per thread.
+    ///
+    /// # Safety
+    /// `c` and `d` hold m x n floats; `d` overlaps nothing the kernel reads.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn store_tiles<const MI: usize, const NJ: usize>(
+        acc: &[[[f32; 4]; NJ]; MI],
+        row0: u32,
+        col0: u32,
+        lane: u32,
+        m: u32,
+        n: u32,
+        alpha: f32,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
         let (group, pair) = (lane / 4, lane % 4);
-        unrolled::<4>(|i| {
-            unrolled::<4>(|j| {
+        unrolled::<MI>(|i| {
+            let place = |j: usize, r: usize| {
+                let row = row0 + i as u32 * 16 + group + 8 * (r as u32 / 2);
+                let col = col0 + j as u32 * 8 + 2 * pair + r as u32 % 2;
+                (row < m && col < n).then(|| row as usize * n as usize + col as usize)
+            };
+            let mut cv = [[0.0f32; 4]; NJ];
+            unrolled::<NJ>(|j| {
                 unrolled::<4>(|r| {
-                    let row = block_row + warp_row + i as u32 * 16 + group + 8 * (r as u32 / 2);
-                    let col = block_col + warp_col + j as u32 * 8 + 2 * pair + r as u32 % 2;
-                    if row < m && col < n {
-                        let at = row as usize * n as usize + col as usize;
-                        // SAFETY: inside C and D.
-                        unsafe { *d.add(at) = fma(alpha, acc[i][j][r], beta * load_readonly(c.add(at))) };
+                    if let Some(at) = place(j, r) {
+                        // SAFETY: inside C.
+                        cv[j][r] = unsafe { load_readonly(c.add(at)) };
+                    }
+                });
+            });
+            unrolled::<NJ>(|j| {
+                unrolled::<4>(|r| {
+                    if let Some(at) = place(j, r) {
+                        // SAFETY: inside D.
+                        unsafe { *d.add(at) = fma(alpha, acc[i][j][r], beta * cv[j][r]) };
                     }
                 });
             });
         });
     }
-    // ANCHOR_END: gemm_bf16_mma
+    // ANCHOR_END: store_tiles
+
+    crate::dynamic_shared!(GEMM_TC_PIPELINE: [u32]);
+
+    // ANCHOR: gemm_bf16_pipelined
+    /// [`gemm_bf16_mma`] with a deeper `cp.async` pipeline: `TC_PIPE_STAGES`
+    /// stages in dynamic shared memory, so the copies of the next
+    /// `TC_PIPE_STAGES - 1` steps are in flight while the warps multiply
+    /// this one, and one barrier a step instead of two. The same tiles (128
+    /// x 128 x 32, 8 warps of 64 x 32), the same stage layout, the same
+    /// sums in the same order: its output is [`gemm_bf16_mma`]'s, bit for
+    /// bit. B fragments come two 8-column tiles at a time
+    /// (`ldmatrix.x4.trans`).
+    ///
+    /// # Memory
+    /// Step `s` waits for its own copy (`cp.async.wait_group` with
+    /// `TC_PIPE_STAGES - 2` newer groups allowed in flight), then the
+    /// barrier; after it, every warp has finished step `s - 1`, so the copy
+    /// for step `s + TC_PIPE_STAGES - 1` goes into that step's stage. Every
+    /// thread commits one group a step, empty past the last step, so the
+    /// wait's count holds to the end.
+    ///
+    /// # Launch assumption
+    /// As [`gemm_bf16_mma`], with `TC_PIPE_BYTES` bytes of dynamic shared
+    /// memory (the host raises the kernel's limit past 48 KiB).
+    ///
+    /// # Safety
+    /// As [`gemm_bf16_mma`].
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "ptx-kernel" fn gemm_bf16_pipelined(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const u16,
+        b: *const u16,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let base = GEMM_TC_PIPELINE::shared().addr();
+        let tid = thread_idx_x();
+        let (warp, lane) = (tid / 32, tid % 32);
+        let (warp_row, warp_col) = ((warp / 4) * 64, (warp % 4) * 32);
+        let (block_row, block_col) = (block_idx_y() * TC_BLOCK_M, block_idx_x() * TC_BLOCK_N);
+        let steps = k.div_ceil(TC_BLOCK_K);
+        let mut acc = [[[0.0f32; 4]; 4]; 4];
+
+        let mut s = 0;
+        while s + 1 < TC_PIPE_STAGES {
+            if s < steps {
+                // SAFETY: the launch assumption is load_stage's.
+                unsafe { load_stage(base, s, a, b, m, n, k, block_row, block_col, s * TC_BLOCK_K) };
+            }
+            cp_async_commit();
+            s += 1;
+        }
+        let mut step = 0;
+        while step < steps {
+            cp_async_wait::<{ TC_PIPE_STAGES - 2 }>();
+            sync_threads();
+            let next = step + TC_PIPE_STAGES - 1;
+            if next < steps {
+                // SAFETY: as above; the stage was last read in step - 1,
+                // before the barrier.
+                unsafe { load_stage(base, next % TC_PIPE_STAGES, a, b, m, n, k, block_row, block_col, next * TC_BLOCK_K) };
+            }
+            cp_async_commit();
+            let a_tile = base + (step % TC_PIPE_STAGES) * TC_STAGE_BYTES;
+            let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+            unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
+                let kk = kk as u32 * 16;
+                let mut fa = [[0u32; 4]; 4];
+                let mut fb = [[0u32; 2]; 4];
+                // SAFETY: rows inside this stage, written before the barrier;
+                // the warp is converged.
+                unsafe {
+                    unrolled::<4>(|i| {
+                        let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
+                        fa[i] = ldmatrix_x4(a_tile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8));
+                    });
+                    unrolled::<2>(|jj| {
+                        let col = warp_col + jj as u32 * 16 + (lane / 16) * 8;
+                        let r = ldmatrix_x4_trans(b_tile + 2 * ((kk + lane % 16) * TC_B_STRIDE + col));
+                        fb[2 * jj] = [r[0], r[1]];
+                        fb[2 * jj + 1] = [r[2], r[3]];
+                    });
+                }
+                unrolled::<4>(|i| {
+                    unrolled::<4>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
+                });
+            });
+            step += 1;
+        }
+        cp_async_wait::<0>();
+        // SAFETY: the caller's C and D (m x n).
+        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+    }
+    // ANCHOR_END: gemm_bf16_pipelined
 }

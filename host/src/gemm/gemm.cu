@@ -50,6 +50,12 @@ __device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], unsigned add
                  : "r"(addr));
 }
 
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
 // acc = A B + acc for one warp: A 16 x 16, B 16 x 8 in bf16, acc 16 x 8 in f32.
 __device__ __forceinline__ void mma_bf16_m16n8k16(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -82,6 +88,27 @@ __device__ __forceinline__ void load_stage(unsigned stage, const unsigned short*
         const unsigned short* src = inside ? b + (size_t)(p0 + row) * n + blockCol + col : b;
         cp_async_16(bTile + 2 * (row * TC_B_STRIDE + col), src, inside ? 16 : 0);
     }
+}
+
+// D = alpha acc + beta C for a warp's 4 x 4 mma tiles (C/D fragment layout)
+// whose first element is at (row0, col0), inside m x n only.
+__device__ __forceinline__ void store_tiles(const float (&acc)[4][4][4], unsigned row0, unsigned col0, unsigned lane,
+                                            unsigned m, unsigned n, float alpha, float beta,
+                                            const float* __restrict__ c, float* __restrict__ d) {
+    const unsigned group = lane / 4, pair = lane % 4;
+#pragma unroll
+    for (unsigned i = 0; i < 4; ++i)
+#pragma unroll
+        for (unsigned j = 0; j < 4; ++j)
+#pragma unroll
+            for (unsigned r = 0; r < 4; ++r) {
+                const unsigned row = row0 + i * 16 + group + 8 * (r / 2);
+                const unsigned col = col0 + j * 8 + 2 * pair + r % 2;
+                if (row < m && col < n) {
+                    const size_t at = (size_t)row * n + col;
+                    d[at] = fmaf(alpha, acc[i][j][r], beta * c[at]);
+                }
+            }
 }
 
 extern "C" {
@@ -229,22 +256,74 @@ __global__ void gemm_bf16_mma(unsigned m, unsigned n, unsigned k, float alpha, c
     }
     cp_async_wait<0>();
 
-    const unsigned group = lane / 4, pair = lane % 4;
-#pragma unroll
-    for (unsigned i = 0; i < 4; ++i)
-#pragma unroll
-        for (unsigned j = 0; j < 4; ++j)
-#pragma unroll
-            for (unsigned r = 0; r < 4; ++r) {
-                const unsigned row = blockRow + warpRow + i * 16 + group + 8 * (r / 2);
-                const unsigned col = blockCol + warpCol + j * 8 + 2 * pair + r % 2;
-                if (row < m && col < n) {
-                    const size_t at = (size_t)row * n + col;
-                    d[at] = fmaf(alpha, acc[i][j][r], beta * c[at]);
-                }
-            }
+    store_tiles(acc, blockRow + warpRow, blockCol + warpCol, lane, m, n, alpha, beta, c, d);
 #endif
 }
 // ANCHOR_END: gemm_bf16_mma
+
+// ANCHOR: gemm_bf16_pipelined
+// gemm_bf16_mma through a TC_PIPE_STAGES-stage cp.async pipeline in dynamic
+// shared memory, one barrier a step: step s waits for its own copy (at most
+// TC_PIPE_STAGES - 2 newer groups in flight), then after the barrier copies
+// step s + TC_PIPE_STAGES - 1 into the stage step s - 1 used. Every thread
+// commits one group a step (empty past the end). B fragments two 8-column
+// tiles at a time (ldmatrix .x4.trans). Same tiles and sums as gemm_bf16_mma.
+// Launch: as gemm_bf16_mma, with TC_PIPE_STAGES * TC_STAGE_BYTES bytes of
+// dynamic shared memory.
+__global__ void gemm_bf16_pipelined(unsigned m, unsigned n, unsigned k, float alpha,
+                                    const unsigned short* __restrict__ a, const unsigned short* __restrict__ b,
+                                    float beta, const float* __restrict__ c, float* __restrict__ d) {
+#if __CUDA_ARCH__ >= 800
+    extern __shared__ __align__(16) unsigned char pipeline[];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(pipeline);
+    const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const unsigned warpRow = (warp / 4) * 64, warpCol = (warp % 4) * 32;
+    const unsigned blockRow = blockIdx.y * TC_BLOCK_M, blockCol = blockIdx.x * TC_BLOCK_N;
+    const unsigned steps = (k + TC_BLOCK_K - 1) / TC_BLOCK_K;
+    float acc[4][4][4] = {};
+
+#pragma unroll
+    for (unsigned s = 0; s + 1 < TC_PIPE_STAGES; ++s) {
+        if (s < steps) load_stage(base + s * TC_STAGE_BYTES, a, b, m, n, k, blockRow, blockCol, s * TC_BLOCK_K);
+        cp_async_commit();
+    }
+    for (unsigned step = 0; step < steps; ++step) {
+        cp_async_wait<TC_PIPE_STAGES - 2>();
+        __syncthreads();
+        const unsigned next = step + TC_PIPE_STAGES - 1;
+        if (next < steps)
+            load_stage(base + (next % TC_PIPE_STAGES) * TC_STAGE_BYTES, a, b, m, n, k, blockRow, blockCol,
+                       next * TC_BLOCK_K);
+        cp_async_commit();
+        const unsigned aTile = base + (step % TC_PIPE_STAGES) * TC_STAGE_BYTES;
+        const unsigned bTile = aTile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+#pragma unroll
+        for (unsigned kk = 0; kk < TC_BLOCK_K; kk += 16) {
+            unsigned fa[4][4], fb[4][2];
+#pragma unroll
+            for (unsigned i = 0; i < 4; ++i) {
+                const unsigned row = warpRow + i * 16 + (lane / 8 % 2) * 8 + lane % 8;
+                ldmatrix_x4(fa[i], aTile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8));
+            }
+#pragma unroll
+            for (unsigned jj = 0; jj < 2; ++jj) {
+                unsigned r[4];
+                ldmatrix_x4_trans(r, bTile + 2 * ((kk + lane % 16) * TC_B_STRIDE + warpCol + jj * 16 + (lane / 16) * 8));
+                fb[2 * jj][0] = r[0];
+                fb[2 * jj][1] = r[1];
+                fb[2 * jj + 1][0] = r[2];
+                fb[2 * jj + 1][1] = r[3];
+            }
+#pragma unroll
+            for (unsigned i = 0; i < 4; ++i)
+#pragma unroll
+                for (unsigned j = 0; j < 4; ++j) mma_bf16_m16n8k16(acc[i][j], fa[i], fb[j]);
+        }
+    }
+    cp_async_wait<0>();
+    store_tiles(acc, blockRow + warpRow, blockCol + warpCol, lane, m, n, alpha, beta, c, d);
+#endif
+}
+// ANCHOR_END: gemm_bf16_pipelined
 
 }

@@ -63,6 +63,9 @@ crate::kernel_ids! {
         /// BF16 inputs, FP32 accumulation: `mma.sync` fed by `ldmatrix`,
         /// tiles copied by `cp.async` into two stages.
         Bf16Mma = "gemm_bf16_mma" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// The same tiles through a 4-stage `cp.async` pipeline in dynamic
+        /// shared memory, one barrier a step.
+        Bf16Pipelined = "gemm_bf16_pipelined" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
     }
 }
 
@@ -70,17 +73,27 @@ impl TcKernel {
     /// What the kernel does, for its row in the report.
     pub fn label(self) -> &'static str {
         match self {
-            TcKernel::Bf16Mma => "BF16 in, FP32 sums: mma.sync, ldmatrix, cp.async",
+            TcKernel::Bf16Mma => "BF16 in, FP32 sums: mma.sync, ldmatrix, cp.async, 2 stages",
+            TcKernel::Bf16Pipelined => "BF16 in, FP32 sums: the same, 4 cp.async stages",
         }
     }
 
-    /// The launch over an m x n output.
+    /// Bytes of dynamic shared memory a block of the kernel takes (0 where
+    /// its stages are static).
+    pub fn dynamic_shared_bytes(self) -> u32 {
+        match self {
+            TcKernel::Bf16Mma => 0,
+            TcKernel::Bf16Pipelined => TC_PIPE_BYTES,
+        }
+    }
+
+    /// The launch over an m x n output: both kernels have the same tiles.
     pub fn launch_config(self, m: usize, n: usize) -> LaunchConfig {
         let blocks = |extent: usize, per: u32| extent.div_ceil(per as usize).max(1) as u32;
         LaunchConfig {
             grid_dim: (blocks(n, TC_BLOCK_N), blocks(m, TC_BLOCK_M), 1),
             block_dim: (TC_THREADS, 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: self.dynamic_shared_bytes(),
         }
     }
 
@@ -378,7 +391,7 @@ impl<'g> Gemm<'g> {
     /// and B in bf16, and the integer inputs in f32 and bf16), on a GPU of
     /// compute capability 8.0 or more; on an older one `tensor` says why it
     /// has none. Separate from [`Gemm::new`] so that what runs only the
-    /// FP32 kernels (the CUDA C comparison) does not load the module.
+    /// FP32 kernels does not load the module.
     ///
     /// # Errors
     /// [`Error::OutOfMemory`]; driver errors on a GPU that should run it.
@@ -567,7 +580,7 @@ impl<'g> Gemm<'g> {
     /// Driver errors.
     pub fn occupancy(&self, kernel: Kernel) -> Result<(crate::compare::FunctionStats, u32, f64)> {
         let block = kernel.launch_config(1, 1).block_dim;
-        occupancy_of(self.gpu, self.kernels.active(kernel), block.0 * block.1 * block.2)
+        occupancy_of(self.gpu, self.kernels.active(kernel), block.0 * block.1 * block.2, 0)
     }
 
     // ANCHOR: check
@@ -644,6 +657,9 @@ impl TensorCores {
             )));
         }
         let kernels = KernelSet::from_ptx(gpu, crate::ptx::PTX_SM80)?;
+        for &kernel in TcKernel::ALL {
+            allow_dynamic_shared(kernels.active(kernel), kernel)?;
+        }
         let to_bf16 = |v: &[f32]| -> Vec<u16> { v.iter().map(|&x| half::bf16::from_f32(x).to_bits()).collect() };
         let upload = |host: Vec<u16>| -> Result<CudaSlice<u16>> {
             // SAFETY: every bit pattern is a valid u16; the buffer is
@@ -783,6 +799,28 @@ impl Gemm<'_> {
             .collect())
     }
 
+    /// Every tensor-core kernel's output at `shape` (on the fills) against
+    /// the first's, bit for bit: they share tiles and the order of their
+    /// `mma`s, so any difference is a wrong or stale tile.
+    ///
+    /// # Errors
+    /// As the launches.
+    pub fn check_tc_same_sums(&mut self, shape: (usize, usize, usize)) -> Result<Vec<Failure>> {
+        self.set_shape(shape)?;
+        let (first, rest) = TcKernel::ALL.split_first().expect("at least one tensor-core kernel");
+        let want = self.output_tc(Some(*first))?;
+        let mut failures = Vec::new();
+        for &kernel in rest {
+            let got = self.output_tc(Some(kernel))?;
+            let (m, n, k) = shape;
+            failures.extend(first_mismatch(&got, &want, Tolerance::Exact).map(|e| Failure {
+                kernel: kernel.symbol(),
+                detail: format!("{m} x {n} x {k}: not {}'s sums (same tiles, same mma order): {e}", first.symbol()),
+            }));
+        }
+        Ok(failures)
+    }
+
     /// Times a tensor-core `kernel` (or cuBLAS's bf16 GEMM, for `None`) at
     /// the current shape.
     ///
@@ -840,6 +878,10 @@ impl TwinRows for Gemm<'_> {
         self.kernels.load_twins(gpu, c_ptx)?;
         if let Ok(tc) = &mut self.tensor {
             tc.kernels.load_twins(gpu, c_ptx)?;
+            for &kernel in TcKernel::ALL {
+                let twin = tc.kernels.get(kernel, Side::CudaC).expect("the twins just loaded");
+                allow_dynamic_shared(twin, kernel)?;
+            }
         }
         Ok(())
     }
@@ -877,17 +919,30 @@ impl TwinRows for Gemm<'_> {
     }
 }
 
+/// Lets `f` (tensor-core `kernel`, on either side) take its dynamic shared
+/// memory: past 48 KiB a kernel must ask (`cuFuncSetAttribute`).
+///
+/// # Errors
+/// The driver refusing the size.
+fn allow_dynamic_shared(f: &cudarc::driver::CudaFunction, kernel: TcKernel) -> Result<()> {
+    f.set_attribute(
+        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        kernel.dynamic_shared_bytes() as i32,
+    )
+    .map_err(|source| Error::Driver { call: "cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)", source })
+}
+
 /// `f`'s registers, shared and local bytes, the blocks of `threads`
-/// threads one SM of `gpu` holds (the occupancy API, no dynamic shared
-/// memory), and the theoretical occupancy that gives, in % of the SM's
+/// threads with `dynamic` bytes of dynamic shared memory one SM of `gpu`
+/// holds (the occupancy API), and the theoretical occupancy that gives, in % of the SM's
 /// resident threads.
 ///
 /// # Errors
 /// Driver errors.
-fn occupancy_of(gpu: &Gpu, f: &cudarc::driver::CudaFunction, threads: u32) -> Result<(crate::compare::FunctionStats, u32, f64)> {
+fn occupancy_of(gpu: &Gpu, f: &cudarc::driver::CudaFunction, threads: u32, dynamic: u32) -> Result<(crate::compare::FunctionStats, u32, f64)> {
     let stats = crate::compare::FunctionStats::of(f)?;
     let blocks = f
-        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+        .occupancy_max_active_blocks_per_multiprocessor(threads, dynamic as usize, None)
         .map_err(|source| Error::Driver { call: "cuOccupancyMaxActiveBlocksPerMultiprocessor", source })?;
     let occupancy = 100.0 * f64::from(blocks * threads) / f64::from(gpu.info.max_threads_per_sm.max(1));
     Ok((stats, blocks, occupancy))
@@ -975,7 +1030,7 @@ impl lesson::Lesson for GemmLesson {
              #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
              #define TC_BLOCK_N {TC_BLOCK_N}\n#define TC_BLOCK_K {TC_BLOCK_K}\n#define TC_THREADS {TC_THREADS}\n\
              #define TC_A_STRIDE {TC_A_STRIDE}\n#define TC_B_STRIDE {TC_B_STRIDE}\n#define TC_STAGES {TC_STAGES}\n\
-             #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n{CUDA_C_SOURCE}",
+             #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n#define TC_PIPE_STAGES {TC_PIPE_STAGES}\n{CUDA_C_SOURCE}",
             NAIVE_BLOCK.0, NAIVE_BLOCK.1
         )
     }
@@ -1044,6 +1099,7 @@ impl lesson::Lesson for GemmLesson {
                     failures.extend(lesson.check_tc(kernel, shape, cublas.as_deref())?);
                     failures.extend(lesson.check_tc_exact(kernel, shape)?);
                 }
+                failures.extend(lesson.check_tc_same_sums(shape)?);
             }
         }
         if !failures.is_empty() {
@@ -1068,13 +1124,14 @@ impl lesson::Lesson for GemmLesson {
         }
         if let Ok(tc) = &lesson.tensor {
             for &kernel in TcKernel::ALL {
-                let (stats, blocks, pct) = occupancy_of(gpu, tc.kernels.active(kernel), TC_THREADS)?;
+                let dynamic = kernel.dynamic_shared_bytes();
+                let (stats, blocks, pct) = occupancy_of(gpu, tc.kernels.active(kernel), TC_THREADS, dynamic)?;
                 occupancy_lines.push(format!(
                     "{} (sm_80 module): {} registers a thread, {} bytes of shared memory a block, {blocks} block(s) an SM: \
                      {pct:.1}% theoretical occupancy.",
                     kernel.symbol(),
                     stats.registers,
-                    stats.shared_bytes
+                    stats.shared_bytes + dynamic as i32
                 ));
                 occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers, "shared_bytes": stats.shared_bytes,
                     "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct, "module": "sm_80"}));
@@ -1165,9 +1222,10 @@ impl lesson::Lesson for GemmLesson {
                     },
                     if lesson.tensor.is_ok() {
                         format!(
-                            " The tensor-core kernel matches the f64 reference at {} x {} x {} in every element and at the samples of \
+                            " Each tensor-core kernel matches the f64 reference at {} x {} x {} in every element and at the samples of \
                              every size it runs at, within {TC_BOUND_FACTOR} times that bound (tensor cores truncate in their sums){}; \
-                             and, on integer inputs whose sums are exact, equals the naive FP32 kernel's output in every element.",
+                             and, on integer inputs whose sums are exact, equals the naive FP32 kernel's output in every element. \
+                             The tensor-core kernels give the same bits at every size they run at.",
                             TC_SMALL.0,
                             TC_SMALL.1,
                             TC_SMALL.2,
@@ -1200,6 +1258,16 @@ impl lesson::Lesson for GemmLesson {
                 }),
             },
         )
+    }
+
+    /// Where the tensor-core rows' Rust PTX comes from, which the header's
+    /// module line does not say.
+    fn compare_notes(_sizes: &Sizes) -> Vec<String> {
+        let symbols: Vec<&str> = TcKernel::ALL.iter().map(|k| k.symbol()).collect();
+        vec![format!(
+            "{}: the Rust side is the sm_80 module (PTX ISA 7.0), compared where the GPU has compute capability 8.0 or more.",
+            symbols.join(", ")
+        )]
     }
 
     fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Gemm<'g>> {

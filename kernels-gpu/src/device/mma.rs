@@ -100,6 +100,33 @@ pub unsafe fn ldmatrix_x2_trans(addr: u32) -> [u32; 2] {
     };
     [r0, r1]
 }
+
+/// Four 8 x 8 matrices, each transposed on the way (`ldmatrix.sync.aligned
+/// .m8n8.x4.trans.shared.b16`): lane `l` gives the address of row `l % 8`
+/// of matrix `l / 8`, and receives, in register `j`, elements at rows
+/// `2 (l % 4)` and the next, column `l / 4`, of matrix `j`. From a
+/// row-major `[k][n]` tile, with matrices 0 and 1 at rows k to k + 15 of
+/// columns c to c + 7 and matrices 2 and 3 at the same rows of columns
+/// c + 8 to c + 15, registers 0-1 and 2-3 are the `mma` B fragments of two
+/// adjacent 8-column tiles: half the instructions of two
+/// [`ldmatrix_x2_trans`].
+///
+/// # Safety
+/// As [`ldmatrix_x4`].
+#[inline(always)]
+pub unsafe fn ldmatrix_x4_trans(addr: u32) -> [u32; 4] {
+    let (r0, r1, r2, r3): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
+            a = in(reg32) addr,
+            r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
+            options(readonly, nostack, preserves_flags),
+        )
+    };
+    [r0, r1, r2, r3]
+}
 // ANCHOR_END: ldmatrix
 
 // ANCHOR: cp_async
