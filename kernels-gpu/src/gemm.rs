@@ -344,6 +344,7 @@ mod tensor_kernels {
     use super::*;
     use crate::device::math::fma;
     use crate::device::memory::load_readonly;
+    use crate::device::memory::{load_readonly_if, store_if};
     use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
     use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
     use crate::device::unroll::unrolled;
@@ -491,10 +492,12 @@ mod tensor_kernels {
     ///
     /// # Memory
     /// For each row of tiles, the lane's `NJ x 4` elements of C are loaded
-    /// first and then D stored: through raw pointers LLVM may not move a
-    /// load of C past a store to D (they might alias; CUDA C's `__restrict__`
-    /// says they do not), so element by element every load would wait for
-    /// the store before it, 64 memory latencies in a row per thread.
+    /// first and then D stored, each a predicated access (`load_readonly_if`,
+    /// `store_if`: no branch). Through raw pointers LLVM may not move a load
+    /// of C past a store to D (they might alias; CUDA C's `__restrict__`
+    /// says they do not), so written element by element each load would
+    /// wait for the store before it; and an `if` around each access
+    /// becomes branches that ptxas schedules one block at a time.
     ///
     /// # Safety
     /// `c` and `d` hold m x n floats; `d` overlaps nothing the kernel reads.
@@ -517,23 +520,21 @@ mod tensor_kernels {
             let place = |j: usize, r: usize| {
                 let row = row0 + i as u32 * 16 + group + 8 * (r as u32 / 2);
                 let col = col0 + j as u32 * 8 + 2 * pair + r as u32 % 2;
-                (row < m && col < n).then(|| row as usize * n as usize + col as usize)
+                (row < m && col < n, row as usize * n as usize + col as usize)
             };
             let mut cv = [[0.0f32; 4]; NJ];
             unrolled::<NJ>(|j| {
                 unrolled::<4>(|r| {
-                    if let Some(at) = place(j, r) {
-                        // SAFETY: inside C.
-                        cv[j][r] = unsafe { load_readonly(c.add(at)) };
-                    }
+                    let (inside, at) = place(j, r);
+                    // SAFETY: read only inside C.
+                    cv[j][r] = unsafe { load_readonly_if(inside, c.wrapping_add(at)) };
                 });
             });
             unrolled::<NJ>(|j| {
                 unrolled::<4>(|r| {
-                    if let Some(at) = place(j, r) {
-                        // SAFETY: inside D.
-                        unsafe { *d.add(at) = fma(alpha, acc[i][j][r], beta * cv[j][r]) };
-                    }
+                    let (inside, at) = place(j, r);
+                    // SAFETY: written only inside D.
+                    unsafe { store_if(inside, d.wrapping_add(at), fma(alpha, acc[i][j][r], beta * cv[j][r])) };
                 });
             });
         });
