@@ -426,6 +426,88 @@ pub fn signature_faults(
     faults
 }
 
+/// Some `bra` in `body` (one kernel's PTX) jumps to a label defined above
+/// it: a run-time loop survived compilation.
+pub fn has_backward_branch(body: &str) -> bool {
+    let mut seen = Vec::new();
+    for line in body.lines().map(str::trim) {
+        let code = line.split("//").next().unwrap_or("").trim();
+        if let Some(label) = code.strip_suffix(':').filter(|l| l.starts_with('$')) {
+            seen.push(label.to_string());
+        } else if let Some(pos) = line.find("bra") {
+            let target = line[pos..]
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("")
+                .trim_end_matches(';');
+            if seen.iter().any(|l| l == target) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// ptxas's `-v` report for each of `entries` of `ptx` (a module named
+/// `name` in messages), assembled for each of `archs`: `(arch, entry,
+/// report)`, the report being the lines from the entry's "Compiling entry
+/// function" to the next entry's. ptxas comes from `$PTXAS` or the PATH
+/// (`cargo xtask test` provides one from PyPI); `None`, after one line
+/// saying so, where there is none outside CI.
+///
+/// # Panics
+/// No ptxas under CI (`CI` set), ptxas rejecting the PTX, or an entry it
+/// did not compile.
+pub fn ptxas_reports(
+    ptx: &str,
+    name: &str,
+    archs: &[&str],
+    entries: &[&str],
+) -> Option<Vec<(String, String, String)>> {
+    let Some(ptxas) = std::env::var_os("PTXAS")
+        .map(std::path::PathBuf::from)
+        .or_else(|| host::asm::find_tool("ptxas"))
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: install ptxas or set PTXAS"
+        );
+        eprintln!("skipped: no ptxas on PATH and PTXAS unset");
+        return None;
+    };
+    let dir = std::env::temp_dir().join(format!("lab-ptxas-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let src = dir.join(format!("{name}.ptx"));
+    std::fs::write(&src, ptx).expect("the PTX is written");
+    let mut reports = Vec::new();
+    for arch in archs {
+        let out = std::process::Command::new(&ptxas)
+            .args(["-v", &format!("-arch={arch}"), "-o"])
+            .arg(dir.join(format!("{arch}.cubin")))
+            .arg(&src)
+            .output()
+            .expect("ptxas runs");
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "ptxas rejected {name} for {arch}:\n{log}"
+        );
+        for entry in entries {
+            let report = log
+                .split(&format!("Compiling entry function '{entry}'"))
+                .nth(1)
+                .unwrap_or_else(|| panic!("{arch}: ptxas did not compile {entry}:\n{log}"));
+            let report = report
+                .split("Compiling entry function")
+                .next()
+                .unwrap_or(report);
+            reports.push((arch.to_string(), entry.to_string(), report.to_string()));
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    Some(reports)
+}
+
 #[cfg(test)]
 mod report_contains_tests {
     #[test]

@@ -212,14 +212,19 @@ fn the_memory_budget_counts_three_buffers_and_the_partials_streams_included() {
     // Three buffers of the bandwidth ceiling's 2 GiB (32 x the 60 MiB L2,
     // rounded up; longer than the placed kernels' 8192^2 floats), and one
     // partial sum per 256-thread block of the one-float4-a-thread dot:
-    // (3 x 536,870,912 + 524,288) x 4 bytes.
-    assert_eq!(s.device_bytes(), (3 * 536_870_912 + 524_288) * 4);
+    // (3 x 536,870,912 + 524,288) x 4 bytes. The synthetic device is an
+    // H200 (compute capability 9.0), so the tensor-core ceiling's buffers
+    // come on top: mma_peak's 132 x 32 blocks x 8 warps x 1024 floats, and
+    // cuBLAS's 8192^3 bf16 A and B and f32 D.
+    let tensor = 132 * 32 * 8 * 1024 * 4 + 8192 * 8192 * (2 + 2 + 4);
+    assert_eq!(s.device_bytes(), (3 * 536_870_912 + 524_288) * 4 + tensor);
     // A T4's 4 MiB L2 keeps the seed's 4096^2 for the placed kernels; the
     // streams take 128 MiB a buffer; the reduction's 65,536 partials are
-    // the most.
+    // the most; its compute capability, 7.5, has no tensor-core ceiling.
     let t4 = Sizes::for_device(&DeviceInfo {
         l2_bytes: 4 << 20,
         sms: 40,
+        compute_capability: (7, 5),
         ..info
     });
     assert_eq!(t4.device_bytes(), (3 * 33_554_432 + 65_536) * 4);

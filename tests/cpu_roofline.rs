@@ -464,27 +464,6 @@ fn multiply_adds_are_fused() {
     }
 }
 
-/// Some `bra` jumps to a label defined above it: a loop survived.
-fn has_backward_branch(body: &str) -> bool {
-    let mut seen = Vec::new();
-    for line in body.lines().map(str::trim) {
-        let code = line.split("//").next().unwrap_or("").trim();
-        if let Some(label) = code.strip_suffix(':').filter(|l| l.starts_with('$')) {
-            seen.push(label.to_string());
-        } else if let Some(pos) = line.find("bra") {
-            let target = line[pos..]
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or("")
-                .trim_end_matches(';');
-            if seen.iter().any(|l| l == target) {
-                return true;
-            }
-        }
-    }
-    false
-}
-
 #[test]
 fn the_copy_ceiling_moves_16_bytes_per_thread() {
     let b = body(Kernel::Copy);
@@ -507,7 +486,7 @@ fn the_fma_loop_is_unrolled_but_not_flattened() {
         "{fmas} FMAs: the loop was flattened"
     );
     assert!(
-        has_backward_branch(b),
+        lab_tests::has_backward_branch(b),
         "no loop: no branch goes back to an earlier label"
     );
 }
@@ -1211,9 +1190,9 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
     let lines = r.json_lines();
     assert_eq!(
         lines.len(),
-        1 + 6 + 1 + 1 + 1 + 1 + 10 + 2 * 3,
-        "the bandwidth ceiling, 6 stream rows, the seed's copy, the FMA ceiling, the driver copy, the ridge, 10 kernels, \
-         and per ragged pair its two sizes and its reading"
+        1 + 6 + 1 + 1 + 1 + 1 + 1 + 10 + 2 * 3,
+        "the bandwidth ceiling, 6 stream rows, the seed's copy, the FMA ceiling, the driver copy, the ridge, the \
+         tensor ceiling (none measured), 10 kernels, and per ragged pair its two sizes and its reading"
     );
     for line in &lines {
         assert_eq!(line["context"]["gpu"], "synthetic");
@@ -1229,7 +1208,18 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
     assert_eq!(lines[7]["variant"], "seed-copy");
     assert_eq!(lines[8]["variant"], "ceiling-fma");
     assert_eq!(lines[10]["variant"], "ridge-point");
-    assert_eq!(lines[11]["symbol"], "vector_add");
+    assert_eq!(lines[11]["variant"], "ceiling-tensor");
+    assert_eq!(lines[11]["value"], serde_json::Value::Null);
+    assert_eq!(lines[11]["tensor_ceiling"], serde_json::Value::Null);
+    assert!(
+        lines[11]["why_none"]
+            .as_str()
+            .unwrap()
+            .starts_with("No BF16 tensor-core ceiling"),
+        "{}",
+        lines[11]
+    );
+    assert_eq!(lines[12]["symbol"], "vector_add");
     let matmul = lines
         .iter()
         .find(|l| l["symbol"] == "matmul_naive")
@@ -1242,4 +1232,168 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
     assert!(runs[0].samples.contains_key("stream_dot/grid-stride"));
     assert!(runs[0].samples.contains_key("stream_dot/per-element"));
     assert!(runs[0].samples.contains_key("vector_add"));
+}
+
+// ---- the BF16 tensor-core ceiling in the report ------------------------------------
+
+/// [`synthetic_report`] with a tensor-core ceiling: `mma_peak` at 640
+/// TFLOP/s, cuBLAS at 755 (4096^3) and 708 (8192^3) TFLOP/s, on the
+/// synthetic H200's sizes.
+fn synthetic_report_with_tensor(
+    mma_tflop: f64,
+    cublas: Vec<(usize, f64)>,
+) -> host::roofline::report::Report {
+    use host::roofline::tensor::{TensorCeiling, TensorTimings, cublas_flop};
+    let mut r = synthetic_report();
+    let sizes = r
+        .sizes
+        .tensor
+        .expect("the synthetic H200 has a tensor ceiling");
+    let ms = |flop: f64, tflop: f64| flop / (tflop * 1e12) * 1e3;
+    let timings = TensorTimings {
+        mma: timing(ms(sizes.mma_flop(), mma_tflop)),
+        cublas: Ok(cublas
+            .into_iter()
+            .map(|(side, tflop)| (side, timing(ms(cublas_flop(side), tflop))))
+            .collect()),
+    };
+    r.tensor = Ok(TensorCeiling::new(&r.info, sizes, timings));
+    r
+}
+
+#[test]
+fn the_report_draws_the_tensor_ceiling_cublas_sets() {
+    let r = synthetic_report_with_tensor(640.0, vec![(4096, 755.0), (8192, 708.0)]);
+    let table = r.table();
+    for want in [
+        "Tensor-core ceiling: mma_peak 4224 blocks x 256 threads x 2048 steps x 8 chains (sm_80 module); cuBLAS BF16 \
+         GemmEx (FP32 sums) at 4096^3 and 8192^3",
+        "mma_peak matches its CPU reference exactly in every element; cuBLAS's BF16 GEMM at 4096^3 matches the f64 \
+         reference at 512 sampled elements",
+        "BF16 tensor cores: cuBLAS GemmEx, 4096^3 <- the tensor ceiling",
+        "The BF16 tensor-core ceiling is cuBLAS's GemmEx at 4096^3, 755.0 TFLOP/s: 18.0% above the 8 mma.sync chains a \
+         warp (640.0 TFLOP/s)",
+        // 755,000 GFLOP/s over the 4000 GB/s bandwidth ceiling.
+        "tensor ridge point: 188.75 FLOP/byte",
+        "BF16 tensor cores = 132 SMs x 4096 dense BF16 FLOP a clock an SM",
+    ] {
+        assert!(table.contains(want), "{want}:\n{table}");
+    }
+    let row = |label: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("{label}:\n{table}"))
+    };
+    // The measured rates in TFLOP/s, against 132 x 4096 x 1980 MHz =
+    // 1070.5 TFLOP/s derived.
+    let mma = row("BF16 tensor cores: mma_peak, 8 mma.sync chains");
+    assert!(
+        mma.contains("640.0 TFLOP/s") && mma.contains("1070.5 TFLOP/s"),
+        "{mma}"
+    );
+    assert!(!mma.contains("<- the tensor ceiling"), "{mma}");
+    assert!(row("cuBLAS GemmEx, 8192^3").contains("708.0 TFLOP/s"));
+    assert!(!row("cuBLAS GemmEx, 8192^3").contains("<-"));
+
+    let lines = r.json_lines();
+    let find = |variant: &str| {
+        lines
+            .iter()
+            .find(|l| l["variant"] == variant)
+            .unwrap_or_else(|| panic!("{variant}"))
+    };
+    let ceiling = find("ceiling-tensor");
+    assert_eq!(ceiling["set_by"], "cuBLAS");
+    assert!((ceiling["value"].as_f64().unwrap() - 755_000.0).abs() < 1e-6);
+    let facts = &ceiling["tensor_ceiling"];
+    assert_eq!(facts["source"], "cuBLAS");
+    assert!((facts["gflop_per_s"].as_f64().unwrap() - 755_000.0).abs() < 1e-6);
+    assert!((facts["mma_sync_gflop_per_s"].as_f64().unwrap() - 640_000.0).abs() < 1e-6);
+    assert!((facts["cublas_best_gflop_per_s"].as_f64().unwrap() - 755_000.0).abs() < 1e-6);
+    assert!(facts["derived_limit_gflop_per_s"].is_number());
+    assert_eq!(ceiling["why_none"], serde_json::Value::Null);
+    assert!((find("ridge-point-tensor")["value"].as_f64().unwrap() - 188.75).abs() < 1e-9);
+    assert_eq!(find("ceiling-tensor-mma")["symbol"], "mma_peak");
+    assert_eq!(find("cublas-bf16-8192")["key"], "cublasGemmEx_bf16/8192");
+    // Every timed row keeps a distinct key, so --record and --baseline work.
+    let runs = host::record::runs_of(&lines).unwrap();
+    assert_eq!(runs.len(), 1);
+    for key in [
+        "mma_peak",
+        "cublasGemmEx_bf16/4096",
+        "cublasGemmEx_bf16/8192",
+    ] {
+        assert!(runs[0].samples.contains_key(key), "{key}");
+    }
+
+    // The chart draws it as a second roof.
+    let chart = r.chart();
+    let roof = chart.tensor.as_ref().expect("a tensor roof");
+    assert_eq!(roof.set_by, "cuBLAS");
+    let svg = host::plot::roofline_svg_text(&chart).unwrap();
+    if let Some(keep) = std::env::var_os("LAB_CHART_OUT") {
+        std::fs::write(keep, &svg).unwrap();
+    }
+    assert!(
+        svg.contains("BF16 tensor-core ceiling (cuBLAS): 755000 GFLOP/s, ridge 188.8 FLOP/byte"),
+        "no tensor roof in the legend"
+    );
+    assert!(svg.contains("measured ceilings: memory 4000 GB/s, FMA 60000 GFLOP/s"));
+}
+
+#[test]
+fn the_report_says_when_the_chains_set_the_tensor_ceiling() {
+    let r = synthetic_report_with_tensor(300.0, vec![(4096, 280.0)]);
+    let table = r.table();
+    assert!(
+        table.contains("BF16 tensor cores: mma_peak, 8 mma.sync chains <- the tensor ceiling"),
+        "{table}"
+    );
+    assert!(
+        table.contains("cuBLAS's best, 280.0 TFLOP/s at 4096^3, is 6.7% below it"),
+        "{table}"
+    );
+    assert!(
+        table.contains("tensor ridge point: 75.00 FLOP/byte"),
+        "{table}"
+    );
+    let lines = r.json_lines();
+    let ceiling = lines
+        .iter()
+        .find(|l| l["variant"] == "ceiling-tensor")
+        .unwrap();
+    assert_eq!(ceiling["set_by"], "mma.sync");
+}
+
+#[test]
+fn a_gpu_below_8_0_has_one_line_and_no_tensor_ceiling() {
+    let info = lab_tests::profile("T4").info();
+    let why = host::roofline::tensor::unavailable(&info).unwrap();
+    let mut r = synthetic_report();
+    r.sizes.tensor = None;
+    r.tensor = Err(why);
+    let table = r.table();
+    let lines: Vec<&str> = table.lines().filter(|l| l.contains("tensor")).collect();
+    assert_eq!(
+        lines,
+        [
+            "No BF16 tensor-core ceiling: T4 has compute capability 7.5, and the sm_80 module's bf16 mma.sync needs 8.0 \
+          or more."
+        ],
+        "{table}"
+    );
+    assert!(r.chart().tensor.is_none());
+    let json = r.json_lines();
+    let ceiling = json
+        .iter()
+        .find(|l| l["variant"] == "ceiling-tensor")
+        .unwrap();
+    assert!(
+        ceiling["why_none"]
+            .as_str()
+            .unwrap()
+            .contains("compute capability 7.5")
+    );
+    assert!(json.iter().all(|l| l["variant"] != "ridge-point-tensor"));
 }

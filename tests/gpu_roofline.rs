@@ -4,6 +4,12 @@
 //! for the transposes and matmuls, which the seed writes without an edge
 //! guard (their launch assumption says so).
 //!
+//! The BF16 tensor-core ceiling (compute capability 8.0 and up): `mma_peak`
+//! checked exactly (and the check seen to fail on the hardware for a wrong
+//! step count and a misread layout), and the reported ceiling at least
+//! cuBLAS's best and the `mma.sync` chains'. Below 8.0 those tests check
+//! that the run has no tensor ceiling and says why in one line.
+//!
 //! Where no NVIDIA driver is present, every test is reported as ignored.
 
 use host::compare::{Agreement, Side};
@@ -167,6 +173,109 @@ fn ragged_sizes_check(gpu: &Gpu, side: Side) -> Result<(), String> {
     }
 }
 
+/// `mma_peak` at the quick sizes: every element exactly its reference at
+/// the PTX ISA's fragment layout. Then the same launch against a reference
+/// one trip short and one with C's halves swapped: both must fail, on the
+/// hardware, or the check could not tell. Below 8.0: no tensor sizes, and
+/// the reason names the compute capability.
+fn mma_peak_checks(gpu: &Gpu) -> Result<(), String> {
+    use host::roofline::reference::{FragmentLayout, MmaPeak, PTX_ISA_LAYOUT};
+    use host::roofline::tensor::{TensorPeak, TensorSizes, unavailable};
+    use kernels_gpu::roofline::MMA_UNROLL;
+    let Some(sizes) = TensorSizes::quick(&gpu.info) else {
+        let why = unavailable(&gpu.info).ok_or("no tensor sizes, yet no reason")?;
+        println!("    {why}");
+        return if why.contains("needs 8.0") {
+            Ok(())
+        } else {
+            Err(why)
+        };
+    };
+    let mut tensor = TensorPeak::new(gpu, sizes).map_err(|e| e.to_string())?;
+    let failures = tensor.check().map_err(|e| e.to_string())?;
+    if let Some(f) = failures.first() {
+        return Err(f.to_string());
+    }
+    let short = MmaPeak::new(PTX_ISA_LAYOUT, sizes.mma_iters - MMA_UNROLL);
+    let halves = FragmentLayout {
+        c: |lane, r| (lane / 4 + 8 * (r / 2), 2 * (lane % 4) + 1 - r % 2),
+        ..PTX_ISA_LAYOUT
+    };
+    for (what, wrong) in [
+        ("one trip short", short),
+        ("C's halves swapped", MmaPeak::new(halves, sizes.mma_iters)),
+    ] {
+        if tensor
+            .check_mma(&wrong)
+            .map_err(|e| e.to_string())?
+            .is_none()
+        {
+            return Err(format!("the check passed a reference {what}"));
+        }
+    }
+    Ok(())
+}
+
+/// The lesson's quick run: where the GPU has tensor cores, the reported
+/// tensor ceiling is at least cuBLAS's best and the `mma.sync` chains', set
+/// by whichever is faster, and the report names it and prints the tensor
+/// ridge point; below 8.0 one line says there is none.
+fn the_tensor_ceiling_is_at_least_cublas_best(gpu: &Gpu) -> Result<(), String> {
+    let (table, lines) = lab_tests::run_quick::<roofline::RooflineLesson>(gpu)?;
+    let ceiling = lines
+        .iter()
+        .find(|l| l["variant"] == "ceiling-tensor")
+        .ok_or("no ceiling-tensor row")?;
+    if gpu.info.compute_capability < (8, 0) {
+        let why = ceiling["why_none"]
+            .as_str()
+            .ok_or("no why_none below 8.0")?;
+        return lab_tests::report_contains(&table, &[why]);
+    }
+    let facts = &ceiling["tensor_ceiling"];
+    let value = ceiling["value"].as_f64().ok_or("no ceiling value")?;
+    let mma = facts["mma_sync_gflop_per_s"]
+        .as_f64()
+        .ok_or("no mma.sync rate")?;
+    let cublas = facts["cublas_best_gflop_per_s"].as_f64();
+    if value < mma || cublas.is_some_and(|c| value < c) {
+        return Err(format!(
+            "the ceiling {value} GFLOP/s is below mma.sync's {mma} or cuBLAS's {cublas:?}"
+        ));
+    }
+    let want_source = if cublas.is_some_and(|c| c > mma) {
+        "cuBLAS"
+    } else {
+        "mma.sync"
+    };
+    if facts["source"] != want_source {
+        return Err(format!(
+            "set by {}, but {want_source} is faster",
+            facts["source"]
+        ));
+    }
+    match cublas {
+        Some(c) => println!(
+            "    mma.sync {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s (quick sizes)",
+            mma / 1e3,
+            c / 1e3
+        ),
+        None => println!(
+            "    mma.sync {:.1} TFLOP/s; {}",
+            mma / 1e3,
+            facts["cublas_missing"]
+        ),
+    }
+    lab_tests::report_contains(
+        &table,
+        &[
+            "The BF16 tensor-core ceiling is",
+            "tensor ridge point:",
+            "<- the tensor ceiling",
+        ],
+    )
+}
+
 fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials(check);
     trials.extend([
@@ -183,6 +292,11 @@ fn main() -> std::process::ExitCode {
         trial("ragged_sizes_check_cuda_c", |gpu| {
             ragged_sizes_check(gpu, Side::CudaC)
         }),
+        trial("mma_peak_checks", mma_peak_checks),
+        trial(
+            "the_tensor_ceiling_is_at_least_cublas_best",
+            the_tensor_ceiling_is_at_least_cublas_best,
+        ),
         trial("roofline::the_lesson_runs_quick", |gpu| {
             let (table, lines) = lab_tests::run_quick::<roofline::RooflineLesson>(gpu)?;
             lab_tests::report_contains(

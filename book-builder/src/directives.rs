@@ -664,7 +664,8 @@ fn roofline(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<Stri
 }
 
 /// The roofline chart of a recorded roofline run: the ceilings from its
-/// `ceiling-bandwidth` and `ceiling-fma` rows, each placed kernel (a
+/// `ceiling-bandwidth` and `ceiling-fma` rows (and the tensor-core roof from
+/// its `ceiling-tensor` row, where it has one with a value), each placed kernel (a
 /// `time` row with an intensity) at its compulsory intensity, and at
 /// FLOP / `ncu.dram_bytes` where the run was profiled.
 ///
@@ -681,6 +682,19 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
     };
     let bandwidth = value_of("ceiling-bandwidth")?;
     let fma = value_of("ceiling-fma")?;
+    let tensor = rows
+        .iter()
+        .find(|r| r.get("variant").and_then(Value::as_str) == Some("ceiling-tensor"))
+        .and_then(|r| {
+            Some(host::plot::TensorRoof {
+                gflop_per_s: r.get("value").and_then(Value::as_f64)?,
+                set_by: r
+                    .get("set_by")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string(),
+            })
+        });
     let mut points = Vec::new();
     for r in rows.iter().filter(|r| r.get("metric").and_then(Value::as_str) == Some("time")) {
         let (Some(label), Some(intensity), Some(gflop), Some(flop)) = (
@@ -714,6 +728,7 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
         title: format!("Roofline, {} ({})", s("gpu"), s("date")),
         bandwidth_gb_per_s: bandwidth,
         fma_gflop_per_s: fma,
+        tensor,
         points,
     })
 }

@@ -303,6 +303,51 @@ impl Cublas {
         };
         succeeded(status, || format!("cublasGemmEx (bf16) (m = {m}, n = {n}, k = {k})"))
     }
+
+    /// Row-major `D = alpha * A * B + beta * D` in bf16 with f32 sums
+    /// ([`Cublas::gemm_bf16_row_major`]) on device buffers, queued on
+    /// `stream`: A is `m x k` and B `k x n` bf16 bit patterns (as
+    /// [`crate::gpu::Gpu::upload_bf16`] makes them), D `m x n` floats; each
+    /// buffer's leading elements are the matrix, so one set of buffers
+    /// serves every size up to its length. With `beta = 0` cuBLAS does not
+    /// read D (BLAS's rule), so a poisoned D is fine.
+    ///
+    /// `stream` must be the stream the handle was opened on
+    /// ([`Cublas::find`]): the buffers' use is ordered on it.
+    ///
+    /// # Errors
+    /// One line: a buffer shorter than its matrix, or cuBLAS's status.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_bf16_buffers(
+        &self,
+        stream: &cudarc::driver::CudaStream,
+        (m, n, k): (usize, usize, usize),
+        alpha: f32,
+        a: &cudarc::driver::CudaSlice<u16>,
+        b: &cudarc::driver::CudaSlice<u16>,
+        beta: f32,
+        d: &mut cudarc::driver::CudaSlice<f32>,
+    ) -> Result<(), String> {
+        use cudarc::driver::{DevicePtr, DevicePtrMut};
+        for (name, len, need) in [
+            ("A", a.len(), m * k),
+            ("B", b.len(), k * n),
+            ("D", d.len(), m * n),
+        ] {
+            if len < need {
+                return Err(format!(
+                    "cublasGemmEx (bf16) of {m} x {n} x {k}: {name} holds {len} elements, {need} needed"
+                ));
+            }
+        }
+        let (d_ptr, _d) = d.device_ptr_mut(stream);
+        let (a_ptr, _a) = a.device_ptr(stream);
+        let (b_ptr, _b) = b.device_ptr(stream);
+        // SAFETY: A, B and D are live allocations of at least m*k, k*n bf16
+        // and m*n floats (checked above), D is a distinct allocation (a
+        // mutable borrow), and the caller's stream is the handle's.
+        unsafe { self.gemm_bf16_row_major(m, n, k, alpha, a_ptr, b_ptr, beta, d_ptr) }
+    }
 }
 
 /// `Ok` for `CUBLAS_STATUS_SUCCESS`, else one line: `call` (what was

@@ -81,6 +81,31 @@ pub fn fp32_lanes_per_sm(cc: (i32, i32)) -> Option<u32> {
     }
 }
 
+/// Dense BF16 tensor-core FLOP per clock per SM, products summed in FP32
+/// (an FMA counts 2), by compute capability, where NVIDIA publishes the
+/// figures it follows from: the peak dense BF16 rate over SMs x boost
+/// clock.
+///
+/// - 8.0, 2048: the A100 SXM4, 312 TFLOP/s dense BF16 on 108 SMs at a
+///   1410 MHz boost clock (312e12 / (108 x 1.41e9) = 2049), "NVIDIA A100
+///   Tensor Core GPU Architecture" whitepaper, 2020, table 1 and "Third
+///   generation Tensor Cores" (1024 dense FP16/BF16 FMA a clock an SM).
+/// - 9.0, 4096: the H100 SXM5, 989.4 TFLOP/s dense BF16 on 132 SMs at a
+///   1830 MHz boost clock (989.4e12 / (132 x 1.83e9) = 4096), "NVIDIA H100
+///   Tensor Core GPU Architecture" whitepaper, 2022, table 3. The H200 has
+///   the same GH100 SM.
+///
+/// `None` for every other compute capability: 8.6 and 8.9 parts differ in
+/// their FP32-accumulate rate between GeForce and data-centre products, and
+/// no figure is written down here for 7.x (no BF16 `mma`), 10.x or 12.x.
+pub fn bf16_tensor_flop_per_clock_per_sm(cc: (i32, i32)) -> Option<u32> {
+    match cc {
+        (8, 0) => Some(2048),
+        (9, 0) => Some(4096),
+        _ => None,
+    }
+}
+
 /// Blocks of `threads` threads using `shared_bytes` of shared memory and
 /// `regs_per_thread` registers that one SM of `info`'s GPU holds at once: a
 /// model of the occupancy calculator for the GPU-profile test, where no
@@ -139,11 +164,33 @@ impl DeviceInfo {
     /// `None` (unknown) where [`fp32_lanes_per_sm`] does not know the
     /// architecture, or the driver reports an SM clock or an SM count of 0.
     pub fn derived_fp32_flop_per_s(&self) -> Option<f64> {
+        self.per_sm_per_clock(
+            fp32_lanes_per_sm(self.compute_capability).map(|lanes| lanes as f64 * 2.0),
+        )
+    }
+
+    /// The theoretical dense BF16 tensor-core rate (FP32 sums) derived from
+    /// the driver's attributes the way [`DeviceInfo::derived_fp32_flop_per_s`]
+    /// is, FLOP/s: SMs x [`bf16_tensor_flop_per_clock_per_sm`] x peak SM
+    /// clock (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`).
+    ///
+    /// `None` (unknown) where no per-SM rate is written down for the
+    /// compute capability, or the driver reports an SM clock or an SM count
+    /// of 0.
+    pub fn derived_bf16_tensor_flop_per_s(&self) -> Option<f64> {
+        self.per_sm_per_clock(
+            bf16_tensor_flop_per_clock_per_sm(self.compute_capability).map(f64::from),
+        )
+    }
+
+    /// SMs x `per_clock` (FLOP a clock an SM) x the peak SM clock, FLOP/s:
+    /// the one path every clock-derived compute limit takes. `None` where
+    /// `per_clock` is, or the SM clock or SM count reads 0.
+    fn per_sm_per_clock(&self, per_clock: Option<f64>) -> Option<f64> {
         if self.sm_clock_khz == 0 || self.sms == 0 {
             return None;
         }
-        fp32_lanes_per_sm(self.compute_capability)
-            .map(|lanes| self.sms as f64 * lanes as f64 * 2.0 * self.sm_clock_khz as f64 * 1e3)
+        per_clock.map(|flop| self.sms as f64 * flop * self.sm_clock_khz as f64 * 1e3)
     }
 
     /// The ridge point of the derived limits, FLOP/byte: the derived FP32
@@ -390,6 +437,27 @@ impl Gpu {
     /// Copies host floats into `dst` (a buffer or a view of the same length).
     pub fn upload<D: DevicePtrMut<f32>>(&self, src: &[f32], dst: &mut D) -> Result<()> {
         self.stream.memcpy_htod(src, dst).call("cuMemcpyHtoDAsync")
+    }
+
+    /// A new device buffer holding `host` rounded to bf16 (round to
+    /// nearest even, `half::bf16::from_f32`), as the 16-bit patterns
+    /// tensor-core kernels and cuBLAS read: exact for values with at most 8
+    /// significant bits, such as the GEMM fills.
+    ///
+    /// # Errors
+    /// The driver's allocation or copy error.
+    pub fn upload_bf16(&self, host: &[f32]) -> Result<CudaSlice<u16>> {
+        let bits: Vec<u16> = host
+            .iter()
+            .map(|&x| half::bf16::from_f32(x).to_bits())
+            .collect();
+        // SAFETY: every bit pattern is a valid u16; the buffer is written by
+        // the copy below before anything reads it.
+        let mut buf = unsafe { self.alloc::<u16>(bits.len()) }?;
+        self.stream
+            .memcpy_htod(&bits, &mut buf)
+            .call("cuMemcpyHtoDAsync")?;
+        Ok(buf)
     }
 
     /// Copies the first `dst.len()` floats of `src` to the host.
@@ -676,5 +744,25 @@ mod tests {
         assert_eq!(fp32_lanes_per_sm((8, 6)), Some(128));
         assert_eq!(fp32_lanes_per_sm((9, 0)), Some(128));
         assert_eq!(fp32_lanes_per_sm((3, 5)), None);
+    }
+
+    #[test]
+    fn bf16_tensor_rates_follow_the_whitepapers() {
+        // A100: 312 TFLOP/s over 108 SMs at 1410 MHz; H100 SXM5: 989.4 over
+        // 132 at 1830 MHz; each within 0.1% of the rate written down.
+        let per_clock = |tflop: f64, sms: f64, mhz: f64| tflop * 1e12 / (sms * mhz * 1e6);
+        for (cc, got) in [
+            ((8, 0), per_clock(312.0, 108.0, 1410.0)),
+            ((9, 0), per_clock(989.4, 132.0, 1830.0)),
+        ] {
+            let want = f64::from(bf16_tensor_flop_per_clock_per_sm(cc).unwrap());
+            assert!(
+                (got / want - 1.0).abs() < 1e-3,
+                "{cc:?}: {got} against {want}"
+            );
+        }
+        for cc in [(7, 5), (8, 6), (8, 9), (10, 0), (12, 0)] {
+            assert_eq!(bf16_tensor_flop_per_clock_per_sm(cc), None, "{cc:?}");
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! The roofline chart: log-log, attainable GFLOP/s against arithmetic
-//! intensity, with both measured ceilings, the ridge point and each kernel
-//! as a labelled point; drawn with plotters into an SVG file.
+//! intensity, with the measured ceilings (memory and FP32, and the BF16
+//! tensor cores' as a second flat roof where measured), the ridge points
+//! and each kernel as a labelled point; drawn with plotters into an SVG
+//! file.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -57,9 +59,21 @@ pub struct Chart {
     pub bandwidth_gb_per_s: f64,
     /// The measured FP32 ceiling, GFLOP/s.
     pub fma_gflop_per_s: f64,
+    /// The BF16 tensor-core ceiling, drawn as a second flat roof above the
+    /// FP32 one; `None` where the run has none.
+    pub tensor: Option<TensorRoof>,
     /// The kernels (points with 0 FLOP cannot sit on a log axis and are left
     /// out, and say so in the caption).
     pub points: Vec<Point>,
+}
+
+/// The BF16 tensor-core roof of a chart.
+#[derive(Debug, Clone)]
+pub struct TensorRoof {
+    /// The ceiling, GFLOP/s.
+    pub gflop_per_s: f64,
+    /// What set it (`mma.sync` or `cuBLAS`), for the legend.
+    pub set_by: String,
 }
 
 /// The chart's size in pixels (width, height).
@@ -94,6 +108,13 @@ fn draw_roofline<DB: DrawingBackend>(
     let err = |e: &dyn std::fmt::Display| format!("drawing the roofline chart: {e}");
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let ridge = chart.fma_gflop_per_s / chart.bandwidth_gb_per_s;
+    // The tensor roof only where it is a finite rate above the FP32 one
+    // (below it, it would not be a roof of anything the chart shows).
+    let tensor = chart
+        .tensor
+        .as_ref()
+        .filter(|t| t.gflop_per_s.is_finite() && t.gflop_per_s > chart.fma_gflop_per_s);
+    let tensor_ridge = tensor.map(|t| t.gflop_per_s / chart.bandwidth_gb_per_s);
     // A point sits on a log axis only with a finite, positive intensity and
     // rate (a kernel that moved 0 DRAM bytes has an infinite one).
     let on_chart = |p: &Point| {
@@ -107,13 +128,15 @@ fn draw_roofline<DB: DrawingBackend>(
         .iter()
         .map(|p| p.intensity)
         .chain([ridge])
+        .chain(tensor_ridge)
         .fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
     let x_range = (x_lo / 4.0)..(x_hi * 8.0);
     let y_lo = shown
         .iter()
         .map(|p| p.gflop_per_s)
         .fold(chart.bandwidth_gb_per_s * x_range.start, f64::min);
-    let y_range = (y_lo / 2.0)..(chart.fma_gflop_per_s * 3.0);
+    let y_top = tensor.map_or(chart.fma_gflop_per_s, |t| t.gflop_per_s);
+    let y_range = (y_lo / 2.0)..(y_top * 3.0);
 
     let mut ctx = ChartBuilder::on(root)
         .caption(&chart.title, ("sans-serif", 20))
@@ -168,6 +191,26 @@ fn draw_roofline<DB: DrawingBackend>(
     .map_err(|e| err(&e))?
     .label(format!("ridge point, {ridge:.2} FLOP/byte"))
     .legend(|(x, y)| Circle::new((x + 10, y), 4, BLACK.filled()));
+
+    // The tensor roof: the sloped roof carried on (dashed) from the FP32
+    // ridge to the tensor ridge, then flat at the tensor ceiling.
+    if let (Some(t), Some(t_ridge)) = (tensor, tensor_ridge) {
+        let colour = RGBColor(0x7b, 0x3f, 0x9e);
+        let roof = [
+            (ridge, chart.fma_gflop_per_s),
+            (t_ridge, t.gflop_per_s),
+            (x_range.end, t.gflop_per_s),
+        ];
+        ctx.draw_series(DashedLineSeries::new(roof, 8, 5, colour.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(format!(
+                "BF16 tensor-core ceiling ({}): {:.0} GFLOP/s, ridge {t_ridge:.1} FLOP/byte",
+                t.set_by, t.gflop_per_s
+            ))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+            });
+    }
 
     // A kernel placed twice (compulsory and measured DRAM intensity, one
     // rate) is one kernel: an arrow runs from the bytes the algorithm asks

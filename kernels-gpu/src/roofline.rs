@@ -1,6 +1,8 @@
-//! The roofline lesson: two measured ceilings (the best of three streaming
+//! The roofline lesson: measured ceilings (the best of three streaming
 //! patterns for memory bandwidth, independent FMA chains for FP32
-//! throughput) and ten kernels placed between them by arithmetic intensity.
+//! throughput and, in the sm_80 module, independent `mma.sync` chains for
+//! BF16 tensor-core throughput) and ten kernels placed between them by
+//! arithmetic intensity.
 //!
 //! Port of the seed `roofline.cu`. The constants open the module, grouped,
 //! each with its reason; the compile-time checks below them bind them the
@@ -127,7 +129,93 @@ pub const FMA_MUL: f32 = 1.000_000_1;
 /// The FMA chain's addend.
 pub const FMA_ADD: f32 = 1.0;
 
+// ---------------------------------------------------------------------------
+// The BF16 tensor-core ceiling (`mma_peak`, in the sm_80 module only).
+//
+// Each warp runs MMA_CHAINS independent chains of
+// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`, D = A B + C with
+// the chain's D fed back as its next C, so a step waits only on the same
+// chain's previous step. The fragments hold small integers derived from
+// the lane (mma_a_value, mma_b_value) and the accumulators start at a value
+// derived from the warp and the chain (mma_c0): after n steps a chain holds
+// C0 + n A B, every partial sum an integer below 2^24, so the GPU's result
+// is exact and the CPU reference can be compared with it bit for bit.
+
+/// Independent `mma.sync` chains per warp: enough independent tensor-core
+/// instructions in flight that none waits on the one before it (the FP32
+/// ceiling's FMA_CHAINS plays the same part).
+pub const MMA_CHAINS: usize = 8;
+/// Steps of every chain per trip of `mma_peak`'s run-time loop: 4 x 8 = 32
+/// `mma.sync` a trip, so the loop's own counter, compare and branch are a
+/// small share of the issue slots. The iteration count is a multiple of it
+/// (the host checks): the kernel has no remainder loop.
+pub const MMA_UNROLL: u32 = 4;
+/// Steps of each chain in the lesson's own run: with MMA_BLOCKS_PER_SM
+/// blocks of THREADS_PER_BLOCK threads an SM, 32 x 8 warps x 2048 x 8 =
+/// 4,194,304 `mma.sync` an SM a launch (a few ms on a large GPU, so the
+/// launch's ramp and tail are a small share of it). A run-time argument, as
+/// the FMA ceiling's is.
+pub const MMA_ITERS: u32 = 2048;
+/// Steps of each chain in `--quick` runs and the GPU tests.
+pub const MMA_QUICK_ITERS: u32 = 64;
+/// Blocks launched per SM, as FMA_BLOCKS_PER_SM: several waves of equal
+/// blocks, so every SM holds several warps for the whole launch.
+pub const MMA_BLOCKS_PER_SM: u32 = 32;
+/// FLOP of one `mma.sync.m16n8k16`: 16 x 8 outputs, each 16 multiply-adds
+/// of 2 FLOP.
+pub const MMA_FLOP: u64 = 2 * 16 * 8 * 16;
+/// Floats each warp writes: every chain's 16 x 8 accumulator tile.
+pub const MMA_OUT_PER_WARP: usize = MMA_CHAINS * 16 * 8;
+/// Fragment elements are integers from 1 to MMA_VALUE_MAX (never 0, so
+/// every element of A B is at least 16 and a skipped step changes every
+/// output). Seven values (a prime modulus in mma_a_value and mma_b_value)
+/// give A B 81 distinct elements of its 128, so an output read from the
+/// wrong place of the tile shows.
+pub const MMA_VALUE_MAX: u32 = 7;
+/// The largest element of A B: 16 products of at most MMA_VALUE_MAX^2.
+pub const MMA_PRODUCT_MAX: u32 = 16 * MMA_VALUE_MAX * MMA_VALUE_MAX;
+/// The initial accumulators repeat every MMA_C0_WARPS warps (mma_c0).
+pub const MMA_C0_WARPS: u32 = 1024;
+/// The largest initial accumulator, (MMA_C0_WARPS - 1) x MMA_CHAINS +
+/// MMA_CHAINS - 1.
+pub const MMA_C0_MAX: u32 = MMA_C0_WARPS * MMA_CHAINS as u32 - 1;
+/// The most steps a chain may run with every result an exact f32: C0 + n x
+/// MMA_PRODUCT_MAX stays below 2^24.
+pub const MMA_ITERS_EXACT_MAX: u32 = ((1 << 24) - 1 - MMA_C0_MAX) / MMA_PRODUCT_MAX;
+
+/// The integer lane `lane` of a warp puts in element `j` (0 to 7: register
+/// j / 2, low half for even j) of its A fragment: 1 to MMA_VALUE_MAX. The
+/// product term `lane * j` mixes the lane and the element, so A's rows and
+/// columns all differ and a misread layout changes A B (tests/cpu_tensor_ceiling.rs
+/// tries eight misreadings).
+pub const fn mma_a_value(lane: u32, j: u32) -> u32 {
+    1 + (5 * lane + 3 * j + lane * j) % MMA_VALUE_MAX
+}
+
+/// The integer lane `lane` puts in element `j` (0 to 3: register j / 2,
+/// low half for even j) of its B fragment: 1 to MMA_VALUE_MAX.
+pub const fn mma_b_value(lane: u32, j: u32) -> u32 {
+    1 + (3 * lane + 5 * j + lane * j) % MMA_VALUE_MAX
+}
+
+/// The initial value of every element of chain `chain`'s accumulator in
+/// warp `warp` (the warp's index in the grid): distinct for each chain of a
+/// warp, so no two chains are the same computation (LLVM could merge two
+/// identical `mma.sync` chains into one), and for each of MMA_C0_WARPS
+/// consecutive warps, so a warp's output written in another's place shows.
+pub const fn mma_c0(warp: u32, chain: u32) -> u32 {
+    (warp % MMA_C0_WARPS) * MMA_CHAINS as u32 + chain
+}
+
 // Compile-time relations, each with the reason it must hold.
+const _: () = assert!(
+    MMA_ITERS.is_multiple_of(MMA_UNROLL) && MMA_QUICK_ITERS.is_multiple_of(MMA_UNROLL),
+    "mma_peak has no remainder loop: its step counts are whole trips"
+);
+const _: () = assert!(
+    MMA_ITERS <= MMA_ITERS_EXACT_MAX && MMA_QUICK_ITERS <= MMA_ITERS_EXACT_MAX,
+    "every accumulator of mma_peak stays an integer below 2^24, exact in f32"
+);
 const _: () = assert!(
     THREADS_PER_BLOCK % 32 == 0,
     "a block is a whole number of warps"
@@ -882,4 +970,99 @@ mod kernels {
         // SAFETY: one float per launched thread.
         unsafe { *out.add(i as usize) = sum };
     }
+}
+
+/// The tensor-core ceiling's kernel, compiled only into the sm_80 module
+/// (`--cfg lab_tensor_cores`, `-Ctarget-cpu=sm_80`).
+#[cfg(all(target_arch = "nvptx64", lab_tensor_cores))]
+mod tensor_kernels {
+    use super::*;
+    use crate::device::memory::opaque_index;
+    use crate::device::mma::mma_bf16_m16n8k16;
+    use crate::device::thread::{block_dim_x, block_idx_x, thread_idx_x};
+    use crate::device::unroll::unrolled;
+
+    /// Two small integers as a bf16x2 register: `lo` in bits 0-15 (the
+    /// fragment element of the lower index), `hi` in bits 16-31. A bf16 is
+    /// the top half of an f32, exact for integers this small.
+    #[inline(always)]
+    fn bf16x2(lo: u32, hi: u32) -> u32 {
+        ((lo as f32).to_bits() >> 16) | ((hi as f32).to_bits() & 0xFFFF_0000)
+    }
+
+    // ANCHOR: mma_peak
+    /// The BF16 tensor-core ceiling: each warp runs MMA_CHAINS independent
+    /// chains of `iterations` steps `D = A * B + D` (`mma.sync` m16n8k16,
+    /// bf16 A and B, f32 accumulators; 4096 FLOP a step), then writes every
+    /// accumulator. A and B are the same for every chain and step, from
+    /// the lane (`mma_a_value`, `mma_b_value`); chain q of warp w starts at
+    /// `mma_c0(w, q)` in every element, so it ends at that plus
+    /// `iterations` times A B, exactly.
+    ///
+    /// # Memory
+    /// The loop touches registers only. At the end each warp writes its
+    /// MMA_OUT_PER_WARP floats: for chain q and accumulator register r, the
+    /// 32 lanes store 32 consecutive floats at `((w * MMA_CHAINS + q) * 4 +
+    /// r) * 32 + lane` (one coalesced 128-byte store each).
+    ///
+    /// # Launch assumption
+    /// One dimension, blocks of a whole number of warps (THREADS_PER_BLOCK
+    /// in the lesson), any grid; `iterations` a multiple of MMA_UNROLL (the
+    /// loop runs `iterations / MMA_UNROLL` trips), at most
+    /// MMA_ITERS_EXACT_MAX for exact results. A run-time argument, so the
+    /// loop is not flattened. Every lane reaches every `mma.sync` (no branch
+    /// depends on the lane).
+    ///
+    /// # Safety
+    /// `out` holds MMA_OUT_PER_WARP floats for every warp of the grid.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn mma_peak(out: *mut f32, iterations: u32) {
+        let tid = thread_idx_x();
+        let lane = tid % 32;
+        let warp = block_idx_x() * (block_dim_x() / 32) + tid / 32;
+        let mut a = [0u32; 4];
+        unrolled::<4>(|r| {
+            a[r] = bf16x2(
+                mma_a_value(lane, 2 * r as u32),
+                mma_a_value(lane, 2 * r as u32 + 1),
+            )
+        });
+        let mut b = [0u32; 2];
+        unrolled::<2>(|r| {
+            b[r] = bf16x2(
+                mma_b_value(lane, 2 * r as u32),
+                mma_b_value(lane, 2 * r as u32 + 1),
+            )
+        });
+        let mut acc = [[0.0f32; 4]; MMA_CHAINS];
+        unrolled::<MMA_CHAINS>(|q| acc[q] = [mma_c0(warp, q as u32) as f32; 4]);
+
+        // ANCHOR: mma_loop
+        // MMA_UNROLL steps of every chain a trip, the chains interleaved so
+        // consecutive `mma.sync` are independent. The trip counter passes
+        // through `opaque_index`, so LLVM cannot count the trips and unroll
+        // the run-time loop again on its own (it made three copies of the
+        // trip otherwise, as a two-way unroll and a remainder): each trip is
+        // exactly MMA_UNROLL x MMA_CHAINS `mma.sync`, which
+        // tests/cpu_tensor_ceiling.rs counts in the PTX.
+        let trips = (iterations / MMA_UNROLL) as usize;
+        let mut trip = 0;
+        while trip < trips {
+            unrolled::<{ MMA_UNROLL as usize }>(|_| {
+                unrolled::<MMA_CHAINS>(|q| acc[q] = mma_bf16_m16n8k16(a, b, acc[q]));
+            });
+            trip = opaque_index(trip + 1);
+        }
+        // ANCHOR_END: mma_loop
+
+        let base = warp as usize * MMA_OUT_PER_WARP + lane as usize;
+        unrolled::<MMA_CHAINS>(|q| {
+            unrolled::<4>(|r| {
+                // SAFETY: below (warp + 1) * MMA_OUT_PER_WARP, which `out`
+                // holds for every warp of the grid.
+                unsafe { *out.add(base + (q * 4 + r) * 32) = acc[q][r] };
+            });
+        });
+    }
+    // ANCHOR_END: mma_peak
 }

@@ -660,14 +660,6 @@ impl TensorCores {
         for &kernel in TcKernel::ALL {
             allow_dynamic_shared(kernels.active(kernel), kernel)?;
         }
-        let to_bf16 = |v: &[f32]| -> Vec<u16> { v.iter().map(|&x| half::bf16::from_f32(x).to_bits()).collect() };
-        let upload = |host: Vec<u16>| -> Result<CudaSlice<u16>> {
-            // SAFETY: every bit pattern is a valid u16; the buffer is
-            // written by the copy below before any kernel reads it.
-            let mut buf = unsafe { gpu.alloc::<u16>(host.len()) }?;
-            gpu.stream.memcpy_htod(&host, &mut buf).map_err(|source| Error::Driver { call: "cuMemcpyHtoDAsync", source })?;
-            Ok(buf)
-        };
         let len = a.len();
         gpu.require_free_memory(
             len * (4 * size_of::<u16>() + 2 * size_of::<f32>()),
@@ -680,8 +672,8 @@ impl TensorCores {
             gpu.upload(host, &mut buf)?;
             Ok(buf)
         };
-        let (a, b) = (upload(to_bf16(a))?, upload(to_bf16(b))?);
-        let (a_int, b_int) = (upload(to_bf16(&int_a))?, upload(to_bf16(&int_b))?);
+        let (a, b) = (gpu.upload_bf16(a)?, gpu.upload_bf16(b)?);
+        let (a_int, b_int) = (gpu.upload_bf16(&int_a)?, gpu.upload_bf16(&int_b)?);
         let (a_int_f32, b_int_f32) = (upload_f32(&int_a)?, upload_f32(&int_b)?);
         gpu.sync_after("uploading the tensor-core inputs")?;
         Ok(Ok(TensorCores { kernels, a, b, a_int, b_int, a_int_f32, b_int_f32 }))

@@ -8,6 +8,7 @@
 pub mod model;
 pub mod reference;
 pub mod report;
+pub mod tensor;
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
 use kernels_gpu::roofline::*;
@@ -24,6 +25,7 @@ use crate::ragged::{Edge, RAGGED_TAIL, RaggedPair, shape_1d, time_pair};
 use crate::report::Context;
 use crate::sizes::{LessonSizes, Stream, grown_side};
 use crate::timing::{self, Plan, Timing};
+use tensor::{TensorPeak, TensorSizes, TensorTimings};
 
 crate::kernel_ids! {
     /// The sixteen kernels, in table order: the seed's copy, the three
@@ -185,6 +187,9 @@ pub struct Sizes {
     pub stream_n4: usize,
     /// Blocks of a grid-stride stream launch.
     pub stream_blocks: u32,
+    /// The BF16 tensor-core ceiling's sizes; `None` below compute
+    /// capability 8.0, where there is none ([`tensor::unavailable`]).
+    pub tensor: Option<TensorSizes>,
 }
 
 /// The largest float4 count a grid-stride dot may give each thread and
@@ -203,7 +208,8 @@ impl Sizes {
     /// the driver reports no L2 size), halved while one is over an eighth
     /// of the GPU's memory; its grid-stride grid fills
     /// every SM with threads (more blocks only where the dot's exactness
-    /// needs them).
+    /// needs them). The tensor-core ceiling's sizes are
+    /// [`TensorSizes::for_device`]'s.
     pub fn for_device(info: &DeviceInfo) -> Sizes {
         let side = grown_side(SEED_SIDE, size_of::<f32>(), info.l2_bytes);
         // An L2 the driver reports as 0 is unknown: 1 GiB a buffer then.
@@ -227,6 +233,7 @@ impl Sizes {
             fma_iters: FMA_ITERS,
             stream_n4,
             stream_blocks: resident.max(Sizes::dot_exact_blocks(stream_n4)),
+            tensor: TensorSizes::for_device(info),
         }
     }
 
@@ -250,7 +257,8 @@ impl Sizes {
     /// 77^2 stencil grid (75 interior cells: 32 and 8 divide neither way),
     /// 96^2 transposes (3 tiles), a 48^3 matmul (3 tiles) and one FMA block
     /// per SM, the seed's 2048 iterations; streams of 32,771 float4s (the
-    /// last block partial) and a grid-stride grid of one block per SM.
+    /// last block partial) and a grid-stride grid of one block per SM; the
+    /// tensor-core ceiling's quick sizes ([`TensorSizes::quick`]).
     pub fn quick(info: &DeviceInfo) -> Sizes {
         Sizes {
             n: STRIDE as usize * 4099,
@@ -261,6 +269,7 @@ impl Sizes {
             fma_iters: SEED_FMA_ITERS,
             stream_n4: 32_771,
             stream_blocks: info.sms.max(1),
+            tensor: TensorSizes::quick(info),
         }
     }
 
@@ -359,9 +368,12 @@ impl Sizes {
         )
     }
 
-    /// Device bytes the lesson allocates: three buffers and the partials.
+    /// Device bytes the lesson allocates: three buffers and the partials,
+    /// and the tensor-core ceiling's ([`TensorSizes::device_bytes`]) where
+    /// it has one.
     pub fn device_bytes(&self) -> usize {
         (3 * self.buffer_len() + self.partials_len()) * 4
+            + self.tensor.map_or(0, |t| t.device_bytes())
     }
 
     /// Checks the relations the kernels' launch assumptions need.
@@ -438,6 +450,9 @@ impl Sizes {
                 self.fma_blocks,
                 self.buffer_len()
             ));
+        }
+        if let Some(t) = &self.tensor {
+            t.validate()?;
         }
         Ok(())
     }
@@ -1198,9 +1213,12 @@ pub struct Timings {
     pub driver_copy: Timing,
     /// The [`Kernel::RAGGED`] kernels, each at a round and a ragged size.
     pub ragged: Vec<RaggedPair>,
+    /// The tensor-core side's timings, or why the run has none.
+    pub tensor: std::result::Result<TensorTimings, String>,
 }
 
-/// Checks every kernel, then, only if all are right, times every kernel.
+/// Checks every kernel (`mma_peak` and cuBLAS's BF16 GEMM too, where
+/// `tensor` has them), then, only if all are right, times every kernel.
 /// A failure does not stop the checks: every failure is collected; a fault
 /// stops them (the context is unusable), with what was found before it.
 /// `progress` advances once per check and per timing.
@@ -1209,14 +1227,17 @@ pub struct Timings {
 /// Driver errors and kernel faults during the timings.
 pub fn run(
     lesson: &mut Roofline<'_>,
+    tensor: &mut std::result::Result<TensorPeak<'_>, String>,
     plan: Plan,
     progress: &indicatif::ProgressBar,
 ) -> Result<Outcome<Timings>> {
+    let tensor_steps = tensor.as_ref().map_or(0, |t| 1 + t.timing_steps());
     progress.set_length(
         2 * Kernel::ALL.len() as u64 - 1
             + Kernel::STREAMS.len() as u64
             + 1
-            + 3 * Kernel::RAGGED.len() as u64,
+            + 3 * Kernel::RAGGED.len() as u64
+            + tensor_steps,
     );
     let mut failures = Vec::new();
     for &kernel in Kernel::ALL {
@@ -1235,6 +1256,17 @@ pub fn run(
                 Ok(found) => failures.extend(found),
                 Err(error) => return Ok(Outcome::Faulted { failures, error }),
             }
+        }
+    }
+    if let Ok(t) = tensor {
+        progress.set_message(format!(
+            "checking {} and cuBLAS's BF16 GEMM",
+            tensor::TensorKernel::MmaPeak.symbol()
+        ));
+        progress.inc(1);
+        match t.check() {
+            Ok(found) => failures.extend(found),
+            Err(error) => return Ok(Outcome::Faulted { failures, error }),
         }
     }
     if !failures.is_empty() {
@@ -1270,10 +1302,15 @@ pub fn run(
         progress.inc(1);
         ragged.push(lesson.time_ragged(kernel, plan)?);
     }
+    let tensor = match tensor {
+        Ok(t) => Ok(t.time(plan, progress)?),
+        Err(why) => Err(why.clone()),
+    };
     Ok(Outcome::Passed(Timings {
         measured,
         driver_copy,
         ragged,
+        tensor,
     }))
 }
 
@@ -1304,7 +1341,8 @@ pub struct RooflineLesson;
 
 impl lesson::Lesson for RooflineLesson {
     const NAME: &'static str = "roofline";
-    const ABOUT: &'static str = "Two measured ceilings and ten kernels placed on a roofline.";
+    const ABOUT: &'static str =
+        "Measured ceilings (memory, FP32, BF16 tensor cores) and ten kernels placed on a roofline.";
     const CAPABILITIES: Capabilities = Capabilities {
         plot: true,
         graphs_dir: false,
@@ -1329,10 +1367,22 @@ impl lesson::Lesson for RooflineLesson {
         options: &RunOptions<'_>,
     ) -> Result<Outcome<Box<dyn lesson::Report>>> {
         let mut lesson = Roofline::new(gpu, *sizes)?;
-        let outcome = run(&mut lesson, options.plan, options.progress)?;
+        let mut tensor = match (tensor::unavailable(&gpu.info), sizes.tensor) {
+            (Some(why), _) => Err(why),
+            (None, None) => Err("No BF16 tensor-core ceiling: these sizes have none".to_string()),
+            (None, Some(t)) => Ok(TensorPeak::new(gpu, t)?),
+        };
+        let outcome = run(&mut lesson, &mut tensor, options.plan, options.progress)?;
         Ok(outcome.map(|t| {
             let mut report = report::build(&gpu.info, *sizes, context, &t.measured, t.driver_copy);
             report.ragged = t.ragged;
+            report.tensor = match (t.tensor, sizes.tensor) {
+                (Ok(timings), Some(ts)) => Ok(tensor::TensorCeiling::new(&gpu.info, ts, timings)),
+                (Err(why), _) => Err(why),
+                (Ok(_), None) => {
+                    Err("No BF16 tensor-core ceiling: these sizes have none".to_string())
+                }
+            };
             Box::new(report) as Box<dyn lesson::Report>
         }))
     }

@@ -5,7 +5,8 @@
 //! kernels' order) the function says so.
 
 use kernels_gpu::roofline::{
-    FMA_ADD, FMA_CHAINS, FMA_MUL, POLY_ADD, POLY_DEGREE, POLY_SCALE, TRIAD_SCALAR,
+    FMA_ADD, FMA_CHAINS, FMA_MUL, MMA_CHAINS, MMA_OUT_PER_WARP, POLY_ADD, POLY_DEGREE, POLY_SCALE,
+    TRIAD_SCALAR, mma_a_value, mma_b_value, mma_c0,
 };
 
 /// The first input: the seed's small integers 1..=7, in a hashed order
@@ -176,4 +177,113 @@ pub fn fma_sum(iters: i32) -> f32 {
         sum += acc;
     }
     sum
+}
+
+// ---- the BF16 tensor-core ceiling ------------------------------------------
+
+/// Where the elements of a warp's `mma.sync.m16n8k16` fragments sit in the
+/// tiles: A (16 x 16), B (16 x 8, k by n) and the accumulator C/D (16 x 8).
+/// The reference reads each lane's registers through it; a test hands it
+/// deliberately wrong layouts to show the check would catch a misread one.
+#[derive(Debug, Clone, Copy)]
+pub struct FragmentLayout {
+    /// (row, column) of A element `j` (register `j / 2`, low half for even
+    /// `j`) of lane `lane`.
+    pub a: fn(lane: usize, j: usize) -> (usize, usize),
+    /// (k, n) of B element `j` (register `j / 2`, low half for even `j`) of
+    /// lane `lane`.
+    pub b: fn(lane: usize, j: usize) -> (usize, usize),
+    /// (row, column) of accumulator register `r` of lane `lane`.
+    pub c: fn(lane: usize, r: usize) -> (usize, usize),
+}
+
+/// The layout of the PTX ISA, "Matrix Fragments for mma.m16n8k16 with
+/// floating point type", written out as it reads there: lane `l` has
+/// `group = l / 4` and `pair = l % 4`; A's register r holds row `group + 8
+/// (r % 2)`, columns `2 pair + 8 (r / 2)` and the next; B's register r holds
+/// rows `2 pair + 8 r` and the next of column `group`; C's register r is row
+/// `group + 8 (r / 2)`, column `2 pair + r % 2`.
+pub const PTX_ISA_LAYOUT: FragmentLayout = FragmentLayout {
+    a: |lane, j| {
+        let (group, pair, r, half) = (lane / 4, lane % 4, j / 2, j % 2);
+        (group + 8 * (r % 2), 2 * pair + 8 * (r / 2) + half)
+    },
+    b: |lane, j| {
+        let (group, pair, r, half) = (lane / 4, lane % 4, j / 2, j % 2);
+        (2 * pair + 8 * r + half, group)
+    },
+    c: |lane, r| {
+        let (group, pair) = (lane / 4, lane % 4);
+        (group + 8 * (r / 2), 2 * pair + r % 2)
+    },
+};
+
+/// What `mma_peak` must write, element by element, for one step count:
+/// the product A B of the fragments the kernel builds from each lane
+/// ([`mma_a_value`], [`mma_b_value`]), placed by a [`FragmentLayout`], in
+/// f64; then each output is its chain's initial value ([`mma_c0`]) plus
+/// `iterations` times its element of A B. Every term is an integer, so
+/// adding A B `iterations` times and multiplying once agree exactly.
+#[derive(Debug, Clone)]
+pub struct MmaPeak {
+    layout: FragmentLayout,
+    product: [[f64; 8]; 16],
+    iterations: u32,
+}
+
+impl MmaPeak {
+    /// The reference for `iterations` steps of every chain, the fragments
+    /// read through `layout`. A layout that leaves an element of A or B
+    /// unplaced leaves a NaN there, which every output it reaches carries.
+    pub fn new(layout: FragmentLayout, iterations: u32) -> MmaPeak {
+        let mut a = [[f64::NAN; 16]; 16];
+        let mut b = [[f64::NAN; 8]; 16];
+        for lane in 0..32 {
+            for j in 0..8 {
+                let (row, col) = (layout.a)(lane, j);
+                a[row][col] = f64::from(mma_a_value(lane as u32, j as u32));
+            }
+            for j in 0..4 {
+                let (k, n) = (layout.b)(lane, j);
+                b[k][n] = f64::from(mma_b_value(lane as u32, j as u32));
+            }
+        }
+        let mut product = [[0.0f64; 8]; 16];
+        for (row, out) in product.iter_mut().enumerate() {
+            for (col, out) in out.iter_mut().enumerate() {
+                for k in 0..16 {
+                    *out += a[row][k] * b[k][col];
+                }
+            }
+        }
+        MmaPeak {
+            layout,
+            product,
+            iterations,
+        }
+    }
+
+    /// The product A B, 16 x 8, as the layout places the fragments.
+    pub fn product(&self) -> &[[f64; 8]; 16] {
+        &self.product
+    }
+
+    /// Output element `i` of `mma_peak`: warp `i / MMA_OUT_PER_WARP`; in
+    /// it, chain `q`, accumulator register `r` and lane `l` at `(q * 4 + r)
+    /// * 32 + l` (the kernel's store order).
+    pub fn element(&self, i: usize) -> f64 {
+        let (warp, within) = (i / MMA_OUT_PER_WARP, i % MMA_OUT_PER_WARP);
+        let (chain, r, lane) = (within / 128, within / 32 % 4, within % 32);
+        debug_assert!(chain < MMA_CHAINS);
+        let (row, col) = (self.layout.c)(lane, r);
+        f64::from(mma_c0(warp as u32, chain as u32))
+            + f64::from(self.iterations) * self.product[row][col]
+    }
+
+    /// Elements `range` of the output, as f32 (exact: every one is an
+    /// integer below 2^24 within the kernel's step limit), on every CPU
+    /// core.
+    pub fn elements(&self, range: std::ops::Range<usize>) -> Vec<f32> {
+        crate::fill::filled(range, |i| self.element(i) as f32)
+    }
 }

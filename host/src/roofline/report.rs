@@ -1,8 +1,10 @@
-//! The roofline report: the two ceilings with their share of the derived
+//! The roofline report: the ceilings with their share of the derived
 //! limits (the bandwidth ceiling the best of three streams in two launch
-//! shapes), the ridge point, and each placed kernel's intensity, time,
-//! compulsory bytes and share of the roof above it (or that it sits above
-//! the roof). A table for people, JSON lines for scripts.
+//! shapes; FP32; BF16 tensor cores where measured, the faster of the
+//! `mma.sync` chains and cuBLAS), the ridge points, and each placed
+//! kernel's intensity, time, compulsory bytes and share of the roof above it
+//! (or that it sits above the roof). A table for people, JSON lines for
+//! scripts.
 
 use std::fmt::Write as _;
 
@@ -13,12 +15,13 @@ use kernels_gpu::roofline::*;
 use serde_json::json;
 
 use super::model::{Ceilings, Cost, cost, cost_shaped, per_second_e9};
+use super::tensor::{CUBLAS_NAME, TensorCeiling, TensorKernel};
 use super::{Kernel, Measured, Shape, Sizes};
 use crate::compare::ComparedKernel;
-use crate::gpu::{DeviceInfo, fp32_lanes_per_sm};
+use crate::gpu::{DeviceInfo, bf16_tensor_flop_per_clock_per_sm, fp32_lanes_per_sm};
 use crate::kernels::KernelId;
 use crate::ncu::Counters;
-use crate::plot::{Chart, Point, Series};
+use crate::plot::{Chart, Point, Series, TensorRoof};
 use crate::ragged::{Edge, RaggedPair};
 use crate::report::{CLOCK_COLUMN, Context, VERDICT_COLUMN, Verdict, add_readings, table, verdict};
 use crate::timing::Timing;
@@ -130,6 +133,9 @@ pub struct Report {
     /// The [`Kernel::RAGGED`] kernels at a round and a ragged size, timed
     /// side by side (empty where the run did not time them).
     pub ragged: Vec<RaggedPair>,
+    /// The BF16 tensor-core ceiling, or the one line saying why the run has
+    /// none ([`build`] leaves "not measured"; the lesson's run sets it).
+    pub tensor: std::result::Result<TensorCeiling, String>,
 }
 
 /// The block shapes as the JSON context records them.
@@ -229,6 +235,7 @@ pub fn build(
         rows,
         counters: None,
         ragged: Vec::new(),
+        tensor: Err("No BF16 tensor-core ceiling: not measured in this run".to_string()),
     }
 }
 
@@ -389,6 +396,10 @@ impl Report {
             title: format!("Roofline, {} ({})", self.info.name, self.context.date),
             bandwidth_gb_per_s: self.ceilings.bandwidth_gb_per_s,
             fma_gflop_per_s: self.ceilings.fma_gflop_per_s,
+            tensor: self.tensor.as_ref().ok().map(|t| TensorRoof {
+                gflop_per_s: t.gflop_per_s(),
+                set_by: t.source().name().to_string(),
+            }),
             points,
         }
     }
@@ -401,6 +412,27 @@ impl Report {
     /// The stream row that sets the bandwidth ceiling.
     pub fn best(&self) -> &StreamRow {
         &self.streams[self.best_stream]
+    }
+
+    /// The derived limits line's BF16 tensor-core clause: how the limit is
+    /// derived, or that no per-SM rate is known for this compute
+    /// capability; empty where the run has no tensor-core ceiling.
+    fn tensor_derivation(&self) -> String {
+        if self.tensor.is_err() {
+            return String::new();
+        }
+        let (major, minor) = self.info.compute_capability;
+        match bf16_tensor_flop_per_clock_per_sm(self.info.compute_capability) {
+            Some(rate) => format!(
+                "; BF16 tensor cores = {} SMs x {rate} dense BF16 FLOP a clock an SM (NVIDIA's architecture whitepaper \
+                 for compute capability {major}.{minor}) x the same clock",
+                self.info.sms
+            ),
+            None => format!(
+                "; BF16 tensor cores: no per-SM rate is written down here for compute capability {major}.{minor}, so \
+                 their limit is unknown"
+            ),
+        }
     }
 
     /// The driver copy's rate over the seed's copy's compulsory bytes, GB/s.
@@ -450,6 +482,8 @@ pub fn compare_chart(kernels: &[ComparedKernel], sizes: &Sizes, title: String) -
         title,
         bandwidth_gb_per_s: bandwidth,
         fma_gflop_per_s: per_second_e9(cost(Kernel::FmaPeak, sizes).flop, fma_ms),
+        // The comparison times the sm_75 module's twins only.
+        tensor: None,
         points,
     }
 }
@@ -490,6 +524,17 @@ impl crate::lesson::Report for Report {
             z.fma_blocks,
             z.fma_iters,
         );
+        if let Some(ts) = &z.tensor {
+            let sides: Vec<String> = ts.cublas_sides().iter().map(|n| format!("{n}^3")).collect();
+            let _ = writeln!(
+                s,
+                "Tensor-core ceiling: mma_peak {} blocks x {THREADS_PER_BLOCK} threads x {} steps x {MMA_CHAINS} chains \
+                 (sm_80 module); cuBLAS BF16 GemmEx (FP32 sums) at {}",
+                ts.mma_blocks,
+                ts.mma_iters,
+                sides.join(" and "),
+            );
+        }
         let _ = writeln!(
             s,
             "Timing: per kernel {} warm-up launches, then the median of {} batches of {} launches, \
@@ -503,13 +548,30 @@ impl crate::lesson::Report for Report {
                 "L2 not flushed between launches (warm-cache times)"
             }
         );
+        let tensor_checks = match &self.tensor {
+            Ok(tc) => format!(
+                " {} matches its CPU reference exactly in every element{}.",
+                TensorKernel::MmaPeak.symbol(),
+                if tc.cublas.is_ok() {
+                    format!(
+                        "; cuBLAS's BF16 GEMM at {}^3 matches the f64 reference at {} sampled elements within its \
+                         tensor-core bound",
+                        tc.sizes.cublas_side,
+                        crate::gemm::SAMPLES
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            Err(_) => String::new(),
+        };
         let _ = writeln!(
             s,
-            "All {} kernels pass their checks against CPU references: exact, except the stencils (1e-5 relative).\n",
+            "All {} kernels pass their checks against CPU references: exact, except the stencils (1e-5 relative).{tensor_checks}\n",
             Kernel::ALL.len()
         );
 
-        let _ = writeln!(s, "The two ends of this GPU's roofline, both measured");
+        let _ = writeln!(s, "The ceilings of this GPU's roofline, all measured");
         // A clock column where a timing was flagged.
         let flag_of = |t: &Timing| {
             c.clocks
@@ -521,6 +583,9 @@ impl crate::lesson::Report for Report {
             .iter()
             .map(|r| &r.timing)
             .chain([&self.copy, &self.driver_copy, &self.fma])
+            .chain(self.tensor.iter().flat_map(|tc| {
+                std::iter::once(&tc.mma).chain(tc.cublas.iter().flatten().map(|c| &c.timing))
+            }))
             .collect();
         let ceiling_flagged = ceiling_timings.iter().any(|t| flag_of(t).is_some());
         let mut header = vec![
@@ -606,13 +671,66 @@ impl crate::lesson::Report for Report {
             fma_cells.push(flag_cell(&self.fma));
         }
         t.add_row(fma_cells);
+        if let Ok(tc) = &self.tensor {
+            let derived = tc.derived_gflop_per_s;
+            let tflop = |g: f64| format!("{:.1} TFLOP/s", g / 1e3);
+            let tensor_row = |label: String, timing: &Timing, gflop_per_s: f64| {
+                let mut cells = vec![
+                    Cell::new(label),
+                    num(timing.median_ms(), 3),
+                    num(timing.spread_pct(), 1),
+                    Cell::new(tflop(gflop_per_s)),
+                    Cell::new(derived.map_or("unknown".into(), tflop)),
+                    derived.map_or(Cell::new("-"), |d| num(100.0 * gflop_per_s / d, 1)),
+                    words(verdict(
+                        gflop_per_s,
+                        derived,
+                        "the derived BF16 tensor-core peak",
+                        "GFLOP/s",
+                    )),
+                ];
+                if ceiling_flagged {
+                    cells.push(flag_cell(timing));
+                }
+                cells
+            };
+            let source = tc.source();
+            let best_side = tc.cublas_best().map(|c| c.side);
+            let mark = |set: bool| if set { " <- the tensor ceiling" } else { "" };
+            t.add_row(tensor_row(
+                format!(
+                    "BF16 tensor cores: {}, {MMA_CHAINS} mma.sync chains{}",
+                    TensorKernel::MmaPeak.symbol(),
+                    mark(source == super::tensor::Source::MmaSync)
+                ),
+                &tc.mma,
+                tc.mma_gflop_per_s,
+            ));
+            for c in tc.cublas.iter().flatten() {
+                t.add_row(tensor_row(
+                    format!(
+                        "BF16 tensor cores: cuBLAS GemmEx, {}^3{}",
+                        c.side,
+                        mark(source == super::tensor::Source::Cublas && best_side == Some(c.side))
+                    ),
+                    &c.timing,
+                    c.gflop_per_s,
+                ));
+            }
+        }
         let _ = writeln!(s, "{t}");
         // A ceiling timed under a flagged clock carries its flag into every
         // share of it below.
         for (name, timing) in [
             ("bandwidth ceiling", &self.best().timing),
             ("FMA ceiling", &self.fma),
-        ] {
+        ]
+        .into_iter()
+        .chain(
+            self.tensor
+                .iter()
+                .map(|tc| ("tensor-core ceiling", tc.timing())),
+        ) {
             if let Some(flag) = flag_of(timing) {
                 let _ = writeln!(
                     s,
@@ -660,16 +778,34 @@ impl crate::lesson::Report for Report {
             "ridge point: {:.2} FLOP/byte. Below that intensity nothing on this GPU can be compute bound.",
             self.ceilings.ridge()
         );
+        match &self.tensor {
+            Ok(tc) => {
+                let _ = writeln!(s, "{}", tc.sentence());
+                if let Some(why) = &tc.large_side_skipped {
+                    let _ = writeln!(s, "cuBLAS: {why}.");
+                }
+                let _ = writeln!(
+                    s,
+                    "tensor ridge point: {:.2} FLOP/byte (the BF16 tensor-core ceiling over the bandwidth ceiling). Below \
+                     that intensity even a kernel on the tensor cores is memory bound.",
+                    tc.ridge(self.ceilings.bandwidth_gb_per_s)
+                );
+            }
+            Err(why) => {
+                let _ = writeln!(s, "{why}.");
+            }
+        }
         let _ = writeln!(
             s,
             "Derived limits come from the driver's attributes, not a measurement (an attribute the driver reports \
              as 0 makes its limit unknown): DRAM = {:.0} MHz memory clock x {}-bit bus x 2 / 8; FP32 = {} SMs x {} FMA \
-             lanes x 2 FLOP x {:.0} MHz peak SM clock.\n",
+             lanes x 2 FLOP x {:.0} MHz peak SM clock{}.\n",
             self.info.memory_clock_khz as f64 / 1e3,
             self.info.memory_bus_bits,
             self.info.sms,
             fp32_lanes_per_sm(self.info.compute_capability).map_or("?".into(), |l| l.to_string()),
             self.info.sm_clock_khz as f64 / 1e3,
+            self.tensor_derivation(),
         );
 
         let _ = writeln!(
@@ -787,8 +923,12 @@ impl crate::lesson::Report for Report {
 
     /// One JSON object per row: the bandwidth ceiling (which stream set it),
     /// the six stream rows, the seed's copy, the FMA ceiling, the driver
-    /// copy, the ridge point, then the ten kernels; each carries the run's
-    /// context, and every ceiling and stream row its `share_of_derived`.
+    /// copy, the ridge point; then the tensor-core rows where measured
+    /// (`mma_peak`, cuBLAS at each side), the tensor ceiling
+    /// (`ceiling-tensor`, always: its `tensor_ceiling` object, or `why_none`)
+    /// and the tensor ridge point where measured; then the ten kernels. Each
+    /// carries the run's context, and every measured ceiling and stream row
+    /// its `share_of_derived`.
     fn json_lines(&self) -> Vec<serde_json::Value> {
         let ctx = serde_json::to_value(&self.context).expect("the context serialises");
         let timing = |t: &Timing| {
@@ -876,6 +1016,71 @@ impl crate::lesson::Report for Report {
             obj.insert("context".into(), ctx.clone());
         }
         lines.push(ridge);
+        // The tensor-core rows: mma_peak and each cuBLAS side (timed rows,
+        // each with its samples), then the ceiling itself, always (with why
+        // there is none where there is none).
+        let tensor_derived = self
+            .tensor
+            .as_ref()
+            .ok()
+            .and_then(|tc| tc.derived_gflop_per_s);
+        let of_tensor = |g: f64| {
+            verdict(
+                g,
+                tensor_derived,
+                "the derived BF16 tensor-core peak",
+                "GFLOP/s",
+            )
+        };
+        if let Ok(tc) = &self.tensor {
+            lines.push(merge(
+                json!({
+                    "variant": "ceiling-tensor-mma", "symbol": TensorKernel::MmaPeak.symbol(),
+                    "flop": tc.sizes.mma_flop(),
+                    "metric": "throughput", "value": tc.mma_gflop_per_s, "unit": "GFLOP/s",
+                    "derived_limit": tensor_derived,
+                    "share_of_derived": tensor_derived.map(|d| tc.mma_gflop_per_s / d),
+                }),
+                &tc.mma,
+                of_tensor(tc.mma_gflop_per_s),
+            ));
+            for c in tc.cublas.iter().flatten() {
+                lines.push(merge(
+                    json!({
+                        "variant": format!("cublas-bf16-{}", c.side), "symbol": CUBLAS_NAME,
+                        "key": format!("{CUBLAS_NAME}/{}", c.side), "side": c.side,
+                        "flop": super::tensor::cublas_flop(c.side),
+                        "metric": "throughput", "value": c.gflop_per_s, "unit": "GFLOP/s",
+                        "derived_limit": tensor_derived,
+                        "share_of_derived": tensor_derived.map(|d| c.gflop_per_s / d),
+                    }),
+                    &c.timing,
+                    of_tensor(c.gflop_per_s),
+                ));
+            }
+        }
+        let (value, facts, why_none) = match &self.tensor {
+            Ok(tc) => (Some(tc.gflop_per_s()), tc.json(), None),
+            Err(why) => (None, serde_json::Value::Null, Some(why.as_str())),
+        };
+        let mut ceiling = json!({
+            "variant": "ceiling-tensor", "symbol": null,
+            "set_by": self.tensor.as_ref().ok().map(|tc| tc.source()),
+            "metric": "throughput", "value": value, "unit": "GFLOP/s",
+            "derived_limit": tensor_derived,
+            "share_of_derived": value.zip(tensor_derived).map(|(v, d)| v / d),
+            "tensor_ceiling": facts, "why_none": why_none,
+            "context": ctx.clone(),
+        });
+        add_readings(&mut ceiling, value.and_then(of_tensor).as_ref(), None);
+        lines.push(ceiling);
+        if let Ok(tc) = &self.tensor {
+            lines.push(json!({
+                "variant": "ridge-point-tensor", "metric": "ridge",
+                "value": tc.ridge(self.ceilings.bandwidth_gb_per_s), "unit": "FLOP/byte",
+                "context": ctx.clone(),
+            }));
+        }
         for r in &self.rows {
             let measured = self.counters.as_ref().and_then(|c| c.get(r.kernel.symbol())).map(|c| {
                 json!({

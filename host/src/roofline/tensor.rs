@@ -1,0 +1,673 @@
+//! The roofline's BF16 tensor-core ceiling: `mma_peak` (from the sm_80
+//! module, on GPUs of compute capability 8.0 and up) checked exactly and
+//! timed, cuBLAS's BF16 GEMM (`cublasGemmEx`, FP32 sums) checked and timed
+//! beside it, and the ceiling the report draws: the faster of the two.
+//!
+//! A ceiling that cuBLAS beats is no ceiling. `mma.sync` is the tensor-core
+//! instruction every GPU from compute capability 8.0 on runs; on Hopper
+//! (9.0) cuBLAS reaches the tensor cores through `wgmma`, a warpgroup-wide
+//! asynchronous instruction that reads its operands from shared memory, and
+//! can go faster than any chain of `mma.sync`. So the lesson takes
+//! max(`mma_peak`, cuBLAS's best) as the roof and says which set it and by
+//! how much.
+
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use kernels_gpu::roofline::{
+    MMA_BLOCKS_PER_SM, MMA_CHAINS, MMA_FLOP, MMA_ITERS, MMA_ITERS_EXACT_MAX, MMA_OUT_PER_WARP,
+    MMA_QUICK_ITERS, MMA_UNROLL, THREADS_PER_BLOCK,
+};
+use serde::Serialize;
+use serde_json::json;
+
+use super::CHUNK;
+use super::model::per_second_e9;
+use super::reference::{MmaPeak, PTX_ISA_LAYOUT};
+use crate::check::{Failure, Tolerance, first_mismatch};
+use crate::cublas::Cublas;
+use crate::error::{Error, Result};
+use crate::gemm;
+use crate::gpu::{DeviceInfo, Gpu};
+use crate::kernels::KernelSet;
+use crate::timing::{self, Plan, Timing};
+
+crate::kernel_ids! {
+    /// The roofline's kernels in the sm_80 module (`host::ptx::PTX_SM80`),
+    /// loaded on GPUs of compute capability 8.0 and up.
+    pub enum TensorKernel {
+        /// The BF16 tensor-core ceiling: MMA_CHAINS `mma.sync` chains a
+        /// warp: (out, iterations).
+        MmaPeak = "mma_peak" (Ptr, U32),
+    }
+}
+
+/// The square sides (m = n = k) cuBLAS's BF16 GEMM is timed at: the first
+/// always, the second where its matrices take at most
+/// 1 / [`CUBLAS_MEMORY_SHARE`] of the GPU's memory.
+pub const CUBLAS_SIDES: [usize; 2] = [4096, 8192];
+
+/// The one side cuBLAS is timed at in `--quick` runs.
+pub const CUBLAS_QUICK_SIDE: usize = 1024;
+
+/// The larger cuBLAS side runs only where its matrices take at most this
+/// fraction (1 / 4) of the GPU's memory: the roofline's own buffers hold
+/// up to 3/8 of it.
+pub const CUBLAS_MEMORY_SHARE: usize = 4;
+
+/// What cuBLAS's results are called in failures and timings.
+pub const CUBLAS_NAME: &str = "cublasGemmEx_bf16";
+
+/// Device bytes of one square cuBLAS GEMM of `side`: A and B in bf16 (2
+/// bytes an element), D in f32.
+pub fn cublas_bytes(side: usize) -> usize {
+    side * side * (2 + 2 + 4)
+}
+
+/// FLOP of one square GEMM of `side`: 2 side^3 (a multiply and an add per
+/// product; [`gemm::flop`]).
+pub fn cublas_flop(side: usize) -> f64 {
+    gemm::flop(side, side, side)
+}
+
+/// The tensor-core ceiling's sizes: `mma_peak`'s launch and the cuBLAS
+/// GEMMs beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TensorSizes {
+    /// Blocks of `mma_peak`'s launch, THREADS_PER_BLOCK threads each.
+    pub mma_blocks: u32,
+    /// Steps of each `mma.sync` chain (a multiple of MMA_UNROLL).
+    pub mma_iters: u32,
+    /// The side cuBLAS's BF16 GEMM is always timed (and checked) at.
+    pub cublas_side: usize,
+    /// The larger side it is also timed at, where its matrices fit
+    /// [`CUBLAS_MEMORY_SHARE`]; `None` where they do not, or in `--quick`.
+    pub cublas_large_side: Option<usize>,
+}
+
+impl TensorSizes {
+    /// The lesson's sizes on `info`'s GPU: MMA_BLOCKS_PER_SM blocks an SM
+    /// of MMA_ITERS steps (several waves of warps on every SM), cuBLAS at
+    /// [`CUBLAS_SIDES`] (the larger where it fits a quarter of memory).
+    /// `None` below compute capability 8.0 ([`unavailable`] says why).
+    pub fn for_device(info: &DeviceInfo) -> Option<TensorSizes> {
+        unavailable(info).is_none().then(|| TensorSizes {
+            mma_blocks: MMA_BLOCKS_PER_SM * info.sms.max(1),
+            mma_iters: MMA_ITERS,
+            cublas_side: CUBLAS_SIDES[0],
+            cublas_large_side: Some(CUBLAS_SIDES[1])
+                .filter(|&s| cublas_bytes(s) <= info.total_memory_bytes / CUBLAS_MEMORY_SHARE),
+        })
+    }
+
+    /// `--quick`'s sizes: one block an SM, MMA_QUICK_ITERS steps, cuBLAS at
+    /// [`CUBLAS_QUICK_SIDE`] only. `None` below compute capability 8.0.
+    pub fn quick(info: &DeviceInfo) -> Option<TensorSizes> {
+        unavailable(info).is_none().then(|| TensorSizes {
+            mma_blocks: info.sms.max(1),
+            mma_iters: MMA_QUICK_ITERS,
+            cublas_side: CUBLAS_QUICK_SIDE,
+            cublas_large_side: None,
+        })
+    }
+
+    /// Warps of `mma_peak`'s launch.
+    pub fn mma_warps(&self) -> usize {
+        self.mma_blocks as usize * (THREADS_PER_BLOCK / 32) as usize
+    }
+
+    /// Floats `mma_peak` writes: every chain's 16 x 8 tile, every warp.
+    pub fn mma_out_len(&self) -> usize {
+        self.mma_warps() * MMA_OUT_PER_WARP
+    }
+
+    /// FLOP of one `mma_peak` launch: warps x steps x MMA_CHAINS x 4096
+    /// (MMA_FLOP, an m16n8k16 `mma.sync`).
+    pub fn mma_flop(&self) -> f64 {
+        self.mma_warps() as f64 * f64::from(self.mma_iters) * MMA_CHAINS as f64 * MMA_FLOP as f64
+    }
+
+    /// The sides cuBLAS is timed at, smallest first.
+    pub fn cublas_sides(&self) -> Vec<usize> {
+        std::iter::once(self.cublas_side)
+            .chain(self.cublas_large_side)
+            .collect()
+    }
+
+    /// Device bytes at most: `mma_peak`'s output and the largest cuBLAS
+    /// side's matrices (cuBLAS's own workspace is not counted).
+    pub fn device_bytes(&self) -> usize {
+        self.mma_out_len() * size_of::<f32>()
+            + self
+                .cublas_sides()
+                .into_iter()
+                .map(cublas_bytes)
+                .max()
+                .unwrap_or(0)
+    }
+
+    /// `mma_peak`'s launch: `mma_blocks` blocks of THREADS_PER_BLOCK threads.
+    pub fn launch_config(&self) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (self.mma_blocks, 1, 1),
+            block_dim: (THREADS_PER_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// Checks what `mma_peak`'s launch assumption and exact check need.
+    ///
+    /// # Errors
+    /// [`Error::Size`] naming the relation that fails.
+    pub fn validate(&self) -> Result<()> {
+        let fail = |msg: String| Err(Error::Size(msg));
+        if self.mma_iters == 0 || !self.mma_iters.is_multiple_of(MMA_UNROLL) {
+            return fail(format!(
+                "{} mma.sync steps a chain: mma_peak runs whole trips of {MMA_UNROLL} steps, at least one",
+                self.mma_iters
+            ));
+        }
+        if self.mma_iters > MMA_ITERS_EXACT_MAX {
+            return fail(format!(
+                "{} mma.sync steps a chain: past {MMA_ITERS_EXACT_MAX} an accumulator can pass 2^24 and the exact check \
+                 would fail on rounding",
+                self.mma_iters
+            ));
+        }
+        if self.mma_blocks == 0 || self.mma_blocks > i32::MAX as u32 {
+            return fail(format!(
+                "{} mma_peak blocks: one launch's grid takes 1 to 2^31 - 1",
+                self.mma_blocks
+            ));
+        }
+        if self.cublas_sides().contains(&0) {
+            return fail("a cuBLAS GEMM of side 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// Why `info`'s GPU has no BF16 tensor-core ceiling, or `None` where it
+/// has one (compute capability 8.0 and up: the sm_80 module's PTX ISA 7.0
+/// and its bf16 `mma.sync` need it).
+pub fn unavailable(info: &DeviceInfo) -> Option<String> {
+    let (major, minor) = info.compute_capability;
+    (major < 8).then(|| {
+        format!(
+            "No BF16 tensor-core ceiling: {} has compute capability {major}.{minor}, and the sm_80 module's bf16 \
+             mma.sync needs 8.0 or more",
+            info.name
+        )
+    })
+}
+
+/// Why the larger cuBLAS side was not timed at `sizes` on `info`'s GPU, or
+/// `None` where it was.
+pub fn large_side_skipped(info: &DeviceInfo, sizes: &TensorSizes) -> Option<String> {
+    if sizes.cublas_large_side.is_some() {
+        return None;
+    }
+    let side = CUBLAS_SIDES[1];
+    Some(if sizes.cublas_side != CUBLAS_SIDES[0] {
+        format!("{side}^3 not timed in a --quick run")
+    } else {
+        format!(
+            "{side}^3 not timed: its matrices ({:.0} MiB) are over a quarter of the GPU's {:.1} GiB",
+            crate::sizes::mib(cublas_bytes(side)),
+            info.total_memory_bytes as f64 / (1u64 << 30) as f64
+        )
+    })
+}
+
+/// The first element of `got`, elements `start..` of `mma_peak`'s output,
+/// that is not exactly `reference`'s, as one line: index, got, wanted, and
+/// where it sits (warp, chain, accumulator register, lane). `None` where
+/// every element matches.
+pub fn mma_peak_mismatch(got: &[f32], start: usize, reference: &MmaPeak) -> Option<String> {
+    let want = reference.elements(start..start + got.len());
+    let mut m = first_mismatch(got, &want, Tolerance::Exact)?;
+    m.index += start;
+    let within = m.index % MMA_OUT_PER_WARP;
+    Some(format!(
+        "{m} (warp {}, chain {}, accumulator register {}, lane {}); a fragment layout other than the PTX ISA's, a \
+         skipped step or an output in another warp's place",
+        m.index / MMA_OUT_PER_WARP,
+        within / 128,
+        within / 32 % 4,
+        within % 32,
+    ))
+}
+
+/// cuBLAS's operands at the largest side: A and B (the GEMM lesson's fills,
+/// [`gemm::reference::matrix`], so the figures compare with that lesson's
+/// cuBLAS rows) in bf16, and D.
+struct CublasOperands {
+    cublas: Cublas,
+    a: CudaSlice<u16>,
+    b: CudaSlice<u16>,
+    d: CudaSlice<f32>,
+}
+
+/// The tensor-core side of one roofline run: `mma_peak` from the sm_80
+/// module, its output buffer, and cuBLAS with its operands (or why not).
+pub struct TensorPeak<'g> {
+    gpu: &'g Gpu,
+    sizes: TensorSizes,
+    kernels: KernelSet<TensorKernel>,
+    out: CudaSlice<f32>,
+    cublas: std::result::Result<CublasOperands, String>,
+}
+
+/// What the tensor-core side timed.
+#[derive(Debug, Clone)]
+pub struct TensorTimings {
+    /// `mma_peak`'s timing.
+    pub mma: Timing,
+    /// cuBLAS's BF16 GEMM at each side, smallest first; or why cuBLAS was
+    /// not timed (missing, or refused a call).
+    pub cublas: std::result::Result<Vec<(usize, Timing)>, String>,
+}
+
+impl<'g> TensorPeak<'g> {
+    /// Loads the sm_80 module and allocates `mma_peak`'s output; finds
+    /// cuBLAS and, where it loads, uploads its A and B at the largest side.
+    ///
+    /// # Errors
+    /// [`Error::Size`] for sizes `mma_peak` cannot run; [`Error::OutOfMemory`]
+    /// before allocating; the driver refusing the module (a GPU below 8.0:
+    /// call this only where [`unavailable`] is `None`) or an allocation.
+    pub fn new(gpu: &'g Gpu, sizes: TensorSizes) -> Result<Self> {
+        sizes.validate()?;
+        gpu.require_free_memory(sizes.device_bytes(), "the tensor-core ceiling's buffers")?;
+        let kernels = KernelSet::from_ptx(gpu, crate::ptx::PTX_SM80)?;
+        let out = gpu.alloc_f32(sizes.mma_out_len())?;
+        let cublas = match Cublas::find(&gpu.stream) {
+            Err(why) => Err(why),
+            Ok(cublas) => {
+                let side = sizes
+                    .cublas_sides()
+                    .into_iter()
+                    .max()
+                    .unwrap_or(sizes.cublas_side);
+                let [sa, sb, _] = gemm::reference::STREAMS;
+                let a = gpu.upload_bf16(&gemm::reference::matrix(side * side, sa))?;
+                let b = gpu.upload_bf16(&gemm::reference::matrix(side * side, sb))?;
+                let d = gpu.alloc_f32(side * side)?;
+                gpu.sync_after("uploading cuBLAS's bf16 inputs")?;
+                Ok(CublasOperands { cublas, a, b, d })
+            }
+        };
+        Ok(TensorPeak {
+            gpu,
+            sizes,
+            kernels,
+            out,
+            cublas,
+        })
+    }
+
+    /// The sizes every launch uses.
+    pub fn sizes(&self) -> TensorSizes {
+        self.sizes
+    }
+
+    /// cuBLAS, or why the run has none.
+    pub fn cublas(&self) -> std::result::Result<&Cublas, &str> {
+        self.cublas
+            .as_ref()
+            .map(|c| &c.cublas)
+            .map_err(String::as_str)
+    }
+
+    /// Launches `mma_peak` once (asynchronously).
+    ///
+    /// # Errors
+    /// A launch the driver refuses.
+    pub fn launch(&mut self) -> Result<()> {
+        let launch = self
+            .kernels
+            .launch(self.gpu, TensorKernel::MmaPeak)
+            .output(&mut self.out)
+            .scalar(self.sizes.mma_iters);
+        // SAFETY: `out` holds MMA_OUT_PER_WARP floats for every warp of the
+        // launch (`mma_out_len`); blocks of THREADS_PER_BLOCK threads, a
+        // whole number of warps; the step count is whole trips (validated);
+        // the argument kinds are checked against the declared parameters.
+        unsafe { launch.launch(self.sizes.launch_config()) }
+    }
+
+    /// cuBLAS's BF16 GEMM of `side` (D = ALPHA A B, beta 0, so D is not
+    /// read), queued.
+    ///
+    /// # Errors
+    /// [`Error::Cublas`] where the run has no cuBLAS, a buffer is too short
+    /// or cuBLAS refuses the call.
+    pub fn launch_cublas(&mut self, side: usize) -> Result<()> {
+        let ops = self
+            .cublas
+            .as_mut()
+            .map_err(|why| Error::Cublas(why.clone()))?;
+        ops.cublas
+            .gemm_bf16_buffers(
+                &self.gpu.stream,
+                (side, side, side),
+                kernels_gpu::gemm::ALPHA,
+                &ops.a,
+                &ops.b,
+                0.0,
+                &mut ops.d,
+            )
+            .map_err(Error::Cublas)
+    }
+
+    /// Runs `mma_peak` once into a poisoned (NaN) output and compares every
+    /// element exactly with [`MmaPeak`] at the PTX ISA's fragment layout
+    /// ([`TensorPeak::check_mma`]). Then, where cuBLAS loaded, its GEMM at
+    /// the checked side into a poisoned D, against the f64 reference at the
+    /// GEMM lesson's sampled positions within its tensor-core bound
+    /// ([`gemm::check_samples_within`]). Returns every failure; a cuBLAS
+    /// call that cuBLAS refuses is no failure of a result: the run goes on
+    /// without cuBLAS and says why.
+    ///
+    /// # Errors
+    /// A fault (charged to the kernel or to cuBLAS) or a driver error.
+    pub fn check(&mut self) -> Result<Vec<Failure>> {
+        let reference = MmaPeak::new(PTX_ISA_LAYOUT, self.sizes.mma_iters);
+        let mut failures: Vec<Failure> = self.check_mma(&reference)?.into_iter().collect();
+        match self.check_cublas() {
+            Ok(found) => failures.extend(found),
+            Err(Error::Cublas(why)) => self.cublas = Err(why),
+            Err(e) => return Err(e),
+        }
+        Ok(failures)
+    }
+
+    /// Runs `mma_peak` once into a poisoned (NaN) output and compares every
+    /// element exactly with `reference`, a chunk at a time
+    /// ([`mma_peak_mismatch`]); the guard after the output must stay
+    /// poisoned. The lesson's check passes the PTX ISA's layout at the
+    /// launch's step count; a GPU test passes a wrong one, to see the check
+    /// fail on the hardware.
+    ///
+    /// # Errors
+    /// A fault, charged to the kernel; [`Error::WrotePastEnd`]; driver
+    /// errors.
+    pub fn check_mma(&mut self, reference: &MmaPeak) -> Result<Option<Failure>> {
+        let sym = TensorKernel::MmaPeak.symbol();
+        let len = self.sizes.mma_out_len();
+        self.gpu.poison_output(&mut self.out, len)?;
+        self.launch()?;
+        self.gpu.sync_after(sym)?;
+        self.gpu.check_poison_after(&self.out, len, sym)?;
+        let mut got = vec![0.0f32; CHUNK.min(len)];
+        for start in (0..len).step_by(CHUNK) {
+            let end = (start + CHUNK).min(len);
+            let got = &mut got[..end - start];
+            self.gpu.download_from(&self.out, start, got)?;
+            if let Some(detail) = mma_peak_mismatch(got, start, reference) {
+                return Ok(Some(Failure {
+                    kernel: sym,
+                    detail,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// cuBLAS's part of [`TensorPeak::check`].
+    fn check_cublas(&mut self) -> Result<Vec<Failure>> {
+        if self.cublas.is_err() {
+            return Ok(Vec::new());
+        }
+        let side = self.sizes.cublas_side;
+        let len = side * side;
+        let ops = self
+            .cublas
+            .as_mut()
+            .map_err(|why| Error::Cublas(why.clone()))?;
+        self.gpu.poison_output(&mut ops.d, len)?;
+        self.launch_cublas(side)?;
+        self.gpu.sync_after(CUBLAS_NAME)?;
+        let ops = self
+            .cublas
+            .as_ref()
+            .map_err(|why| Error::Cublas(why.clone()))?;
+        let got = self.gpu.read_output(&ops.d, len, CUBLAS_NAME)?;
+        let [sa, sb, _] = gemm::reference::STREAMS;
+        let (a, b) = (
+            gemm::reference::matrix(len, sa),
+            gemm::reference::matrix(len, sb),
+        );
+        // beta = 0: C is zero in the reference (D = ALPHA A B).
+        let c = vec![0.0f32; len];
+        let shape = (side, side, side);
+        Ok(
+            gemm::check_samples_within(CUBLAS_NAME, &got, &a, &b, &c, shape, gemm::TC_BOUND_FACTOR)
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    /// Times `mma_peak` with `plan`, then cuBLAS's BF16 GEMM at each side
+    /// (where cuBLAS loaded). `progress` advances once per timing.
+    ///
+    /// # Errors
+    /// Driver errors and faults; a cuBLAS call cuBLAS refuses is not one
+    /// (the timings then say why cuBLAS has none).
+    pub fn time(&mut self, plan: Plan, progress: &indicatif::ProgressBar) -> Result<TensorTimings> {
+        progress.set_message(format!("timing {}", TensorKernel::MmaPeak.symbol()));
+        progress.inc(1);
+        let gpu = self.gpu;
+        let mma = timing::time_kernel(gpu, TensorKernel::MmaPeak.symbol(), plan, || self.launch())?;
+        let cublas = match &self.cublas {
+            Err(why) => Err(why.clone()),
+            Ok(_) => {
+                let mut rows = Vec::new();
+                let mut refused = None;
+                for side in self.sizes.cublas_sides() {
+                    progress.set_message(format!("timing {CUBLAS_NAME} at {side}^3"));
+                    progress.inc(1);
+                    match timing::time_kernel(gpu, CUBLAS_NAME, plan, || self.launch_cublas(side)) {
+                        Ok(t) => rows.push((side, t)),
+                        Err(Error::Cublas(why)) => {
+                            refused = Some(format!("cuBLAS refused the {side}^3 GEMM: {why}"));
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                match refused {
+                    Some(why) => Err(why),
+                    None => Ok(rows),
+                }
+            }
+        };
+        Ok(TensorTimings { mma, cublas })
+    }
+
+    /// Timings of this side's steps for a progress bar: `mma_peak` and
+    /// each cuBLAS side.
+    pub fn timing_steps(&self) -> u64 {
+        1 + if self.cublas.is_ok() {
+            self.sizes.cublas_sides().len() as u64
+        } else {
+            0
+        }
+    }
+}
+
+/// Which measurement set the tensor-core ceiling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Source {
+    /// The `mma.sync` chains of `mma_peak`.
+    #[serde(rename = "mma.sync")]
+    MmaSync,
+    /// cuBLAS's BF16 GEMM at its fastest side.
+    #[serde(rename = "cuBLAS")]
+    Cublas,
+}
+
+impl Source {
+    /// Its name in the report and the JSON (`mma.sync`, `cuBLAS`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::MmaSync => "mma.sync",
+            Source::Cublas => "cuBLAS",
+        }
+    }
+}
+
+/// cuBLAS's BF16 GEMM at one side.
+#[derive(Debug, Clone)]
+pub struct CublasRow {
+    /// m = n = k.
+    pub side: usize,
+    /// Its timing.
+    pub timing: Timing,
+    /// 2 side^3 FLOP over the median time, GFLOP/s.
+    pub gflop_per_s: f64,
+}
+
+/// The tensor-core ceiling of one run: `mma_peak`'s rate, cuBLAS's rates
+/// beside it (or why none), and the one the roof is drawn at.
+#[derive(Debug, Clone)]
+pub struct TensorCeiling {
+    /// The sizes measured at.
+    pub sizes: TensorSizes,
+    /// `mma_peak`'s timing.
+    pub mma: Timing,
+    /// `mma_peak`'s FLOP ([`TensorSizes::mma_flop`]) over its median time,
+    /// GFLOP/s.
+    pub mma_gflop_per_s: f64,
+    /// cuBLAS at each side, smallest first; or why there is none.
+    pub cublas: std::result::Result<Vec<CublasRow>, String>,
+    /// Why the larger cuBLAS side was not timed, where it was not.
+    pub large_side_skipped: Option<String>,
+    /// The clock-derived limit ([`DeviceInfo::derived_bf16_tensor_flop_per_s`]),
+    /// GFLOP/s; `None` where unknown.
+    pub derived_gflop_per_s: Option<f64>,
+}
+
+impl TensorCeiling {
+    /// The ceiling from a run's timings on `info`'s GPU at `sizes`.
+    pub fn new(info: &DeviceInfo, sizes: TensorSizes, timings: TensorTimings) -> TensorCeiling {
+        let cublas = timings.cublas.map(|rows| {
+            rows.into_iter()
+                .map(|(side, timing)| CublasRow {
+                    side,
+                    gflop_per_s: per_second_e9(cublas_flop(side), timing.median_ms()),
+                    timing,
+                })
+                .collect()
+        });
+        TensorCeiling {
+            sizes,
+            mma_gflop_per_s: per_second_e9(sizes.mma_flop(), timings.mma.median_ms()),
+            mma: timings.mma,
+            cublas,
+            large_side_skipped: large_side_skipped(info, &sizes),
+            derived_gflop_per_s: info.derived_bf16_tensor_flop_per_s().map(|f| f / 1e9),
+        }
+    }
+
+    /// cuBLAS's fastest side, where it ran.
+    pub fn cublas_best(&self) -> Option<&CublasRow> {
+        self.cublas
+            .as_ref()
+            .ok()?
+            .iter()
+            .max_by(|x, y| x.gflop_per_s.total_cmp(&y.gflop_per_s))
+    }
+
+    /// Which set the ceiling: cuBLAS where its best is faster than the
+    /// `mma.sync` chains, else the chains.
+    pub fn source(&self) -> Source {
+        match self.cublas_best() {
+            Some(c) if c.gflop_per_s > self.mma_gflop_per_s => Source::Cublas,
+            _ => Source::MmaSync,
+        }
+    }
+
+    /// The ceiling, GFLOP/s: max(`mma_peak`, cuBLAS's best).
+    pub fn gflop_per_s(&self) -> f64 {
+        self.cublas_best().map_or(self.mma_gflop_per_s, |c| {
+            c.gflop_per_s.max(self.mma_gflop_per_s)
+        })
+    }
+
+    /// The timing of what set the ceiling (its spread is the ceiling's
+    /// noise).
+    pub fn timing(&self) -> &Timing {
+        match (self.source(), self.cublas_best()) {
+            (Source::Cublas, Some(c)) => &c.timing,
+            _ => &self.mma,
+        }
+    }
+
+    /// By how much cuBLAS's best exceeds the `mma.sync` chains, percent of
+    /// the chains' rate; negative where it is slower; `None` without cuBLAS.
+    pub fn cublas_over_mma_pct(&self) -> Option<f64> {
+        self.cublas_best()
+            .map(|c| 100.0 * (c.gflop_per_s / self.mma_gflop_per_s - 1.0))
+    }
+
+    /// The ridge point of the tensor roof over a bandwidth ceiling of
+    /// `bandwidth_gb_per_s`, FLOP/byte: below it no kernel can be bound by
+    /// the tensor cores.
+    pub fn ridge(&self, bandwidth_gb_per_s: f64) -> f64 {
+        self.gflop_per_s() / bandwidth_gb_per_s
+    }
+
+    /// The report's sentence: what set the ceiling, from this run's
+    /// numbers, and by how much cuBLAS beat the chains where it did; the
+    /// one-line caveat where cuBLAS did not run.
+    pub fn sentence(&self) -> String {
+        let tflop = |g: f64| g / 1e3;
+        let mma = self.mma_gflop_per_s;
+        let chains = format!("{MMA_CHAINS} mma.sync chains a warp");
+        match (&self.cublas, self.cublas_best()) {
+            (Err(why), _) => format!(
+                "The BF16 tensor-core ceiling is the {chains}, {:.1} TFLOP/s, with a caveat: cuBLAS did not run ({why}), \
+                 and on some GPUs (Hopper, through wgmma) cuBLAS beats mma.sync chains.",
+                tflop(mma)
+            ),
+            (Ok(_), Some(best)) if self.source() == Source::Cublas => format!(
+                "The BF16 tensor-core ceiling is cuBLAS's GemmEx at {}^3, {:.1} TFLOP/s: {:.1}% above the {chains} \
+                 ({:.1} TFLOP/s), so on this GPU the chains are no ceiling and the roof is cuBLAS's.",
+                best.side,
+                tflop(best.gflop_per_s),
+                self.cublas_over_mma_pct().unwrap_or(0.0),
+                tflop(mma)
+            ),
+            (Ok(_), Some(best)) => format!(
+                "The BF16 tensor-core ceiling is the {chains}, {:.1} TFLOP/s; cuBLAS's best, {:.1} TFLOP/s at {}^3, is \
+                 {:.1}% below it.",
+                tflop(mma),
+                tflop(best.gflop_per_s),
+                best.side,
+                -self.cublas_over_mma_pct().unwrap_or(0.0)
+            ),
+            (Ok(_), None) => format!(
+                "The BF16 tensor-core ceiling is the {chains}, {:.1} TFLOP/s.",
+                tflop(mma)
+            ),
+        }
+    }
+
+    /// The JSON object `tensor_ceiling` of the report's `ceiling-tensor`
+    /// row.
+    pub fn json(&self) -> serde_json::Value {
+        let best = self.cublas_best();
+        json!({
+            "gflop_per_s": self.gflop_per_s(),
+            "source": self.source(),
+            "mma_sync_gflop_per_s": self.mma_gflop_per_s,
+            "cublas_best_gflop_per_s": best.map(|c| c.gflop_per_s),
+            "cublas_best_side": best.map(|c| c.side),
+            "cublas_over_mma_sync_pct": self.cublas_over_mma_pct(),
+            "cublas_missing": self.cublas.as_ref().err(),
+            "cublas_large_side_skipped": self.large_side_skipped,
+            "derived_limit_gflop_per_s": self.derived_gflop_per_s,
+            "share_of_derived": self.derived_gflop_per_s.map(|d| self.gflop_per_s() / d),
+            "mma_blocks": self.sizes.mma_blocks, "mma_iters": self.sizes.mma_iters, "mma_chains": MMA_CHAINS,
+        })
+    }
+}
