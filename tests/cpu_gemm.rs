@@ -123,7 +123,7 @@ fn every_launch_covers_its_output_with_no_idle_block() {
             let (per_x, per_y) = match kernel {
                 Kernel::Naive => (NAIVE_BLOCK.0, NAIVE_BLOCK.1),
                 Kernel::Tiled => (TILE, TILE),
-                Kernel::Regblock => (BLOCK_N, BLOCK_M),
+                Kernel::Regblock | Kernel::Vectorized => (BLOCK_N, BLOCK_M),
             };
             let (gx, gy) = (cfg.grid_dim.0 as usize, cfg.grid_dim.1 as usize);
             assert!(gx * per_x as usize >= n && gy * per_y as usize >= m, "{kernel:?} at {m} x {n}");
@@ -148,10 +148,20 @@ fn every_kernel_is_in_the_ptx_with_its_fmas() {
     }
     // The register-blocked kernel's step is written out in full: BLOCK_K x
     // THREAD_M x THREAD_N FMAs, plus one a thread output in the epilogue.
-    let body = entry_body(PTX, "gemm_regblock").expect("an entry has a body");
-    let fmas = body.lines().filter(|l| l.trim_start().starts_with("fma.rn.f32")).count();
-    let want = (BLOCK_K * THREAD_M * THREAD_N + THREAD_M * THREAD_N) as usize;
-    assert_eq!(fmas, want, "gemm_regblock's FMAs");
+    for symbol in ["gemm_regblock", "gemm_vectorized"] {
+        let body = entry_body(PTX, symbol).expect("an entry has a body");
+        let fmas = body.lines().filter(|l| l.trim_start().starts_with("fma.rn.f32")).count();
+        let want = (BLOCK_K * THREAD_M * THREAD_N + THREAD_M * THREAD_N) as usize;
+        assert_eq!(fmas, want, "{symbol}'s FMAs");
+    }
+    // The vectorized kernel moves its tiles in 16-byte accesses: one
+    // float4 of each tile from global memory a step (and the scalar
+    // fallback), the B tile stored as one, and 4 float4 reads a k.
+    let body = entry_body(PTX, "gemm_vectorized").expect("an entry has a body");
+    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+    assert_eq!(count("ld.global.nc.v4.f32"), 2, "gemm_vectorized's float4 loads");
+    assert_eq!(count("st.shared.v4.f32"), 1, "gemm_vectorized's float4 store of B");
+    assert_eq!(count("ld.shared.v4.f32"), 4 * BLOCK_K as usize, "gemm_vectorized's float4 reads");
     // The tiled kernels reach shared memory directly.
     for symbol in ["gemm_tiled", "gemm_regblock"] {
         let body = entry_body(PTX, symbol).expect("an entry has a body");

@@ -50,6 +50,10 @@ pub const REG_THREADS: u32 = (BLOCK_M / THREAD_M) * (BLOCK_N / THREAD_N);
 
 const _: () = assert!(REG_THREADS == 256, "the tile loads below assume 256 threads");
 const _: () = assert!(
+    BLOCK_M == 128 && BLOCK_N == 128 && BLOCK_K == 8 && THREAD_M == 8 && THREAD_N == 8,
+    "gemm_vectorized's layout: a float4 of each tile a thread, a 16 x 16 grid of 4 x 4 blocks"
+);
+const _: () = assert!(
     (BLOCK_M * BLOCK_K) % REG_THREADS == 0 && (BLOCK_K * BLOCK_N) % REG_THREADS == 0,
     "each thread loads a whole number of elements of each tile"
 );
@@ -106,7 +110,8 @@ const _: () = assert!(
 mod kernels {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::load_readonly;
+    use crate::device::memory::{Float4, load_readonly, load_readonly_v4};
+    use crate::device::shared::SharedPtr;
     use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
     use crate::device::unroll::unrolled;
     use crate::shared_array;
@@ -335,6 +340,118 @@ mod kernels {
         });
     }
     // ANCHOR_END: gemm_regblock
+
+    // ANCHOR: gemm_vectorized
+    /// [`gemm_regblock`]'s tiles with 16-byte accesses: each thread loads
+    /// one float4 of the A tile (4 consecutive k of a row, stored transposed
+    /// as four floats) and one of the B tile (stored as it is) a step, and
+    /// reads its A column and B row from shared memory as float4s. Its
+    /// 8 x 8 outputs are four 4 x 4 blocks 64 rows and 64 columns apart
+    /// (rows `4 ty` and `64 + 4 ty`, columns `4 tx` and `64 + 4 tx` for
+    /// thread (tx, ty) of a 16 x 16 grid), so a warp's float4 reads of a
+    /// B row are 16 consecutive float4s (no bank conflict) and of an A
+    /// column two broadcast addresses.
+    ///
+    /// # Memory
+    /// Per step 2 global float4 loads and 4 shared float4 reads per 64 FMAs
+    /// (the register-blocked kernel: 8 global floats and 16 shared floats).
+    /// A float4 load needs its row inside the matrix, its four columns
+    /// inside and k (for A) or n (for B) a multiple of 4, so that the
+    /// 16-byte address is aligned; elsewhere the thread loads four guarded
+    /// floats. The sums are the naive kernel's: k ascending, one FMA each.
+    ///
+    /// # Launch assumption
+    /// As [`gemm_regblock`]: `REG_THREADS` (256) threads in one dimension,
+    /// a grid of `ceil(n / BLOCK_N) x ceil(m / BLOCK_M)` blocks.
+    ///
+    /// # Safety
+    /// As [`gemm_naive`].
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "ptx-kernel" fn gemm_vectorized(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const f32,
+        b: *const f32,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let (tile_a, tile_b) = (GEMM_REG_A::shared(), GEMM_REG_B::shared());
+        // SAFETY: both arrays are 16-byte aligned (`shared_array!`).
+        let (tile_a4, tile_b4) = unsafe { (SharedPtr::<Float4>::from_addr(tile_a.addr()), SharedPtr::<Float4>::from_addr(tile_b.addr())) };
+        let tid = thread_idx_x();
+        let (tx, ty) = (tid % 16, tid / 16);
+        let (block_row, block_col) = (block_idx_y() * BLOCK_M, block_idx_x() * BLOCK_N);
+        // This thread's float4 of each tile: A row a_row, k a_k..a_k + 4; B
+        // row b_row, columns b_col..b_col + 4.
+        let (a_row, a_k) = (tid / 2, (tid % 2) * 4);
+        let (b_row, b_col) = (tid / 32, (tid % 32) * 4);
+        let (a_vec, b_vec) = (k % 4 == 0, n % 4 == 0);
+        let mut acc = [[0.0f32; THREAD_N as usize]; THREAD_M as usize];
+        let mut p0 = 0;
+        while p0 < k {
+            let (row, col) = (block_row + a_row, p0 + a_k);
+            // SAFETY: the float4 load only where inside and aligned; the
+            // scalar loads are guarded; shared indices below BLOCK_K * BLOCK_M.
+            unsafe {
+                let v = if a_vec && row < m && col + 3 < k {
+                    load_readonly_v4(a.add(row as usize * k as usize + col as usize).cast())
+                } else {
+                    let at = |j: u32| load_or_zero(a, row, col + j, m, k);
+                    Float4 { x: at(0), y: at(1), z: at(2), w: at(3) }
+                };
+                tile_a.write(a_k * BLOCK_M + a_row, v.x);
+                tile_a.write((a_k + 1) * BLOCK_M + a_row, v.y);
+                tile_a.write((a_k + 2) * BLOCK_M + a_row, v.z);
+                tile_a.write((a_k + 3) * BLOCK_M + a_row, v.w);
+            }
+            let (row, col) = (p0 + b_row, block_col + b_col);
+            // SAFETY: as above; the B tile's float4 index is below
+            // BLOCK_K * BLOCK_N / 4.
+            unsafe {
+                let v = if b_vec && row < k && col + 3 < n {
+                    load_readonly_v4(b.add(row as usize * n as usize + col as usize).cast())
+                } else {
+                    let at = |j: u32| load_or_zero(b, row, col + j, k, n);
+                    Float4 { x: at(0), y: at(1), z: at(2), w: at(3) }
+                };
+                tile_b4.write((b_row * BLOCK_N + b_col) / 4, v);
+            }
+            sync_threads();
+            unrolled::<{ BLOCK_K as usize }>(|q| {
+                let q = q as u32;
+                // SAFETY: float4 indices inside the tiles (q < BLOCK_K,
+                // 64 + 4 ty + 3 < BLOCK_M, 64 + 4 tx + 3 < BLOCK_N).
+                let (a0, a1, b0, b1) = unsafe {
+                    (
+                        tile_a4.read((q * BLOCK_M + 4 * ty) / 4),
+                        tile_a4.read((q * BLOCK_M + 64 + 4 * ty) / 4),
+                        tile_b4.read((q * BLOCK_N + 4 * tx) / 4),
+                        tile_b4.read((q * BLOCK_N + 64 + 4 * tx) / 4),
+                    )
+                };
+                let col_a = [a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w];
+                let row_b = [b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w];
+                unrolled::<{ THREAD_M as usize }>(|i| {
+                    unrolled::<{ THREAD_N as usize }>(|j| acc[i][j] = fma(col_a[i], row_b[j], acc[i][j]));
+                });
+            });
+            sync_threads();
+            p0 += BLOCK_K;
+        }
+        unrolled::<{ THREAD_M as usize }>(|i| {
+            unrolled::<{ THREAD_N as usize }>(|j| {
+                let row = block_row + (i as u32 / 4) * 64 + 4 * ty + i as u32 % 4;
+                let col = block_col + (j as u32 / 4) * 64 + 4 * tx + j as u32 % 4;
+                // SAFETY: the store is guarded.
+                unsafe { store_d(d, c, row, col, m, n, alpha, beta, acc[i][j]) };
+            });
+        });
+    }
+    // ANCHOR_END: gemm_vectorized
 }
 
 /// The tensor-core kernels, compiled only into the sm_80 module

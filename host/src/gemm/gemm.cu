@@ -203,6 +203,75 @@ __global__ void gemm_regblock(unsigned m, unsigned n, unsigned k, float alpha, c
 }
 // ANCHOR_END: gemm_regblock
 
+// ANCHOR: gemm_vectorized
+// gemm_regblock's tiles with 16-byte accesses: each thread loads one float4 of
+// the A tile (stored transposed) and one of the B tile a step, and reads its A
+// column and B row from shared memory as float4s; its 8 x 8 outputs are four 4 x
+// 4 blocks 64 rows and columns apart (thread (tx, ty) of a 16 x 16 grid), so a
+// warp's float4 reads of a B row do not conflict. A float4 load needs its row
+// and four columns inside and k (A) or n (B) a multiple of 4; elsewhere four
+// guarded floats. Launch: as gemm_regblock.
+__global__ void gemm_vectorized(unsigned m, unsigned n, unsigned k, float alpha, const float* __restrict__ a,
+                                const float* __restrict__ b, float beta, const float* __restrict__ c,
+                                float* __restrict__ d) {
+    __shared__ __align__(16) float tileA[BLOCK_K][BLOCK_M];
+    __shared__ __align__(16) float tileB[BLOCK_K][BLOCK_N];
+    const unsigned tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const unsigned blockRow = blockIdx.y * BLOCK_M, blockCol = blockIdx.x * BLOCK_N;
+    const unsigned aRow = tid / 2, aK = (tid % 2) * 4, bRow = tid / 32, bCol = (tid % 32) * 4;
+    const bool aVec = k % 4 == 0, bVec = n % 4 == 0;
+    float acc[THREAD_M][THREAD_N] = {};
+    for (unsigned p0 = 0; p0 < k; p0 += BLOCK_K) {
+        {
+            const unsigned row = blockRow + aRow, col = p0 + aK;
+            float4 v;
+            if (aVec && row < m && col + 3 < k) {
+                v = __ldg(reinterpret_cast<const float4*>(a + (size_t)row * k + col));
+            } else {
+                v = make_float4(load_or_zero(a, row, col, m, k), load_or_zero(a, row, col + 1, m, k),
+                                load_or_zero(a, row, col + 2, m, k), load_or_zero(a, row, col + 3, m, k));
+            }
+            tileA[aK][aRow] = v.x;
+            tileA[aK + 1][aRow] = v.y;
+            tileA[aK + 2][aRow] = v.z;
+            tileA[aK + 3][aRow] = v.w;
+        }
+        {
+            const unsigned row = p0 + bRow, col = blockCol + bCol;
+            float4 v;
+            if (bVec && row < k && col + 3 < n) {
+                v = __ldg(reinterpret_cast<const float4*>(b + (size_t)row * n + col));
+            } else {
+                v = make_float4(load_or_zero(b, row, col, k, n), load_or_zero(b, row, col + 1, k, n),
+                                load_or_zero(b, row, col + 2, k, n), load_or_zero(b, row, col + 3, k, n));
+            }
+            *reinterpret_cast<float4*>(&tileB[bRow][bCol]) = v;
+        }
+        __syncthreads();
+#pragma unroll
+        for (unsigned q = 0; q < BLOCK_K; ++q) {
+            const float4 a0 = *reinterpret_cast<const float4*>(&tileA[q][4 * ty]);
+            const float4 a1 = *reinterpret_cast<const float4*>(&tileA[q][64 + 4 * ty]);
+            const float4 b0 = *reinterpret_cast<const float4*>(&tileB[q][4 * tx]);
+            const float4 b1 = *reinterpret_cast<const float4*>(&tileB[q][64 + 4 * tx]);
+            const float colA[THREAD_M] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            const float rowB[THREAD_N] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+            for (unsigned i = 0; i < THREAD_M; ++i)
+#pragma unroll
+                for (unsigned j = 0; j < THREAD_N; ++j) acc[i][j] += colA[i] * rowB[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (unsigned i = 0; i < THREAD_M; ++i)
+#pragma unroll
+        for (unsigned j = 0; j < THREAD_N; ++j)
+            store_d(d, c, blockRow + (i / 4) * 64 + 4 * ty + i % 4, blockCol + (j / 4) * 64 + 4 * tx + j % 4, m, n,
+                    alpha, beta, acc[i][j]);
+}
+// ANCHOR_END: gemm_vectorized
+
 // ANCHOR: gemm_bf16_mma
 // BF16 A and B, f32 sums on the tensor cores (mma.sync m16n8k16). A block
 // computes a TC_BLOCK_M x TC_BLOCK_N tile of D; its 8 warps (2 x 4) a 64 x 32

@@ -51,6 +51,8 @@ crate::kernel_ids! {
         Tiled = "gemm_tiled" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
         /// 2D register blocking: 8 x 8 outputs a thread, 128 x 128 a block.
         Regblock = "gemm_regblock" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// The same tiles with float4 global and shared accesses.
+        Vectorized = "gemm_vectorized" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
     }
 }
 // ANCHOR_END: kernels
@@ -118,6 +120,7 @@ impl Kernel {
             Kernel::Naive => "FP32, a thread per output",
             Kernel::Tiled => "FP32, 32 x 32 shared tiles",
             Kernel::Regblock => "FP32, 8 x 8 outputs a thread in registers",
+            Kernel::Vectorized => "FP32, the same with float4 loads",
         }
     }
 
@@ -130,7 +133,7 @@ impl Kernel {
                 (NAIVE_BLOCK.0, NAIVE_BLOCK.1, 1),
             ),
             Kernel::Tiled => ((blocks(n, TILE), blocks(m, TILE), 1), (TILE, TILE, 1)),
-            Kernel::Regblock => ((blocks(n, BLOCK_N), blocks(m, BLOCK_M), 1), (REG_THREADS, 1, 1)),
+            Kernel::Regblock | Kernel::Vectorized => ((blocks(n, BLOCK_N), blocks(m, BLOCK_M), 1), (REG_THREADS, 1, 1)),
         };
         LaunchConfig {
             grid_dim,
@@ -1011,6 +1014,7 @@ impl lesson::Lesson for GemmLesson {
             "gemm_naive": [NAIVE_BLOCK.0, NAIVE_BLOCK.1],
             "gemm_tiled": [TILE, TILE],
             "gemm_regblock": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "thread_tile": [THREAD_M, THREAD_N]},
+            "gemm_vectorized": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "thread_tile": [THREAD_M, THREAD_N]},
         })
     }
 

@@ -91,6 +91,38 @@ macro_rules! shared_word {
 shared_word!(f32, "f32");
 shared_word!(u32, "u32");
 
+// SAFETY: one 16-byte ld/st.shared.v4.f32 at `addr` (16-byte aligned, as
+// Float4 is), nothing else.
+unsafe impl SharedWord for crate::device::memory::Float4 {
+    #[inline(always)]
+    unsafe fn load_shared(addr: u32) -> Self {
+        let (x, y, z, w): (f32, f32, f32, f32);
+        // SAFETY: the caller guarantees addr is a 16-byte-aligned place in a
+        // shared array. Not `pure`, as for the 4-byte words.
+        unsafe {
+            core::arch::asm!(
+                "ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];",
+                a = in(reg32) addr,
+                x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                options(readonly, nostack, preserves_flags),
+            )
+        };
+        Self { x, y, z, w }
+    }
+    #[inline(always)]
+    unsafe fn store_shared(addr: u32, v: Self) {
+        // SAFETY: as load_shared.
+        unsafe {
+            core::arch::asm!(
+                "st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};",
+                a = in(reg32) addr,
+                x = in(reg32) v.x, y = in(reg32) v.y, z = in(reg32) v.z, w = in(reg32) v.w,
+                options(nostack, preserves_flags),
+            )
+        };
+    }
+}
+
 /// A typed 32-bit address in the shared state space, formed from the
 /// array's symbol as nvcc forms the address of `__shared__ float tile[...]`
 /// (`mov` of the symbol, then `ld.shared.f32 [reg]`), so SASS addresses the
