@@ -1,12 +1,12 @@
 //! The GEMM lesson on the host: `D = alpha * A * B + beta * C` from a
-//! thread per output to 2D register blocking in FP32, then BF16 on the
-//! tensor cores, each kernel checked and timed at square sizes from 1024 to
+//! thread per output to 2D register blocking and float4 accesses in FP32,
+//! then BF16 on the tensor cores (two and four `cp.async` stages), each kernel checked and timed at square sizes from 1024 to
 //! 8192 (and 4095, whose edges no tile divides) beside cuBLAS at the same
 //! size and precision.
 //!
 //! The checks, all of which can fail:
 //! - a small shape (67, 131, 97 for FP32; 67, 136, 104 for the tensor-core
-//!   kernel, whose k and n must be multiples of 8) against the f64 CPU
+//!   kernels, whose k and n must be multiples of 8) against the f64 CPU
 //!   reference in every element, within [`bound`] (four times it for the
 //!   tensor cores, [`TC_BOUND_FACTOR`]);
 //! - at every timed size, 512 sampled elements (corners included) against
@@ -16,9 +16,10 @@
 //! - every FP32 kernel equal, element for element, to the naive kernel's
 //!   output: all of them add an output's k products in the same order with
 //!   the same FMAs (`kernels-gpu/src/gemm.rs`);
-//! - the tensor-core kernel, on integer inputs whose every partial sum is
+//! - each tensor-core kernel, on integer inputs whose every partial sum is
 //!   exact ([`reference::integer`]), equal to the naive kernel's output in
-//!   every element: a wrong or stale tile anywhere shows.
+//!   every element: a wrong or stale tile anywhere shows; and the
+//!   tensor-core kernels equal to each other on the fills, bit for bit.
 //!
 //! `D` is poisoned (NaN) before every checked launch, so a kernel that
 //! skips a tile fails.
@@ -1004,7 +1005,7 @@ pub struct GemmLesson;
 
 impl lesson::Lesson for GemmLesson {
     const NAME: &'static str = "gemm";
-    const ABOUT: &'static str = "GEMM from a thread per output to 2D register blocking in FP32, then BF16 on the tensor cores (mma.sync, ldmatrix, cp.async), checked against a CPU reference and cuBLAS, timed beside cuBLAS at 1024 to 8192.";
+    const ABOUT: &'static str = "GEMM from a thread per output to 2D register blocking and float4 accesses in FP32, then BF16 on the tensor cores (mma.sync, ldmatrix, cp.async), checked against a CPU reference and cuBLAS, timed beside cuBLAS at 1024 to 8192.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Gemm<'g>;
