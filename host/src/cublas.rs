@@ -70,6 +70,8 @@ const CUBLAS_DEFAULT_MATH: c_int = 0;
 /// calls.
 pub struct Cublas {
     handle: Handle,
+    /// The stream the handle is bound to (`cublasSetStream`).
+    stream: *mut c_void,
     version: c_int,
     path: PathBuf,
     sgemm: unsafe extern "C" fn(
@@ -135,6 +137,7 @@ impl Cublas {
         let destroy = bind!("cublasDestroy_v2");
         let mut cublas = Cublas {
             handle: std::ptr::null_mut(),
+            stream,
             version: 0,
             path: name,
             sgemm,
@@ -313,10 +316,12 @@ impl Cublas {
     /// read D (BLAS's rule), so a poisoned D is fine.
     ///
     /// `stream` must be the stream the handle was opened on
-    /// ([`Cublas::find`]): the buffers' use is ordered on it.
+    /// ([`Cublas::find`]): the buffers' use is ordered on it, and another
+    /// stream is refused.
     ///
     /// # Errors
-    /// One line: a buffer shorter than its matrix, or cuBLAS's status.
+    /// One line: another stream than the handle's, a buffer shorter than
+    /// its matrix, or cuBLAS's status.
     #[allow(clippy::too_many_arguments)]
     pub fn gemm_bf16_buffers(
         &self,
@@ -329,6 +334,9 @@ impl Cublas {
         d: &mut cudarc::driver::CudaSlice<f32>,
     ) -> Result<(), String> {
         use cudarc::driver::{DevicePtr, DevicePtrMut};
+        if stream.cu_stream().cast::<c_void>() != self.stream {
+            return Err("cublasGemmEx (bf16): the buffers' stream is not the stream the cuBLAS handle is bound to".into());
+        }
         for (name, len, need) in [
             ("A", a.len(), m * k),
             ("B", b.len(), k * n),
@@ -345,7 +353,7 @@ impl Cublas {
         let (b_ptr, _b) = b.device_ptr(stream);
         // SAFETY: A, B and D are live allocations of at least m*k, k*n bf16
         // and m*n floats (checked above), D is a distinct allocation (a
-        // mutable borrow), and the caller's stream is the handle's.
+        // mutable borrow), and the buffers' stream is the handle's (checked).
         unsafe { self.gemm_bf16_row_major(m, n, k, alpha, a_ptr, b_ptr, beta, d_ptr) }
     }
 }

@@ -1130,7 +1130,8 @@ impl lesson::Lesson for GemmLesson {
                     stats.registers,
                     stats.shared_bytes + dynamic as i32
                 ));
-                occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers, "shared_bytes": stats.shared_bytes,
+                occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers,
+                    "shared_bytes": stats.shared_bytes + dynamic as i32, "dynamic_shared_bytes": dynamic,
                     "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct, "module": "sm_80"}));
             }
         }
