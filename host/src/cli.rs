@@ -64,9 +64,9 @@ pub struct Args {
     /// The folder of recorded runs.
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub results: PathBuf,
-    /// Draw the roofline (log-log, both ceilings, the ridge, each kernel)
-    /// into this SVG file; with --compare, Rust and CUDA C points together
-    /// (roofline).
+    /// Draw the roofline (log-log, the measured ceilings, the tensor-core
+    /// roof where measured, the ridge, each kernel) into this SVG file; with
+    /// --compare, Rust and CUDA C points together (roofline).
     #[arg(long, value_name = "FILE.svg", conflicts_with_all = ["profile", "asm"])]
     pub plot: Option<PathBuf>,
     /// Profile the lesson with Nsight Compute first (ncu over `--profile`,
