@@ -211,31 +211,13 @@ fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
 /// outside CI; `cargo xtask test` provides one).
 #[test]
 fn the_tensor_core_kernel_assembles_without_spills() {
-    let Some(ptxas) = std::env::var_os("PTXAS").map(std::path::PathBuf::from).or_else(|| host::asm::find_tool("ptxas")) else {
-        assert!(std::env::var_os("CI").is_none(), "CI must run this test: install ptxas or set PTXAS");
-        eprintln!("skipped: no ptxas on PATH and PTXAS unset");
+    let symbols: Vec<&str> = host::gemm::TcKernel::ALL.iter().map(|k| k.symbol()).collect();
+    let Some(reports) = lab_tests::ptxas_reports(host::ptx::PTX_SM80, "kernels_sm80", &["sm_80", "sm_90"], &symbols) else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("lab-ptxas-sm80-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("kernels_sm80.ptx");
-    std::fs::write(&src, host::ptx::PTX_SM80).unwrap();
-    for arch in ["sm_80", "sm_90"] {
-        let out = std::process::Command::new(&ptxas)
-            .args(["-v", &format!("-arch={arch}"), "-o"])
-            .arg(dir.join(format!("{arch}.cubin")))
-            .arg(&src)
-            .output()
-            .expect("ptxas runs");
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "ptxas rejected the sm_80 module for {arch}:\n{log}");
-        for symbol in ["gemm_bf16_mma", "gemm_bf16_pipelined"] {
-            let report = log.split(&format!("Compiling entry function '{symbol}'")).nth(1).expect("the kernel is compiled");
-            let report = report.split("Compiling entry function").next().unwrap_or(report);
-            assert!(report.contains("0 bytes spill stores, 0 bytes spill loads"), "{arch} {symbol}: {report}");
-        }
+    for (arch, symbol, report) in reports {
+        assert!(report.contains("0 bytes spill stores, 0 bytes spill loads"), "{arch} {symbol}: {report}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
