@@ -32,6 +32,9 @@ const DEFAULT_PTX_ARCH: &str = "sm_75";
 const TENSOR_CORE_ARCH: &str = "sm_80";
 #[path = "kernel_build.rs"]
 mod kernel_build;
+#[path = "src/launch_bounds.rs"]
+#[allow(dead_code)]
+mod launch_bounds;
 use kernel_build::{TARGET, kernel_build, kernel_build_with};
 
 fn main() {
@@ -93,15 +96,7 @@ fn main() {
     // Copied to a new file and renamed over the old one, so a destination
     // that shares its inode with another checkout's (a hard-linked target
     // folder) is replaced, not written through.
-    let staged = out_dir.join("kernels.ptx.new");
-    std::fs::copy(&ptx, &staged)
-        .and_then(|_| std::fs::rename(&staged, out_dir.join("kernels.ptx")))
-        .unwrap_or_else(|e| {
-            fail(&format!(
-                "the kernel build left no PTX at {} (or it could not be copied beside the build): {e}",
-                ptx.display()
-            ))
-        });
+    stage_ptx(&ptx, &out_dir.join("kernels.ptx"));
 
     // The sm_80 module: the same crate for compute capability 8.0 (PTX ISA
     // 7.0), with the tensor-core kernels (`--cfg lab_tensor_cores`); `lab`
@@ -117,10 +112,7 @@ fn main() {
         fail("the GPU kernels in kernels-gpu failed to compile for sm_80 with the tensor-core kernels (rustc's errors are above)");
     }
     let tc_ptx = tc_dir.join(TARGET).join("release").join("kernels_gpu.ptx");
-    let staged = out_dir.join("kernels_sm80.ptx.new");
-    std::fs::copy(&tc_ptx, &staged)
-        .and_then(|_| std::fs::rename(&staged, out_dir.join("kernels_sm80.ptx")))
-        .unwrap_or_else(|e| fail(&format!("the sm_80 kernel build left no PTX at {}: {e}", tc_ptx.display())));
+    stage_ptx(&tc_ptx, &out_dir.join("kernels_sm80.ptx"));
 
     let version = Command::new(&rustc)
         .arg("--version")
@@ -162,6 +154,23 @@ fn main() {
 }
 
 /// Stops the build with one line that says what to do.
+/// Reads the PTX the kernel build left at `built`, writes the kernels'
+/// declared launch bounds into it (`launch_bounds::apply`) and puts it at
+/// `dest`: written to a new file and renamed over the old one, so a
+/// destination that shares its inode with another checkout's (a
+/// hard-linked target folder) is replaced, not written through.
+fn stage_ptx(built: &Path, dest: &Path) {
+    let ptx = std::fs::read_to_string(built).unwrap_or_else(|e| {
+        fail(&format!("the kernel build left no PTX at {}: {e}", built.display()))
+    });
+    let ptx = launch_bounds::apply(&ptx)
+        .unwrap_or_else(|e| fail(&format!("{}: {e}", built.display())));
+    let staged = dest.with_extension("ptx.new");
+    std::fs::write(&staged, ptx)
+        .and_then(|_| std::fs::rename(&staged, dest))
+        .unwrap_or_else(|e| fail(&format!("could not write {}: {e}", dest.display())));
+}
+
 fn fail(message: &str) -> ! {
     eprintln!("error: {message}");
     std::process::exit(1);

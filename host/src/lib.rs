@@ -33,6 +33,7 @@ pub mod graph;
 pub mod guard;
 pub mod harness;
 pub mod kernels;
+pub mod launch_bounds;
 pub mod lesson;
 pub mod lessons;
 pub mod ncu;

@@ -15,6 +15,8 @@
 //!   barrier the cooperative softmax kernel is built on.
 //! - [`mma`]: tensor cores (`mma.sync`), `ldmatrix` and `cp.async`, for the
 //!   sm_80 module only.
+//! - [`launch`]: `__launch_bounds__` for Rust: a kernel's largest block and
+//!   the blocks an SM must hold, as the PTX entry's directives.
 //! - [`unroll`]: `#pragma unroll` for Rust: a fixed-count loop copied in
 //!   the source, so a per-thread array it indexes stays in registers.
 //!
@@ -22,6 +24,7 @@
 //! pinned); the PTX tests in `tests/cpu_roofline.rs` guard each one.
 
 pub mod atomic;
+pub mod launch;
 pub mod math;
 pub mod memory;
 pub mod mma;
