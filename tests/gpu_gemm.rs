@@ -16,8 +16,10 @@ fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
     use_side::<GemmLesson>(gpu, &mut lesson, side)?;
     // SMALL: k and n not multiples of 4 (the float4 kernel's scalar
     // fallback); (257, 300, 129): B by float4s, a partial last row of
-    // blocks; (67, 132, 100): A and B by float4s with a partial block.
-    for shape in [SMALL, (257, 300, 129), (67, 132, 100)] {
+    // blocks; (67, 132, 100): A and B by float4s with a partial block;
+    // (40, 132, 5): one step of k, shorter than a tile (the warp-tiled
+    // kernel's loop without a prefetch).
+    for shape in [SMALL, (257, 300, 129), (67, 132, 100), (40, 132, 5)] {
         let (failures, _) = lesson.check(kernel, shape, None, None).map_err(|e| e.to_string())?;
         if let Some(f) = failures.first() {
             return Err(f.to_string());

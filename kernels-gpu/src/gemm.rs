@@ -63,6 +63,11 @@ const _: () = assert!(
 pub const REG_LOADS: u32 = BLOCK_M * BLOCK_K / REG_THREADS;
 const _: () = assert!(BLOCK_M == BLOCK_N, "REG_LOADS serves both tiles");
 
+/// Blocks of `REG_THREADS` threads the warp-tiled kernel asks an SM to
+/// hold at once (its launch bounds, as CUDA C's `__launch_bounds__(256,
+/// 2)`): ptxas keeps it at 128 registers a thread or fewer.
+pub const WARP_MIN_BLOCKS: u32 = 2;
+
 /// The tensor-core kernel's tile of `D` per block (BF16 inputs, FP32
 /// accumulation): `TC_BLOCK_M x TC_BLOCK_N`, `TC_BLOCK_K` deep per step.
 pub const TC_BLOCK_M: u32 = 128;
@@ -82,8 +87,14 @@ pub const TC_PAD: u32 = 8;
 pub const TC_A_STRIDE: u32 = TC_BLOCK_K + TC_PAD;
 /// See [`TC_A_STRIDE`].
 pub const TC_B_STRIDE: u32 = TC_BLOCK_N + TC_PAD;
-/// Bytes of one pipeline stage in shared memory: the A tile then the B tile.
-pub const TC_STAGE_BYTES: u32 = 2 * (TC_BLOCK_M * TC_A_STRIDE + TC_BLOCK_K * TC_B_STRIDE);
+/// Bytes of one pipeline stage in shared memory for a block tile `bn`
+/// columns wide: the A tile (`TC_BLOCK_M` rows of `TC_A_STRIDE` bf16) then
+/// the B tile (`TC_BLOCK_K` rows of `bn + TC_PAD` bf16).
+pub const fn tc_stage_bytes(bn: u32) -> u32 {
+    2 * (TC_BLOCK_M * TC_A_STRIDE + TC_BLOCK_K * (bn + TC_PAD))
+}
+/// Bytes of one pipeline stage of the 128-column tiles.
+pub const TC_STAGE_BYTES: u32 = tc_stage_bytes(TC_BLOCK_N);
 /// Pipeline stages: the copy of the next tile runs while this one is used.
 pub const TC_STAGES: u32 = 2;
 /// The alignment the tensor-core kernel needs of `k` and `n`: a 16-byte
@@ -120,6 +131,28 @@ mod kernels {
     shared_array!(GEMM_TILE_B: [f32; (TILE * TILE) as usize]);
     shared_array!(GEMM_REG_A: [f32; (BLOCK_K * BLOCK_M) as usize]);
     shared_array!(GEMM_REG_B: [f32; (BLOCK_K * BLOCK_N) as usize]);
+    shared_array!(GEMM_WARP_A: [f32; (2 * BLOCK_K * BLOCK_M) as usize]);
+    shared_array!(GEMM_WARP_B: [f32; (2 * BLOCK_K * BLOCK_N) as usize]);
+
+    /// The float4 `p[row][col..col + 4]` of a row-major matrix with `cols`
+    /// columns, in one 16-byte load where `vec` (cols a multiple of 4, so
+    /// the address is aligned) and the four are inside `rows x cols`, else
+    /// as four guarded floats (0 outside).
+    ///
+    /// # Safety
+    /// `p` holds `rows * cols` floats nothing writes during the kernel, and
+    /// is 16-byte aligned.
+    #[inline(always)]
+    unsafe fn load4_or_zero(p: *const f32, row: u32, col: u32, rows: u32, cols: u32, vec: bool) -> Float4 {
+        if vec && row < rows && col + 3 < cols {
+            // SAFETY: inside and aligned.
+            unsafe { load_readonly_v4(p.add(row as usize * cols as usize + col as usize).cast()) }
+        } else {
+            // SAFETY: guarded.
+            let at = |j: u32| unsafe { load_or_zero(p, row, col + j, rows, cols) };
+            Float4 { x: at(0), y: at(1), z: at(2), w: at(3) }
+        }
+    }
 
     /// `a[row][col]` of a row-major matrix with `cols` columns, or 0 outside
     /// `rows x cols`: the tiles' edge guard. The index is formed in 64 bits
@@ -397,12 +430,7 @@ mod kernels {
             // SAFETY: the float4 load only where inside and aligned; the
             // scalar loads are guarded; shared indices below BLOCK_K * BLOCK_M.
             unsafe {
-                let v = if a_vec && row < m && col + 3 < k {
-                    load_readonly_v4(a.add(row as usize * k as usize + col as usize).cast())
-                } else {
-                    let at = |j: u32| load_or_zero(a, row, col + j, m, k);
-                    Float4 { x: at(0), y: at(1), z: at(2), w: at(3) }
-                };
+                let v = load4_or_zero(a, row, col, m, k, a_vec);
                 tile_a.write(a_k * BLOCK_M + a_row, v.x);
                 tile_a.write((a_k + 1) * BLOCK_M + a_row, v.y);
                 tile_a.write((a_k + 2) * BLOCK_M + a_row, v.z);
@@ -412,12 +440,7 @@ mod kernels {
             // SAFETY: as above; the B tile's float4 index is below
             // BLOCK_K * BLOCK_N / 4.
             unsafe {
-                let v = if b_vec && row < k && col + 3 < n {
-                    load_readonly_v4(b.add(row as usize * n as usize + col as usize).cast())
-                } else {
-                    let at = |j: u32| load_or_zero(b, row, col + j, k, n);
-                    Float4 { x: at(0), y: at(1), z: at(2), w: at(3) }
-                };
+                let v = load4_or_zero(b, row, col, k, n, b_vec);
                 tile_b4.write((b_row * BLOCK_N + b_col) / 4, v);
             }
             sync_threads();
@@ -452,6 +475,132 @@ mod kernels {
         });
     }
     // ANCHOR_END: gemm_vectorized
+
+    crate::launch_bounds!(gemm_warptiled, REG_THREADS, WARP_MIN_BLOCKS);
+
+    // ANCHOR: gemm_warptiled
+    /// [`gemm_vectorized`]'s float4 tiles, arranged by warp, double-buffered
+    /// and fetched a step ahead. The 8 warps, as 2 (rows) x 4 (columns),
+    /// each own a 64 x 32 tile of the block's D; lane `l` computes rows `4
+    /// (l / 4)` and `32 + 4 (l / 4)` (4 each) and columns `4 (l % 4)` and
+    /// `16 + 4 (l % 4)` (4 each) of its warp's tile: 8 x 8 outputs, as
+    /// before. While the warps multiply step `s` from one pair of shared
+    /// tiles, each thread's global loads for step `s + 1` are in flight into
+    /// registers; it writes them into the other pair after its FMAs.
+    ///
+    /// # Memory
+    /// Per step each thread loads one float4 of each tile from global
+    /// memory (guarded as [`gemm_vectorized`]'s), then per k reads 2
+    /// float4s of its A column and 2 of its B row from shared memory. A
+    /// warp's A reads are 8 consecutive float4s (one 128-byte wavefront) and
+    /// its B reads 4, each broadcast to 8 lanes; in [`gemm_vectorized`] a
+    /// warp reads 16 B float4s (two wavefronts). Two buffers of each tile
+    /// need one barrier a step, not two: step `s` writes the buffer step `s
+    /// - 1` read, after the barrier that ended step `s - 1`. The prefetch
+    /// takes 8 more registers a thread; the launch bounds (256 threads, 2
+    /// blocks an SM: `launch_bounds!`) hold ptxas to 128, so two blocks
+    /// still fit. The sums are the naive kernel's: k ascending, one FMA
+    /// each.
+    ///
+    /// # Launch assumption
+    /// As [`gemm_regblock`]: `REG_THREADS` (256) threads in one dimension,
+    /// a grid of `ceil(n / BLOCK_N) x ceil(m / BLOCK_M)` blocks. Every
+    /// thread reaches every barrier.
+    ///
+    /// # Safety
+    /// As [`gemm_naive`].
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "ptx-kernel" fn gemm_warptiled(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const f32,
+        b: *const f32,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let (tile_a, tile_b) = (GEMM_WARP_A::shared(), GEMM_WARP_B::shared());
+        // SAFETY: both arrays are 16-byte aligned (`shared_array!`).
+        let (tile_a4, tile_b4) = unsafe { (SharedPtr::<Float4>::from_addr(tile_a.addr()), SharedPtr::<Float4>::from_addr(tile_b.addr())) };
+        let tid = thread_idx_x();
+        let (warp, lane) = (tid / 32, tid % 32);
+        // The first row and column of this thread's 4 x 4 blocks.
+        let row0 = (warp / 4) * 64 + 4 * (lane / 4);
+        let col0 = (warp % 4) * 32 + 4 * (lane % 4);
+        let (block_row, block_col) = (block_idx_y() * BLOCK_M, block_idx_x() * BLOCK_N);
+        let (a_vec, b_vec) = (k % 4 == 0, n % 4 == 0);
+        let mut acc = [[0.0f32; THREAD_N as usize]; THREAD_M as usize];
+        // This thread's float4 of each tile, as gemm_vectorized's: A row
+        // a_row, k a_k..a_k + 4 (stored transposed); B row b_row, columns
+        // b_col..b_col + 4.
+        let (a_row, a_k) = (tid / 2, (tid % 2) * 4);
+        let (b_row, b_col) = (tid / 32, (tid % 32) * 4);
+        // SAFETY (both): guarded loads.
+        let fetch_a = |p0: u32| unsafe { load4_or_zero(a, block_row + a_row, p0 + a_k, m, k, a_vec) };
+        let fetch_b = |p0: u32| unsafe { load4_or_zero(b, p0 + b_row, block_col + b_col, k, n, b_vec) };
+        let stage = |buf: u32, va: Float4, vb: Float4| {
+            let (a_base, b_base) = (buf * BLOCK_K * BLOCK_M, buf * BLOCK_K * BLOCK_N);
+            // SAFETY: the indices are inside buffer `buf` of the tiles.
+            unsafe {
+                tile_a.write(a_base + a_k * BLOCK_M + a_row, va.x);
+                tile_a.write(a_base + (a_k + 1) * BLOCK_M + a_row, va.y);
+                tile_a.write(a_base + (a_k + 2) * BLOCK_M + a_row, va.z);
+                tile_a.write(a_base + (a_k + 3) * BLOCK_M + a_row, va.w);
+                tile_b4.write((b_base + b_row * BLOCK_N + b_col) / 4, vb);
+            }
+        };
+        let mut compute = |buf: u32| {
+            let (a_base, b_base) = (buf * BLOCK_K * BLOCK_M, buf * BLOCK_K * BLOCK_N);
+            unrolled::<{ BLOCK_K as usize }>(|q| {
+                let q = q as u32;
+                // SAFETY: float4 indices inside the buffer (q < BLOCK_K,
+                // row0 + 32 + 3 < BLOCK_M, col0 + 16 + 3 < BLOCK_N).
+                let (a0, a1, b0, b1) = unsafe {
+                    (
+                        tile_a4.read((a_base + q * BLOCK_M + row0) / 4),
+                        tile_a4.read((a_base + q * BLOCK_M + row0 + 32) / 4),
+                        tile_b4.read((b_base + q * BLOCK_N + col0) / 4),
+                        tile_b4.read((b_base + q * BLOCK_N + col0 + 16) / 4),
+                    )
+                };
+                let col_a = [a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w];
+                let row_b = [b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w];
+                unrolled::<{ THREAD_M as usize }>(|i| {
+                    unrolled::<{ THREAD_N as usize }>(|j| acc[i][j] = fma(col_a[i], row_b[j], acc[i][j]));
+                });
+            });
+        };
+        stage(0, fetch_a(0), fetch_b(0));
+        sync_threads();
+        let (mut p0, mut buf) = (0, 0);
+        while p0 < k {
+            let next = p0 + BLOCK_K;
+            if next < k {
+                // Issued here, consumed by `stage` after this step's FMAs,
+                // which hide the loads' latency.
+                let (va, vb) = (fetch_a(next), fetch_b(next));
+                compute(buf);
+                stage(buf ^ 1, va, vb);
+            } else {
+                compute(buf);
+            }
+            sync_threads();
+            buf ^= 1;
+            p0 = next;
+        }
+        unrolled::<{ THREAD_M as usize }>(|i| {
+            unrolled::<{ THREAD_N as usize }>(|j| {
+                let row = block_row + row0 + (i as u32 / 4) * 32 + i as u32 % 4;
+                let col = block_col + col0 + (j as u32 / 4) * 16 + j as u32 % 4;
+                // SAFETY: the store is guarded.
+                unsafe { store_d(d, c, row, col, m, n, alpha, beta, acc[i][j]) };
+            });
+        });
+    }
+    // ANCHOR_END: gemm_warptiled
 }
 
 /// The tensor-core kernels, compiled only into the sm_80 module
@@ -469,23 +618,42 @@ mod tensor_kernels {
 
     shared_array!(GEMM_TC_STAGES: [u32; (TC_STAGES * TC_STAGE_BYTES / 4) as usize]);
 
-    /// Queues the copies of one step's tiles into stage `stage`: the A tile
-    /// (`TC_BLOCK_M x TC_BLOCK_K` from row `block_row`, column `p0`) and the B
-    /// tile (`TC_BLOCK_K x TC_BLOCK_N` from row `p0`, column `block_col`), 16
-    /// bytes (8 bf16) a chunk, each thread `TC_BLOCK_M * TC_BLOCK_K / 8 /
-    /// TC_THREADS` chunks of each; chunks outside the matrices are zeros.
+    /// Queues the copies of one step's tiles into the stage at shared
+    /// address `a_tile`: the A tile (`TC_BLOCK_M x TC_BLOCK_K` from row
+    /// `block_row`, column `p0`, rows `TC_A_STRIDE` apart) and right after
+    /// it the B tile (`TC_BLOCK_K x BN` from row `p0`, column `block_col`,
+    /// rows `BN + TC_PAD` apart), 16 bytes (8 bf16) a chunk, each of the
+    /// `THREADS` threads `A_CHUNKS` chunks of A and `B_CHUNKS` of B; chunks
+    /// outside the matrices are zeros.
+    ///
+    /// `BN` and `THREADS` are arguments, constants wherever this is inlined
+    /// (a const parameter could not be computed from the caller's).
     ///
     /// # Safety
     /// `a` (m x k) and `b` (k x n) are 16-byte aligned with k and n
-    /// multiples of 8, so every chunk is inside a row or wholly outside.
+    /// multiples of 8, so every chunk is inside a row or wholly outside;
+    /// the stage holds `tc_stage_bytes(BN)` bytes; `A_CHUNKS * THREADS * 8
+    /// == TC_BLOCK_M * TC_BLOCK_K` and `B_CHUNKS * THREADS * 8 ==
+    /// TC_BLOCK_K * BN` (the callers assert it at compile time).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn load_stage(base: u32, stage: u32, a: *const u16, b: *const u16, m: u32, n: u32, k: u32, block_row: u32, block_col: u32, p0: u32) {
+    #[allow(clippy::too_many_arguments, non_snake_case)]
+    unsafe fn load_stage<const A_CHUNKS: usize, const B_CHUNKS: usize>(
+        a_tile: u32,
+        BN: u32,
+        THREADS: u32,
+        a: *const u16,
+        b: *const u16,
+        m: u32,
+        n: u32,
+        k: u32,
+        block_row: u32,
+        block_col: u32,
+        p0: u32,
+    ) {
         let tid = thread_idx_x();
-        let a_tile = base + stage * TC_STAGE_BYTES;
         let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
-        unrolled::<{ (TC_BLOCK_M * TC_BLOCK_K / 8 / TC_THREADS) as usize }>(|s| {
-            let chunk = tid + s as u32 * TC_THREADS;
+        unrolled::<A_CHUNKS>(|s| {
+            let chunk = tid + s as u32 * THREADS;
             let (row, col) = (chunk / (TC_BLOCK_K / 8), (chunk % (TC_BLOCK_K / 8)) * 8);
             let (grow, gcol) = (block_row + row, p0 + col);
             let inside = grow < m && gcol < k;
@@ -494,14 +662,14 @@ mod tensor_kernels {
             // read only where inside (the caller's alignment).
             unsafe { cp_async_16(a_tile + 2 * (row * TC_A_STRIDE + col), src.cast(), if inside { 16 } else { 0 }) };
         });
-        unrolled::<{ (TC_BLOCK_K * TC_BLOCK_N / 8 / TC_THREADS) as usize }>(|s| {
-            let chunk = tid + s as u32 * TC_THREADS;
-            let (row, col) = (chunk / (TC_BLOCK_N / 8), (chunk % (TC_BLOCK_N / 8)) * 8);
+        unrolled::<B_CHUNKS>(|s| {
+            let chunk = tid + s as u32 * THREADS;
+            let (row, col) = (chunk / (BN / 8), (chunk % (BN / 8)) * 8);
             let (grow, gcol) = (p0 + row, block_col + col);
             let inside = grow < k && gcol < n;
             let src = if inside { b.wrapping_add(grow as usize * n as usize + gcol as usize) } else { b };
             // SAFETY: as above.
-            unsafe { cp_async_16(b_tile + 2 * (row * TC_B_STRIDE + col), src.cast(), if inside { 16 } else { 0 }) };
+            unsafe { cp_async_16(b_tile + 2 * (row * (BN + TC_PAD) + col), src.cast(), if inside { 16 } else { 0 }) };
         });
     }
 
@@ -552,7 +720,7 @@ mod tensor_kernels {
         let mut acc = [[[0.0f32; 4]; 4]; 4];
 
         // SAFETY: the launch assumption (alignment, shapes) is load_stage's.
-        unsafe { load_stage(base, 0, a, b, m, n, k, block_row, block_col, 0) };
+        unsafe { load_stage::<2, 2>(base, TC_BLOCK_N, TC_THREADS, a, b, m, n, k, block_row, block_col, 0) };
         cp_async_commit();
         let mut step = 0;
         while step < steps {
@@ -561,7 +729,10 @@ mod tensor_kernels {
             if step + 1 < steps {
                 // SAFETY: as above; the other stage was last read before the
                 // barrier that ended the previous step.
-                unsafe { load_stage(base, (step + 1) % TC_STAGES, a, b, m, n, k, block_row, block_col, (step + 1) * TC_BLOCK_K) };
+                unsafe {
+                    let stage = base + ((step + 1) % TC_STAGES) * TC_STAGE_BYTES;
+                    load_stage::<2, 2>(stage, TC_BLOCK_N, TC_THREADS, a, b, m, n, k, block_row, block_col, (step + 1) * TC_BLOCK_K)
+                };
             }
             cp_async_commit();
             cp_async_wait::<1>();
@@ -632,27 +803,53 @@ mod tensor_kernels {
         c: *const f32,
         d: *mut f32,
     ) {
-        let (group, pair) = (lane / 4, lane % 4);
+        // The row's body is a function of its own: as a closure it is one
+        // LLVM may decline to inline (it did at NJ = 8), and then `acc`
+        // would have to be in memory (a `.local` array) to be passed.
         unrolled::<MI>(|i| {
-            let place = |j: usize, r: usize| {
-                let row = row0 + i as u32 * 16 + group + 8 * (r as u32 / 2);
-                let col = col0 + j as u32 * 8 + 2 * pair + r as u32 % 2;
-                (row < m && col < n, row as usize * n as usize + col as usize)
-            };
-            let mut cv = [[0.0f32; 4]; NJ];
-            unrolled::<NJ>(|j| {
-                unrolled::<4>(|r| {
-                    let (inside, at) = place(j, r);
-                    // SAFETY: read only inside C.
-                    cv[j][r] = unsafe { load_readonly_if(inside, c.wrapping_add(at)) };
-                });
+            // SAFETY: the caller's.
+            unsafe { store_tile_row(&acc[i], row0 + i as u32 * 16, col0, lane, m, n, alpha, beta, c, d) };
+        });
+    }
+
+    /// One row of [`store_tiles`]: `NJ` mma tiles of 16 x 8 from (`row0`,
+    /// `col0`), C loaded first, then D stored.
+    ///
+    /// # Safety
+    /// As [`store_tiles`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn store_tile_row<const NJ: usize>(
+        acc: &[[f32; 4]; NJ],
+        row0: u32,
+        col0: u32,
+        lane: u32,
+        m: u32,
+        n: u32,
+        alpha: f32,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let (group, pair) = (lane / 4, lane % 4);
+        let place = |j: usize, r: usize| {
+            let row = row0 + group + 8 * (r as u32 / 2);
+            let col = col0 + j as u32 * 8 + 2 * pair + r as u32 % 2;
+            (row < m && col < n, row as usize * n as usize + col as usize)
+        };
+        let mut cv = [[0.0f32; 4]; NJ];
+        unrolled::<NJ>(|j| {
+            unrolled::<4>(|r| {
+                let (inside, at) = place(j, r);
+                // SAFETY: read only inside C.
+                cv[j][r] = unsafe { load_readonly_if(inside, c.wrapping_add(at)) };
             });
-            unrolled::<NJ>(|j| {
-                unrolled::<4>(|r| {
-                    let (inside, at) = place(j, r);
-                    // SAFETY: written only inside D.
-                    unsafe { store_if(inside, d.wrapping_add(at), fma(alpha, acc[i][j][r], beta * cv[j][r])) };
-                });
+        });
+        unrolled::<NJ>(|j| {
+            unrolled::<4>(|r| {
+                let (inside, at) = place(j, r);
+                // SAFETY: written only inside D.
+                unsafe { store_if(inside, d.wrapping_add(at), fma(alpha, acc[j][r], beta * cv[j][r])) };
             });
         });
     }
@@ -660,23 +857,136 @@ mod tensor_kernels {
 
     crate::dynamic_shared!(GEMM_TC_PIPELINE: [u32]);
 
+    // ANCHOR: pipelined_steps
+    /// The main loop and epilogue of the pipelined tensor-core kernels: a
+    /// block of 2 x `WARPS_N` warps computes a `TC_BLOCK_M x (WARPS_N * NJ
+    /// * 8)` tile of D, each warp 64 x `NJ * 8` as 4 x `NJ` `mma` tiles,
+    /// through `STAGES` `cp.async` stages of `tc_stage_bytes(WARPS_N * NJ *
+    /// 8)` bytes in the dynamic shared memory at `base`. `A_CHUNKS` and
+    /// `B_CHUNKS` are [`load_stage`]'s (a compile-time error if they do not
+    /// cover the tiles).
+    ///
+    /// # Memory
+    /// Step `s` waits for its own copy (`cp.async.wait_group` with
+    /// `IN_FLIGHT = STAGES - 2` newer groups allowed in flight), then the barrier;
+    /// after it, every warp has finished step `s - 1`, so the copy for step
+    /// `s + STAGES - 1` goes into that step's stage. Every thread commits
+    /// one group a step, empty past the last step, so the wait's count
+    /// holds to the end. A fragments by `ldmatrix.x4`, B fragments two
+    /// 8-column tiles at a time by `ldmatrix.x4.trans`. Every output's
+    /// `mma`s run in ascending k in every instance, so all instances give
+    /// the same bits.
+    ///
+    /// # Safety
+    /// As [`gemm_bf16_mma`]; `base` holds `STAGES * tc_stage_bytes(WARPS_N
+    /// * NJ * 8)` bytes; the block has `64 * WARPS_N` threads.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pipelined_steps<
+        const WARPS_N: u32,
+        const NJ: usize,
+        const STAGES: u32,
+        const IN_FLIGHT: u32,
+        const A_CHUNKS: usize,
+        const B_CHUNKS: usize,
+    >(
+        base: u32,
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const u16,
+        b: *const u16,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        const {
+            let (threads, bn) = (64 * WARPS_N, WARPS_N * NJ as u32 * 8);
+            assert!(NJ % 2 == 0 && STAGES >= 2, "B fragments come in pairs; a pipeline has 2 stages or more");
+            assert!(IN_FLIGHT + 2 == STAGES, "a step waits for its own copy, leaving the STAGES - 2 newer ones in flight");
+            assert!(
+                A_CHUNKS as u32 * threads * 8 == TC_BLOCK_M * TC_BLOCK_K && B_CHUNKS as u32 * threads * 8 == TC_BLOCK_K * bn,
+                "the threads' 16-byte chunks cover each tile once"
+            );
+        };
+        let (threads, bn) = (64 * WARPS_N, WARPS_N * NJ as u32 * 8);
+        let (b_stride, stage_bytes) = (bn + TC_PAD, tc_stage_bytes(bn));
+        let tid = thread_idx_x();
+        let (warp, lane) = (tid / 32, tid % 32);
+        let (warp_row, warp_col) = ((warp / WARPS_N) * 64, (warp % WARPS_N) * NJ as u32 * 8);
+        let (block_row, block_col) = (block_idx_y() * TC_BLOCK_M, block_idx_x() * bn);
+        let steps = k.div_ceil(TC_BLOCK_K);
+        let mut acc = [[[0.0f32; 4]; NJ]; 4];
+        // SAFETY (every load_stage below): the caller's alignment and
+        // shapes; the stage is inside `base`'s STAGES stages.
+        let load = |stage: u32, step: u32| unsafe {
+            load_stage::<A_CHUNKS, B_CHUNKS>(base + stage * stage_bytes, bn, threads, a, b, m, n, k, block_row, block_col, step * TC_BLOCK_K)
+        };
+
+        let mut s = 0;
+        while s + 1 < STAGES {
+            if s < steps {
+                load(s, s);
+            }
+            cp_async_commit();
+            s += 1;
+        }
+        let mut step = 0;
+        while step < steps {
+            cp_async_wait::<IN_FLIGHT>();
+            sync_threads();
+            // The stage step - 1 used: every warp is past it (the barrier).
+            let next = step + STAGES - 1;
+            if next < steps {
+                load(next % STAGES, next);
+            }
+            cp_async_commit();
+            let a_tile = base + (step % STAGES) * stage_bytes;
+            let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+            unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
+                let kk = kk as u32 * 16;
+                let mut fa = [[0u32; 4]; 4];
+                let mut fb = [[0u32; 2]; NJ];
+                // SAFETY: rows inside this stage, written before the barrier;
+                // the warp is converged.
+                unsafe {
+                    unrolled::<4>(|i| {
+                        let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
+                        fa[i] = ldmatrix_x4(a_tile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8));
+                    });
+                    unrolled::<NJ>(|j| {
+                        if j % 2 == 0 {
+                            let col = warp_col + j as u32 * 8 + (lane / 16) * 8;
+                            let r = ldmatrix_x4_trans(b_tile + 2 * ((kk + lane % 16) * b_stride + col));
+                            fb[j] = [r[0], r[1]];
+                            fb[j + 1] = [r[2], r[3]];
+                        }
+                    });
+                }
+                unrolled::<4>(|i| {
+                    unrolled::<NJ>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
+                });
+            });
+            step += 1;
+        }
+        cp_async_wait::<0>();
+        // SAFETY: the caller's C and D (m x n).
+        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+    }
+    // ANCHOR_END: pipelined_steps
+
     // ANCHOR: gemm_bf16_pipelined
     /// [`gemm_bf16_mma`] with a deeper `cp.async` pipeline: `TC_PIPE_STAGES`
     /// stages in dynamic shared memory, so the copies of the next
     /// `TC_PIPE_STAGES - 1` steps are in flight while the warps multiply
-    /// this one, and one barrier a step instead of two. The same tiles (128
-    /// x 128 x 32, 8 warps of 64 x 32), the same stage layout, the same
-    /// sums in the same order: its output is [`gemm_bf16_mma`]'s, bit for
-    /// bit. B fragments come two 8-column tiles at a time
-    /// (`ldmatrix.x4.trans`).
+    /// this one, and one barrier a step instead of two
+    /// ([`pipelined_steps`]). The same tiles (128 x 128 x 32, 8 warps of 64
+    /// x 32), the same stage layout, the same sums in the same order: its
+    /// output is [`gemm_bf16_mma`]'s, bit for bit.
     ///
     /// # Memory
-    /// Step `s` waits for its own copy (`cp.async.wait_group` with
-    /// `TC_PIPE_STAGES - 2` newer groups allowed in flight), then the
-    /// barrier; after it, every warp has finished step `s - 1`, so the copy
-    /// for step `s + TC_PIPE_STAGES - 1` goes into that step's stage. Every
-    /// thread commits one group a step, empty past the last step, so the
-    /// wait's count holds to the end.
+    /// As [`pipelined_steps`].
     ///
     /// # Launch assumption
     /// As [`gemm_bf16_mma`], with `TC_PIPE_BYTES` bytes of dynamic shared
@@ -698,62 +1008,8 @@ mod tensor_kernels {
         d: *mut f32,
     ) {
         let base = GEMM_TC_PIPELINE::shared().addr();
-        let tid = thread_idx_x();
-        let (warp, lane) = (tid / 32, tid % 32);
-        let (warp_row, warp_col) = ((warp / 4) * 64, (warp % 4) * 32);
-        let (block_row, block_col) = (block_idx_y() * TC_BLOCK_M, block_idx_x() * TC_BLOCK_N);
-        let steps = k.div_ceil(TC_BLOCK_K);
-        let mut acc = [[[0.0f32; 4]; 4]; 4];
-
-        let mut s = 0;
-        while s + 1 < TC_PIPE_STAGES {
-            if s < steps {
-                // SAFETY: the launch assumption is load_stage's.
-                unsafe { load_stage(base, s, a, b, m, n, k, block_row, block_col, s * TC_BLOCK_K) };
-            }
-            cp_async_commit();
-            s += 1;
-        }
-        let mut step = 0;
-        while step < steps {
-            cp_async_wait::<{ TC_PIPE_STAGES - 2 }>();
-            sync_threads();
-            let next = step + TC_PIPE_STAGES - 1;
-            if next < steps {
-                // SAFETY: as above; the stage was last read in step - 1,
-                // before the barrier.
-                unsafe { load_stage(base, next % TC_PIPE_STAGES, a, b, m, n, k, block_row, block_col, next * TC_BLOCK_K) };
-            }
-            cp_async_commit();
-            let a_tile = base + (step % TC_PIPE_STAGES) * TC_STAGE_BYTES;
-            let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
-            unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
-                let kk = kk as u32 * 16;
-                let mut fa = [[0u32; 4]; 4];
-                let mut fb = [[0u32; 2]; 4];
-                // SAFETY: rows inside this stage, written before the barrier;
-                // the warp is converged.
-                unsafe {
-                    unrolled::<4>(|i| {
-                        let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
-                        fa[i] = ldmatrix_x4(a_tile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8));
-                    });
-                    unrolled::<2>(|jj| {
-                        let col = warp_col + jj as u32 * 16 + (lane / 16) * 8;
-                        let r = ldmatrix_x4_trans(b_tile + 2 * ((kk + lane % 16) * TC_B_STRIDE + col));
-                        fb[2 * jj] = [r[0], r[1]];
-                        fb[2 * jj + 1] = [r[2], r[3]];
-                    });
-                }
-                unrolled::<4>(|i| {
-                    unrolled::<4>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
-                });
-            });
-            step += 1;
-        }
-        cp_async_wait::<0>();
-        // SAFETY: the caller's C and D (m x n).
-        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+        // SAFETY: the caller's; 8 warps as 2 x 4, each 4 x 4 mma tiles.
+        unsafe { pipelined_steps::<4, 4, TC_PIPE_STAGES, { TC_PIPE_STAGES - 2 }, 2, 2>(base, m, n, k, alpha, a, b, beta, c, d) };
     }
     // ANCHOR_END: gemm_bf16_pipelined
 }

@@ -203,6 +203,16 @@ __global__ void gemm_regblock(unsigned m, unsigned n, unsigned k, float alpha, c
 }
 // ANCHOR_END: gemm_regblock
 
+// The float4 p[row][col..col + 4] of a row-major rows x cols matrix: one
+// 16-byte load where vec (cols a multiple of 4: aligned) and all four are
+// inside, else four guarded floats (0 outside).
+__device__ __forceinline__ float4 load4_or_zero(const float* __restrict__ p, unsigned row, unsigned col,
+                                                unsigned rows, unsigned cols, bool vec) {
+    if (vec && row < rows && col + 3 < cols) return __ldg(reinterpret_cast<const float4*>(p + (size_t)row * cols + col));
+    return make_float4(load_or_zero(p, row, col, rows, cols), load_or_zero(p, row, col + 1, rows, cols),
+                       load_or_zero(p, row, col + 2, rows, cols), load_or_zero(p, row, col + 3, rows, cols));
+}
+
 // ANCHOR: gemm_vectorized
 // gemm_regblock's tiles with 16-byte accesses: each thread loads one float4 of
 // the A tile (stored transposed) and one of the B tile a step, and reads its A
@@ -224,13 +234,7 @@ __global__ void gemm_vectorized(unsigned m, unsigned n, unsigned k, float alpha,
     for (unsigned p0 = 0; p0 < k; p0 += BLOCK_K) {
         {
             const unsigned row = blockRow + aRow, col = p0 + aK;
-            float4 v;
-            if (aVec && row < m && col + 3 < k) {
-                v = __ldg(reinterpret_cast<const float4*>(a + (size_t)row * k + col));
-            } else {
-                v = make_float4(load_or_zero(a, row, col, m, k), load_or_zero(a, row, col + 1, m, k),
-                                load_or_zero(a, row, col + 2, m, k), load_or_zero(a, row, col + 3, m, k));
-            }
+            const float4 v = load4_or_zero(a, row, col, m, k, aVec);
             tileA[aK][aRow] = v.x;
             tileA[aK + 1][aRow] = v.y;
             tileA[aK + 2][aRow] = v.z;
@@ -238,13 +242,7 @@ __global__ void gemm_vectorized(unsigned m, unsigned n, unsigned k, float alpha,
         }
         {
             const unsigned row = p0 + bRow, col = blockCol + bCol;
-            float4 v;
-            if (bVec && row < k && col + 3 < n) {
-                v = __ldg(reinterpret_cast<const float4*>(b + (size_t)row * n + col));
-            } else {
-                v = make_float4(load_or_zero(b, row, col, k, n), load_or_zero(b, row, col + 1, k, n),
-                                load_or_zero(b, row, col + 2, k, n), load_or_zero(b, row, col + 3, k, n));
-            }
+            const float4 v = load4_or_zero(b, row, col, k, n, bVec);
             *reinterpret_cast<float4*>(&tileB[bRow][bCol]) = v;
         }
         __syncthreads();
@@ -271,6 +269,73 @@ __global__ void gemm_vectorized(unsigned m, unsigned n, unsigned k, float alpha,
                     alpha, beta, acc[i][j]);
 }
 // ANCHOR_END: gemm_vectorized
+
+// ANCHOR: gemm_warptiled
+// gemm_vectorized's float4 tiles arranged by warp, double-buffered and fetched
+// a step ahead. The 8 warps (2 x 4) each own a 64 x 32 tile of D; lane l
+// computes rows 4 (l / 4) and 32 + 4 (l / 4) (4 each) and columns 4 (l % 4) and
+// 16 + 4 (l % 4) (4 each) of it. A warp's float4 reads of an A column are 8
+// consecutive float4s, of a B row 4, each broadcast to 8 lanes. While the FMAs
+// of step s run from one pair of shared tiles, the global loads of step s + 1
+// are in flight into registers, written to the other pair after the FMAs: one
+// barrier a step. __launch_bounds__ keeps 2 blocks of 256 an SM (128
+// registers). Launch: as gemm_regblock.
+__global__ void __launch_bounds__(REG_THREADS, WARP_MIN_BLOCKS)
+    gemm_warptiled(unsigned m, unsigned n, unsigned k, float alpha, const float* __restrict__ a,
+                   const float* __restrict__ b, float beta, const float* __restrict__ c, float* __restrict__ d) {
+    __shared__ __align__(16) float tileA[2][BLOCK_K][BLOCK_M];
+    __shared__ __align__(16) float tileB[2][BLOCK_K][BLOCK_N];
+    const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const unsigned row0 = (warp / 4) * 64 + 4 * (lane / 4), col0 = (warp % 4) * 32 + 4 * (lane % 4);
+    const unsigned blockRow = blockIdx.y * BLOCK_M, blockCol = blockIdx.x * BLOCK_N;
+    const unsigned aRow = tid / 2, aK = (tid % 2) * 4, bRow = tid / 32, bCol = (tid % 32) * 4;
+    const bool aVec = k % 4 == 0, bVec = n % 4 == 0;
+    float acc[THREAD_M][THREAD_N] = {};
+    auto stage = [&](unsigned buf, float4 va, float4 vb) {
+        tileA[buf][aK][aRow] = va.x;
+        tileA[buf][aK + 1][aRow] = va.y;
+        tileA[buf][aK + 2][aRow] = va.z;
+        tileA[buf][aK + 3][aRow] = va.w;
+        *reinterpret_cast<float4*>(&tileB[buf][bRow][bCol]) = vb;
+    };
+    auto compute = [&](unsigned buf) {
+#pragma unroll
+        for (unsigned q = 0; q < BLOCK_K; ++q) {
+            const float4 a0 = *reinterpret_cast<const float4*>(&tileA[buf][q][row0]);
+            const float4 a1 = *reinterpret_cast<const float4*>(&tileA[buf][q][row0 + 32]);
+            const float4 b0 = *reinterpret_cast<const float4*>(&tileB[buf][q][col0]);
+            const float4 b1 = *reinterpret_cast<const float4*>(&tileB[buf][q][col0 + 16]);
+            const float colA[THREAD_M] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            const float rowB[THREAD_N] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+            for (unsigned i = 0; i < THREAD_M; ++i)
+#pragma unroll
+                for (unsigned j = 0; j < THREAD_N; ++j) acc[i][j] += colA[i] * rowB[j];
+        }
+    };
+    stage(0, load4_or_zero(a, blockRow + aRow, aK, m, k, aVec), load4_or_zero(b, bRow, blockCol + bCol, k, n, bVec));
+    __syncthreads();
+    unsigned buf = 0;
+    for (unsigned p0 = 0; p0 < k; p0 += BLOCK_K, buf ^= 1) {
+        const unsigned next = p0 + BLOCK_K;
+        if (next < k) {
+            const float4 va = load4_or_zero(a, blockRow + aRow, next + aK, m, k, aVec);
+            const float4 vb = load4_or_zero(b, next + bRow, blockCol + bCol, k, n, bVec);
+            compute(buf);
+            stage(buf ^ 1, va, vb);
+        } else {
+            compute(buf);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (unsigned i = 0; i < THREAD_M; ++i)
+#pragma unroll
+        for (unsigned j = 0; j < THREAD_N; ++j)
+            store_d(d, c, blockRow + row0 + (i / 4) * 32 + i % 4, blockCol + col0 + (j / 4) * 16 + j % 4, m, n, alpha,
+                    beta, acc[i][j]);
+}
+// ANCHOR_END: gemm_warptiled
 
 // ANCHOR: gemm_bf16_mma
 // BF16 A and B, f32 sums on the tensor cores (mma.sync m16n8k16). A block

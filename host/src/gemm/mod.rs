@@ -54,6 +54,9 @@ crate::kernel_ids! {
         Regblock = "gemm_regblock" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
         /// The same tiles with float4 global and shared accesses.
         Vectorized = "gemm_vectorized" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// The float4 tiles arranged by warp, double-buffered, the next
+        /// step's loads in flight during this step's FMAs.
+        Warptiled = "gemm_warptiled" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
     }
 }
 // ANCHOR_END: kernels
@@ -122,6 +125,7 @@ impl Kernel {
             Kernel::Tiled => "FP32, 32 x 32 shared tiles",
             Kernel::Regblock => "FP32, 8 x 8 outputs a thread in registers",
             Kernel::Vectorized => "FP32, the same with float4 loads",
+            Kernel::Warptiled => "FP32, float4 tiles by warp, loads a step ahead",
         }
     }
 
@@ -134,7 +138,7 @@ impl Kernel {
                 (NAIVE_BLOCK.0, NAIVE_BLOCK.1, 1),
             ),
             Kernel::Tiled => ((blocks(n, TILE), blocks(m, TILE), 1), (TILE, TILE, 1)),
-            Kernel::Regblock | Kernel::Vectorized => ((blocks(n, BLOCK_N), blocks(m, BLOCK_M), 1), (REG_THREADS, 1, 1)),
+            Kernel::Regblock | Kernel::Vectorized | Kernel::Warptiled => ((blocks(n, BLOCK_N), blocks(m, BLOCK_M), 1), (REG_THREADS, 1, 1)),
         };
         LaunchConfig {
             grid_dim,
@@ -1016,6 +1020,8 @@ impl lesson::Lesson for GemmLesson {
             "gemm_tiled": [TILE, TILE],
             "gemm_regblock": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "thread_tile": [THREAD_M, THREAD_N]},
             "gemm_vectorized": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "thread_tile": [THREAD_M, THREAD_N]},
+            "gemm_warptiled": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "warp_tile": [64, 32],
+                "thread_tile": [THREAD_M, THREAD_N], "launch_bounds": [REG_THREADS, WARP_MIN_BLOCKS]},
         })
     }
 
@@ -1024,7 +1030,7 @@ impl lesson::Lesson for GemmLesson {
         format!(
             "#define NAIVE_BLOCK_X {}\n#define NAIVE_BLOCK_Y {}\n#define TILE {TILE}\n#define BLOCK_M {BLOCK_M}\n\
              #define BLOCK_N {BLOCK_N}\n#define BLOCK_K {BLOCK_K}\n#define THREAD_M {THREAD_M}\n#define THREAD_N {THREAD_N}\n\
-             #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
+             #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define WARP_MIN_BLOCKS {WARP_MIN_BLOCKS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
              #define TC_BLOCK_N {TC_BLOCK_N}\n#define TC_BLOCK_K {TC_BLOCK_K}\n#define TC_THREADS {TC_THREADS}\n\
              #define TC_A_STRIDE {TC_A_STRIDE}\n#define TC_B_STRIDE {TC_B_STRIDE}\n#define TC_STAGES {TC_STAGES}\n\
              #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n#define TC_PIPE_STAGES {TC_PIPE_STAGES}\n{CUDA_C_SOURCE}",
