@@ -530,6 +530,8 @@ mod kernels {
         // The first row and column of this thread's 4 x 4 blocks.
         let row0 = (warp / 4) * 64 + 4 * (lane / 4);
         let col0 = (warp % 4) * 32 + 4 * (lane % 4);
+        // This thread's first float4 of a row of each tile (float4 units).
+        let (row0_4, col0_4) = (row0 / 4, col0 / 4);
         let (block_row, block_col) = (block_idx_y() * BLOCK_M, block_idx_x() * BLOCK_N);
         let (a_vec, b_vec) = (k % 4 == 0, n % 4 == 0);
         let mut acc = [[0.0f32; THREAD_N as usize]; THREAD_M as usize];
@@ -549,21 +551,26 @@ mod kernels {
                 tile_a.write(a_base + (a_k + 1) * BLOCK_M + a_row, va.y);
                 tile_a.write(a_base + (a_k + 2) * BLOCK_M + a_row, va.z);
                 tile_a.write(a_base + (a_k + 3) * BLOCK_M + a_row, va.w);
-                tile_b4.write((b_base + b_row * BLOCK_N + b_col) / 4, vb);
+                tile_b4.write(b_base / 4 + b_row * (BLOCK_N / 4) + b_col / 4, vb);
             }
         };
         let mut compute = |buf: u32| {
-            let (a_base, b_base) = (buf * BLOCK_K * BLOCK_M, buf * BLOCK_K * BLOCK_N);
+            // The buffer's first float4 of this thread, once: each k's reads
+            // are then these two addresses plus constants, which ptxas folds
+            // into the instructions. An index summed per read (buffer + k +
+            // thread, then scaled by 16) was recomputed for every k.
+            let a_at = tile_a4.add(buf * (BLOCK_K * BLOCK_M / 4) + row0_4);
+            let b_at = tile_b4.add(buf * (BLOCK_K * BLOCK_N / 4) + col0_4);
             unrolled::<{ BLOCK_K as usize }>(|q| {
                 let q = q as u32;
                 // SAFETY: float4 indices inside the buffer (q < BLOCK_K,
                 // row0 + 32 + 3 < BLOCK_M, col0 + 16 + 3 < BLOCK_N).
                 let (a0, a1, b0, b1) = unsafe {
                     (
-                        tile_a4.read((a_base + q * BLOCK_M + row0) / 4),
-                        tile_a4.read((a_base + q * BLOCK_M + row0 + 32) / 4),
-                        tile_b4.read((b_base + q * BLOCK_N + col0) / 4),
-                        tile_b4.read((b_base + q * BLOCK_N + col0 + 16) / 4),
+                        a_at.read(q * (BLOCK_M / 4)),
+                        a_at.read(q * (BLOCK_M / 4) + 32 / 4),
+                        b_at.read(q * (BLOCK_N / 4)),
+                        b_at.read(q * (BLOCK_N / 4) + 16 / 4),
                     )
                 };
                 let col_a = [a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w];
