@@ -153,7 +153,6 @@ fn main() {
     println!("cargo:rustc-env=LAB_PTX_ARCH={arch}");
 }
 
-/// Stops the build with one line that says what to do.
 /// Reads the PTX the kernel build left at `built`, writes the kernels'
 /// declared launch bounds into it (`launch_bounds::apply`) and puts it at
 /// `dest`: written to a new file and renamed over the old one, so a
@@ -171,6 +170,7 @@ fn stage_ptx(built: &Path, dest: &Path) {
         .unwrap_or_else(|e| fail(&format!("could not write {}: {e}", dest.display())));
 }
 
+/// Stops the build with one line that says what to do.
 fn fail(message: &str) -> ! {
     eprintln!("error: {message}");
     std::process::exit(1);

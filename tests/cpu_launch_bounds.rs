@@ -81,3 +81,16 @@ fn an_entry_that_never_closes_is_refused() {
     let err = apply(&broken).expect_err("no closing parenthesis");
     assert!(err.contains("tiled") && err.contains("closing parenthesis"), "{err}");
 }
+
+#[test]
+fn a_kernel_whose_name_another_begins_with_is_told_apart() {
+    // `tiled` is declared; `tiled_wide`, before it in the module, is not.
+    let module = MODULE.replace(
+        "\t// .globl\ttiled\n",
+        "\t// .globl\ttiled_wide\n.visible .entry tiled_wide(\n\t.param .u32 tiled_wide_param_0\n)  // @tiled_wide\n{\n\tret;\n}\n\t// .globl\ttiled\n",
+    );
+    let out = apply(&module).expect("applies");
+    assert_eq!(out.matches(".maxntid").count(), 1, "{out}");
+    assert!(out.contains("// @tiled\n.maxntid 256, 1, 1\n"), "{out}");
+    assert!(out.contains("// @tiled_wide\n{"), "{out}");
+}

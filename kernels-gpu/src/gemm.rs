@@ -135,17 +135,18 @@ mod kernels {
     shared_array!(GEMM_WARP_B: [f32; (2 * BLOCK_K * BLOCK_N) as usize]);
 
     /// The float4 `p[row][col..col + 4]` of a row-major matrix with `cols`
-    /// columns, in one 16-byte load where `vec` (cols a multiple of 4, so
-    /// the address is aligned) and the four are inside `rows x cols`, else
-    /// as four guarded floats (0 outside).
+    /// columns, in one 16-byte load where `vec` (cols a multiple of 4) and
+    /// the four are inside `rows x cols`, else as four guarded floats (0
+    /// outside).
     ///
     /// # Safety
     /// `p` holds `rows * cols` floats nothing writes during the kernel, and
-    /// is 16-byte aligned.
+    /// is 16-byte aligned (cudaMalloc's buffers are 256-byte aligned); `col`
+    /// is a multiple of 4, so with `vec` the element's address is aligned.
     #[inline(always)]
     unsafe fn load4_or_zero(p: *const f32, row: u32, col: u32, rows: u32, cols: u32, vec: bool) -> Float4 {
         if vec && row < rows && col + 3 < cols {
-            // SAFETY: inside and aligned.
+            // SAFETY: inside; aligned (p aligned, cols and col multiples of 4).
             unsafe { load_readonly_v4(p.add(row as usize * cols as usize + col as usize).cast()) }
         } else {
             // SAFETY: guarded.

@@ -13,6 +13,9 @@ use anyhow::{Context, Result, bail};
 
 #[path = "../../host/kernel_build.rs"]
 mod kernel_build;
+#[path = "../../host/src/launch_bounds.rs"]
+#[allow(dead_code)]
+mod launch_bounds;
 mod new_lesson;
 
 use clap::{Parser, Subcommand};
@@ -585,9 +588,19 @@ fn provide_ptxas() -> Option<PathBuf> {
 }
 
 /// The PTX host/build.rs leaves in its own target directory, for a release
-/// build of the host.
+/// build of the host: rustc's, before the build script writes the kernels'
+/// launch bounds into it.
 fn built_ptx() -> PathBuf {
     root().join("target/release/ptx/nvptx64-nvidia-cuda/release/kernels_gpu.ptx")
+}
+
+/// Writes the PTX `lab` embeds to `dest`: [`built_ptx`] with the kernels'
+/// launch bounds written in, as host/build.rs does.
+fn write_lab_ptx(dest: &Path) -> Result<()> {
+    let raw = std::fs::read_to_string(built_ptx())
+        .with_context(|| format!("could not read the PTX at {}", built_ptx().display()))?;
+    let ptx = launch_bounds::apply(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", built_ptx().display()))?;
+    std::fs::write(dest, ptx).with_context(|| format!("could not write the PTX to {}", dest.display()))
 }
 
 /// `ptx [FILE]`: build the kernels and copy their PTX somewhere readable
@@ -598,13 +611,7 @@ fn ptx(file: &Path) -> Result<ExitCode> {
     cmd.args(["build", "--quiet", "--release", "--package", "host"]);
     status(cmd, "building the kernels")?;
     let dest = root().join(file);
-    std::fs::copy(built_ptx(), &dest).with_context(|| {
-        format!(
-            "could not copy the PTX from {} to {}",
-            built_ptx().display(),
-            dest.display()
-        )
-    })?;
+    write_lab_ptx(&dest)?;
     println!("{}", dest.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -701,7 +708,7 @@ fn bundle() -> Result<ExitCode> {
 
     build_lab()?;
     std::fs::copy(root().join("target/release/lab"), dir.join("lab"))?;
-    std::fs::copy(built_ptx(), dir.join("kernels.ptx"))?;
+    write_lab_ptx(&dir.join("kernels.ptx"))?;
 
     // Build the GPU tests and learn their executables' paths from cargo.
     let out = cargo()
