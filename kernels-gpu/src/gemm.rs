@@ -187,6 +187,41 @@ mod kernels {
         }
     }
 
+    /// Writes a thread's float4 of each tile into a step's shared tiles: `va`
+    /// (A row `a_row`, k `a_k..a_k + 4`) transposed, as four floats at
+    /// `[a_k + i][a_row]` of `tile_a`; `vb` (B row `b_row`, columns
+    /// `b_col..b_col + 4`) as one float4 of `tile_b4`. Both tiles are
+    /// `BLOCK_K` rows of `BLOCK_M` (= `BLOCK_N`) floats from their handles.
+    ///
+    /// # Safety
+    /// `a_row < BLOCK_M`, `a_k + 3 < BLOCK_K`, `b_row < BLOCK_K`, `b_col + 3
+    /// < BLOCK_N` and a multiple of 4; no other thread reads these elements
+    /// before the next barrier.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn stage_float4s(tile_a: SharedPtr<f32>, tile_b4: SharedPtr<Float4>, a_row: u32, a_k: u32, va: Float4, b_row: u32, b_col: u32, vb: Float4) {
+        // SAFETY: the caller's.
+        unsafe {
+            tile_a.write(a_k * BLOCK_M + a_row, va.x);
+            tile_a.write((a_k + 1) * BLOCK_M + a_row, va.y);
+            tile_a.write((a_k + 2) * BLOCK_M + a_row, va.z);
+            tile_a.write((a_k + 3) * BLOCK_M + a_row, va.w);
+            tile_b4.write(b_row * (BLOCK_N / 4) + b_col / 4, vb);
+        }
+    }
+
+    /// One k of an 8 x 8 thread tile: `acc[i][j] += a[i] * b[j]` by FMA,
+    /// with the thread's 8 values of A as two float4s (`a0`, `a1`) and of B
+    /// as two (`b0`, `b1`), as the float4 kernels read them.
+    #[inline(always)]
+    fn fma_outer(acc: &mut [[f32; THREAD_N as usize]; THREAD_M as usize], a0: Float4, a1: Float4, b0: Float4, b1: Float4) {
+        let col_a = [a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w];
+        let row_b = [b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w];
+        unrolled::<{ THREAD_M as usize }>(|i| {
+            unrolled::<{ THREAD_N as usize }>(|j| acc[i][j] = fma(col_a[i], row_b[j], acc[i][j]));
+        });
+    }
+
     // ANCHOR: gemm_naive
     /// `D = alpha * A * B + beta * C`, one thread per element of `D`: the dot
     /// product of a row of `A` and a column of `B`, k FMAs in ascending k.
@@ -427,22 +462,12 @@ mod kernels {
         let mut acc = [[0.0f32; THREAD_N as usize]; THREAD_M as usize];
         let mut p0 = 0;
         while p0 < k {
-            let (row, col) = (block_row + a_row, p0 + a_k);
-            // SAFETY: the float4 load only where inside and aligned; the
-            // scalar loads are guarded; shared indices below BLOCK_K * BLOCK_M.
+            // SAFETY: the loads are guarded (a float4 only where inside and
+            // aligned); the tile indices are this thread's, inside the tiles.
             unsafe {
-                let v = load4_or_zero(a, row, col, m, k, a_vec);
-                tile_a.write(a_k * BLOCK_M + a_row, v.x);
-                tile_a.write((a_k + 1) * BLOCK_M + a_row, v.y);
-                tile_a.write((a_k + 2) * BLOCK_M + a_row, v.z);
-                tile_a.write((a_k + 3) * BLOCK_M + a_row, v.w);
-            }
-            let (row, col) = (p0 + b_row, block_col + b_col);
-            // SAFETY: as above; the B tile's float4 index is below
-            // BLOCK_K * BLOCK_N / 4.
-            unsafe {
-                let v = load4_or_zero(b, row, col, k, n, b_vec);
-                tile_b4.write((b_row * BLOCK_N + b_col) / 4, v);
+                let va = load4_or_zero(a, block_row + a_row, p0 + a_k, m, k, a_vec);
+                let vb = load4_or_zero(b, p0 + b_row, block_col + b_col, k, n, b_vec);
+                stage_float4s(tile_a, tile_b4, a_row, a_k, va, b_row, b_col, vb);
             }
             sync_threads();
             unrolled::<{ BLOCK_K as usize }>(|q| {
@@ -457,11 +482,7 @@ mod kernels {
                         tile_b4.read((q * BLOCK_N + 64 + 4 * tx) / 4),
                     )
                 };
-                let col_a = [a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w];
-                let row_b = [b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w];
-                unrolled::<{ THREAD_M as usize }>(|i| {
-                    unrolled::<{ THREAD_N as usize }>(|j| acc[i][j] = fma(col_a[i], row_b[j], acc[i][j]));
-                });
+                fma_outer(&mut acc, a0, a1, b0, b1);
             });
             sync_threads();
             p0 += BLOCK_K;
@@ -545,15 +566,10 @@ mod kernels {
         let fetch_a = |p0: u32| unsafe { load4_or_zero(a, block_row + a_row, p0 + a_k, m, k, a_vec) };
         let fetch_b = |p0: u32| unsafe { load4_or_zero(b, p0 + b_row, block_col + b_col, k, n, b_vec) };
         let stage = |buf: u32, va: Float4, vb: Float4| {
-            let (a_base, b_base) = (buf * BLOCK_K * BLOCK_M, buf * BLOCK_K * BLOCK_N);
-            // SAFETY: the indices are inside buffer `buf` of the tiles.
-            unsafe {
-                tile_a.write(a_base + a_k * BLOCK_M + a_row, va.x);
-                tile_a.write(a_base + (a_k + 1) * BLOCK_M + a_row, va.y);
-                tile_a.write(a_base + (a_k + 2) * BLOCK_M + a_row, va.z);
-                tile_a.write(a_base + (a_k + 3) * BLOCK_M + a_row, va.w);
-                tile_b4.write(b_base / 4 + b_row * (BLOCK_N / 4) + b_col / 4, vb);
-            }
+            let (a_buf, b_buf) = (tile_a.add(buf * BLOCK_K * BLOCK_M), tile_b4.add(buf * (BLOCK_K * BLOCK_N / 4)));
+            // SAFETY: this thread's elements of buffer `buf`, which no
+            // thread reads before the barrier that ends this step.
+            unsafe { stage_float4s(a_buf, b_buf, a_row, a_k, va, b_row, b_col, vb) };
         };
         let mut compute = |buf: u32| {
             // The buffer's first float4 of this thread, once: each k's reads
@@ -574,11 +590,7 @@ mod kernels {
                         b_at.read(q * (BLOCK_N / 4) + 16 / 4),
                     )
                 };
-                let col_a = [a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w];
-                let row_b = [b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w];
-                unrolled::<{ THREAD_M as usize }>(|i| {
-                    unrolled::<{ THREAD_N as usize }>(|j| acc[i][j] = fma(col_a[i], row_b[j], acc[i][j]));
-                });
+                fma_outer(&mut acc, a0, a1, b0, b1);
             });
         };
         stage(0, fetch_a(0), fetch_b(0));

@@ -213,6 +213,30 @@ __device__ __forceinline__ float4 load4_or_zero(const float* __restrict__ p, uns
                        load_or_zero(p, row, col + 2, rows, cols), load_or_zero(p, row, col + 3, rows, cols));
 }
 
+// A thread's float4 of each tile into a step's shared tiles (BLOCK_K rows of
+// BLOCK_M = BLOCK_N floats): va (A row aRow, k aK..aK + 4) transposed, vb (B row
+// bRow, columns bCol..bCol + 4) as one float4.
+__device__ __forceinline__ void stage_float4s(float (*tileA)[BLOCK_M], float (*tileB)[BLOCK_N], unsigned aRow,
+                                              unsigned aK, float4 va, unsigned bRow, unsigned bCol, float4 vb) {
+    tileA[aK][aRow] = va.x;
+    tileA[aK + 1][aRow] = va.y;
+    tileA[aK + 2][aRow] = va.z;
+    tileA[aK + 3][aRow] = va.w;
+    *reinterpret_cast<float4*>(&tileB[bRow][bCol]) = vb;
+}
+
+// One k of an 8 x 8 thread tile: acc[i][j] += a[i] * b[j], A's 8 values as two
+// float4s and B's as two.
+__device__ __forceinline__ void fma_outer(float (&acc)[THREAD_M][THREAD_N], float4 a0, float4 a1, float4 b0,
+                                          float4 b1) {
+    const float colA[THREAD_M] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+    const float rowB[THREAD_N] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+    for (unsigned i = 0; i < THREAD_M; ++i)
+#pragma unroll
+        for (unsigned j = 0; j < THREAD_N; ++j) acc[i][j] += colA[i] * rowB[j];
+}
+
 // ANCHOR: gemm_vectorized
 // gemm_regblock's tiles with 16-byte accesses: each thread loads one float4 of
 // the A tile (stored transposed) and one of the B tile a step, and reads its A
@@ -232,19 +256,9 @@ __global__ void gemm_vectorized(unsigned m, unsigned n, unsigned k, float alpha,
     const bool aVec = k % 4 == 0, bVec = n % 4 == 0;
     float acc[THREAD_M][THREAD_N] = {};
     for (unsigned p0 = 0; p0 < k; p0 += BLOCK_K) {
-        {
-            const unsigned row = blockRow + aRow, col = p0 + aK;
-            const float4 v = load4_or_zero(a, row, col, m, k, aVec);
-            tileA[aK][aRow] = v.x;
-            tileA[aK + 1][aRow] = v.y;
-            tileA[aK + 2][aRow] = v.z;
-            tileA[aK + 3][aRow] = v.w;
-        }
-        {
-            const unsigned row = p0 + bRow, col = blockCol + bCol;
-            const float4 v = load4_or_zero(b, row, col, k, n, bVec);
-            *reinterpret_cast<float4*>(&tileB[bRow][bCol]) = v;
-        }
+        const float4 va = load4_or_zero(a, blockRow + aRow, p0 + aK, m, k, aVec);
+        const float4 vb = load4_or_zero(b, p0 + bRow, blockCol + bCol, k, n, bVec);
+        stage_float4s(tileA, tileB, aRow, aK, va, bRow, bCol, vb);
         __syncthreads();
 #pragma unroll
         for (unsigned q = 0; q < BLOCK_K; ++q) {
@@ -252,12 +266,7 @@ __global__ void gemm_vectorized(unsigned m, unsigned n, unsigned k, float alpha,
             const float4 a1 = *reinterpret_cast<const float4*>(&tileA[q][64 + 4 * ty]);
             const float4 b0 = *reinterpret_cast<const float4*>(&tileB[q][4 * tx]);
             const float4 b1 = *reinterpret_cast<const float4*>(&tileB[q][64 + 4 * tx]);
-            const float colA[THREAD_M] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            const float rowB[THREAD_N] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-            for (unsigned i = 0; i < THREAD_M; ++i)
-#pragma unroll
-                for (unsigned j = 0; j < THREAD_N; ++j) acc[i][j] += colA[i] * rowB[j];
+            fma_outer(acc, a0, a1, b0, b1);
         }
         __syncthreads();
     }
@@ -291,13 +300,7 @@ __global__ void __launch_bounds__(REG_THREADS, WARP_MIN_BLOCKS)
     const unsigned aRow = tid / 2, aK = (tid % 2) * 4, bRow = tid / 32, bCol = (tid % 32) * 4;
     const bool aVec = k % 4 == 0, bVec = n % 4 == 0;
     float acc[THREAD_M][THREAD_N] = {};
-    auto stage = [&](unsigned buf, float4 va, float4 vb) {
-        tileA[buf][aK][aRow] = va.x;
-        tileA[buf][aK + 1][aRow] = va.y;
-        tileA[buf][aK + 2][aRow] = va.z;
-        tileA[buf][aK + 3][aRow] = va.w;
-        *reinterpret_cast<float4*>(&tileB[buf][bRow][bCol]) = vb;
-    };
+    auto stage = [&](unsigned buf, float4 va, float4 vb) { stage_float4s(tileA[buf], tileB[buf], aRow, aK, va, bRow, bCol, vb); };
     auto compute = [&](unsigned buf) {
 #pragma unroll
         for (unsigned q = 0; q < BLOCK_K; ++q) {
@@ -305,12 +308,7 @@ __global__ void __launch_bounds__(REG_THREADS, WARP_MIN_BLOCKS)
             const float4 a1 = *reinterpret_cast<const float4*>(&tileA[buf][q][row0 + 32]);
             const float4 b0 = *reinterpret_cast<const float4*>(&tileB[buf][q][col0]);
             const float4 b1 = *reinterpret_cast<const float4*>(&tileB[buf][q][col0 + 16]);
-            const float colA[THREAD_M] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            const float rowB[THREAD_N] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-            for (unsigned i = 0; i < THREAD_M; ++i)
-#pragma unroll
-                for (unsigned j = 0; j < THREAD_N; ++j) acc[i][j] += colA[i] * rowB[j];
+            fma_outer(acc, a0, a1, b0, b1);
         }
     };
     stage(0, load4_or_zero(a, blockRow + aRow, aK, m, k, aVec), load4_or_zero(b, bRow, blockCol + bCol, k, n, bVec));
