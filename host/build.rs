@@ -30,6 +30,11 @@ const DEFAULT_PTX_ARCH: &str = "sm_75";
 /// The architecture of the tensor-core module (`mma.sync`, `ldmatrix`,
 /// `cp.async` need compute capability 8.0 and PTX ISA 7.0).
 const TENSOR_CORE_ARCH: &str = "sm_80";
+
+/// The architecture of the Hopper module (`wgmma` needs the
+/// architecture-specific target `sm_90a` and PTX ISA 8.0; such PTX loads
+/// on compute capability 9.0 only).
+const HOPPER_ARCH: &str = "sm_90a";
 #[path = "kernel_build.rs"]
 mod kernel_build;
 #[path = "src/launch_bounds.rs"]
@@ -103,16 +108,18 @@ fn main() {
     // loads it on GPUs that run it. Its own target folder, so the two
     // builds' flags do not rebuild `core` back and forth.
     let tc_dir = target_dir.with_file_name("ptx-sm80");
-    let mut child = kernel_build_with(&cargo, &kernels, TENSOR_CORE_ARCH, "--cfg lab_tensor_cores", &tc_dir);
-    child.stdout(Stdio::null()).stderr(Stdio::inherit());
-    let status = child
-        .status()
-        .unwrap_or_else(|e| fail(&format!("could not start cargo to build the sm_80 kernels: {e}")));
-    if !status.success() {
-        fail("the GPU kernels in kernels-gpu failed to compile for sm_80 with the tensor-core kernels (rustc's errors are above)");
-    }
-    let tc_ptx = tc_dir.join(TARGET).join("release").join("kernels_gpu.ptx");
-    stage_ptx(&tc_ptx, &out_dir.join("kernels_sm80.ptx"));
+    build_module(&cargo, &kernels, TENSOR_CORE_ARCH, "--cfg lab_tensor_cores", &tc_dir, &out_dir.join("kernels_sm80.ptx"));
+    // The sm_90a module: the tensor-core kernels again, and the Hopper
+    // kernels (`--cfg lab_hopper`), for compute capability 9.0.
+    let hopper_dir = target_dir.with_file_name("ptx-sm90a");
+    build_module(
+        &cargo,
+        &kernels,
+        HOPPER_ARCH,
+        "--cfg lab_tensor_cores --cfg lab_hopper",
+        &hopper_dir,
+        &out_dir.join("kernels_sm90a.ptx"),
+    );
 
     let version = Command::new(&rustc)
         .arg("--version")
@@ -151,6 +158,23 @@ fn main() {
         workspace.join(".git/index").display()
     );
     println!("cargo:rustc-env=LAB_PTX_ARCH={arch}");
+}
+
+/// Builds the kernel crate for `arch` with `rustflags` into `dir` and stages
+/// its PTX at `dest` ([`stage_ptx`]); stops the build with rustc's errors
+/// where it fails.
+fn build_module(cargo: &str, kernels: &Path, arch: &str, rustflags: &str, dir: &Path, dest: &Path) {
+    let mut child = kernel_build_with(cargo, kernels, arch, rustflags, dir);
+    child.stdout(Stdio::null()).stderr(Stdio::inherit());
+    let status = child
+        .status()
+        .unwrap_or_else(|e| fail(&format!("could not start cargo to build the {arch} kernels: {e}")));
+    if !status.success() {
+        fail(&format!(
+            "the GPU kernels in kernels-gpu failed to compile for {arch} ({rustflags}; rustc's errors are above)"
+        ));
+    }
+    stage_ptx(&dir.join(TARGET).join("release").join("kernels_gpu.ptx"), dest);
 }
 
 /// Reads the PTX the kernel build left at `built`, writes the kernels'

@@ -286,10 +286,10 @@ pub fn twin_ptx<L: host::lesson::Lesson>(gpu: &Gpu) -> Result<&'static str, Stri
     cache
         .entry(L::NAME)
         .or_insert_with(|| {
-            host::nvrtc::compile(
+            host::nvrtc::compile_for(
                 &L::cuda_c(),
                 &format!("{}.cu", L::NAME),
-                gpu.info.compute_capability,
+                &L::twin_arch(gpu.info.compute_capability),
             )
             .map(|ptx| &*Box::leak(ptx.into_boxed_str()))
             .map_err(|e| e.to_string())
@@ -297,10 +297,11 @@ pub fn twin_ptx<L: host::lesson::Lesson>(gpu: &Gpu) -> Result<&'static str, Stri
         .clone()
 }
 
-/// NVRTC's PTX of lesson `L`'s CUDA C twins for compute capability `cc`,
-/// for a CPU test (see [`nvrtc_ptx`]).
+/// NVRTC's PTX of lesson `L`'s CUDA C twins for compute capability `cc`
+/// (for the lesson's twin architecture there, `Lesson::twin_arch`), for a
+/// CPU test (see [`nvrtc_ptx`]).
 pub fn twin_ptx_on_cpu<L: host::lesson::Lesson>(cc: (i32, i32)) -> Option<String> {
-    nvrtc_ptx(L::cuda_c, &format!("{}.cu", L::NAME), cc)
+    nvrtc_ptx(L::cuda_c, &format!("{}.cu", L::NAME), &L::twin_arch(cc))
 }
 
 /// Makes `lesson` (lesson `L`'s kernels) launch `side`'s kernels: for CUDA
@@ -371,15 +372,15 @@ pub fn run_quick<L: host::lesson::Lesson>(
     }
 }
 
-/// NVRTC's PTX of `program` (named `file` in NVRTC's messages) for compute
-/// capability `cc`, for a CPU test; `None` (after one line saying so) where
+/// NVRTC's PTX of `program` (named `file` in NVRTC's messages) for the
+/// architecture `arch` (`sm_75`, `sm_90a`), for a CPU test; `None` (after one line saying so) where
 /// NVRTC is missing on this machine.
 ///
 /// # Panics
 /// Where NVRTC is missing under CI (`CI` set: the README's test command
 /// fetches it, so CI must run every such test), or the program does not
 /// compile.
-pub fn nvrtc_ptx(program: fn() -> String, file: &str, cc: (i32, i32)) -> Option<String> {
+pub fn nvrtc_ptx(program: fn() -> String, file: &str, arch: &str) -> Option<String> {
     if host::nvrtc::require_nvrtc().is_err() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -388,7 +389,7 @@ pub fn nvrtc_ptx(program: fn() -> String, file: &str, cc: (i32, i32)) -> Option<
         eprintln!("skipped: NVRTC is not on the loader path");
         return None;
     }
-    Some(host::nvrtc::compile(&program(), file, cc).unwrap_or_else(|e| panic!("{file}: {e}")))
+    Some(host::nvrtc::compile_for(&program(), file, arch).unwrap_or_else(|e| panic!("{file}: {e}")))
 }
 
 /// What is wrong with `kernels` (symbol and declared parameters each)

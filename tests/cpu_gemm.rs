@@ -360,16 +360,31 @@ fn a_lesson_field_may_not_take_a_common_name() {
 /// instructions do not exist there) while the FP32 twins keep theirs.
 #[test]
 fn the_twins_compile_with_nvrtc_with_the_tensor_core_twin_where_it_can_run() {
-    use host::gemm::{GemmLesson, Kernel, TcKernel};
+    use host::gemm::{GemmLesson, Kernel, TcKernel, WgKernel};
     let Some(hopper) = lab_tests::twin_ptx_on_cpu::<GemmLesson>((9, 0)) else {
         return;
     };
     let turing = lab_tests::twin_ptx_on_cpu::<GemmLesson>((7, 5)).expect("NVRTC compiled for 9.0");
+    let ampere = lab_tests::twin_ptx_on_cpu::<GemmLesson>((8, 0)).expect("NVRTC compiled for 9.0");
+    assert!(hopper.contains(".target sm_90a"), "on 9.0 the twins are compiled for sm_90a");
     let declared: Vec<_> = Kernel::ALL
         .iter()
         .map(|k| (k.symbol(), k.params()))
         .chain(TcKernel::ALL.iter().map(|k| (k.symbol(), k.params())))
+        .chain(WgKernel::ALL.iter().map(|k| (k.symbol(), k.params())))
         .collect();
+    // The wgmma twin's instructions exist only in the sm_90a build: the
+    // Rust kernel's 4 a step there, none where its body is empty.
+    let wgmma = |ptx: &str, symbol: &str| {
+        let body = entry_body(ptx, symbol).expect("an entry has a body");
+        let wgmma = format!("wgmma.mma_async.sync.aligned.m64n{WG_BLOCK_N}k16.f32.bf16.bf16");
+        body.lines().filter(|l| l.trim_start().starts_with(&wgmma)).count()
+    };
+    for symbol in ["gemm_bf16_wgmma", "gemm_bf16_tma"] {
+        assert_eq!(wgmma(&hopper, symbol), (WG_BLOCK_K / 16) as usize, "{symbol}");
+        assert_eq!(wgmma(&ampere, symbol), 0, "{symbol}");
+        assert_eq!(wgmma(&turing, symbol), 0, "{symbol}");
+    }
     for (ptx, cc) in [(&hopper, "9.0"), (&turing, "7.5")] {
         let faults = lab_tests::signature_faults(&declared, ptx, &format!("twins' PTX for {cc}"));
         assert!(faults.is_empty(), "{}", faults.join("\n"));
@@ -390,5 +405,162 @@ fn the_twins_compile_with_nvrtc_with_the_tensor_core_twin_where_it_can_run() {
             assert_eq!(count(&turing, what), 0, "{what} in the 7.5 twin of {symbol}");
         }
         assert_eq!(count(&hopper, "cp.async.cg.shared.global"), copies, "{symbol}");
+    }
+}
+
+// ---- the Hopper kernel (the sm_90a module) --------------------------------
+
+/// The start address, LBO and SBO (bytes) and the swizzle mode a matrix
+/// descriptor holds (PTX ISA, "Matrix Descriptor Format").
+fn decode(desc: u64) -> (u32, u32, u32, u64) {
+    let field = |shift: u32| (((desc >> shift) & 0x3FFF) << 4) as u32;
+    (field(0), field(16), field(32), desc >> 62)
+}
+
+/// The address the hardware reads for the unswizzled byte address `addr`
+/// of a descriptor in the 128-byte swizzle: the PTX ISA's `Swizzle<3, 4,
+/// 3>` on byte addresses (bits 4-6 XOR bits 7-9), written here apart from
+/// the kernel's own `swizzle_128b`.
+fn hardware_swizzle(addr: u32) -> u32 {
+    addr ^ (((addr >> 7) & 0b111) << 4)
+}
+
+/// Every element a `wgmma` m64n256k16 reads through the kernel's
+/// descriptors is where the kernel's copy put it: the address each operand's
+/// canonical layout gives (PTX ISA, "Canonical Layouts", 128-byte swizzle:
+/// K-major A `((8,m),(T,2k)):((8T,SBO),(1,T))`, N-major B
+/// `((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))`, T = 8 bf16), swizzled, against
+/// `wg_a_offset` / `wg_b_offset` of the element's place in the tile; for
+/// both warpgroups, every k slice of a step and a stage that is not the
+/// first. A swapped LBO and SBO, a slice advanced by the wrong step or a
+/// swizzle on the wrong bits fails.
+#[test]
+fn the_wgmma_descriptors_read_what_the_copies_wrote() {
+    let stage = 1024 + 2 * WG_STAGE_BYTES;
+    for kk in 0..WG_BLOCK_K / 16 {
+        for warpgroup in 0..WG_THREADS / 128 {
+            let (start, _, sbo, mode) = decode(wg_a_descriptor(stage, warpgroup, kk));
+            assert_eq!(mode, 1, "the 128-byte swizzle");
+            for i in 0..64 {
+                for k in 0..16 {
+                    let read = hardware_swizzle(start + (i / 8) * sbo + (i % 8) * 128 + 2 * k);
+                    let wrote = stage + wg_a_offset(64 * warpgroup + i, 16 * kk + k);
+                    assert_eq!(read, wrote, "A: warpgroup {warpgroup}, slice {kk}, row {i}, k {k}");
+                }
+            }
+        }
+        let (start, lbo, sbo, mode) = decode(wg_b_descriptor(stage, kk));
+        assert_eq!(mode, 1, "the 128-byte swizzle");
+        for k in 0..16 {
+            for j in 0..WG_BLOCK_N {
+                let read = hardware_swizzle(start + (j / 64) * lbo + (j % 64) * 2 + (k % 8) * 128 + (k / 8) * sbo);
+                let wrote = stage + WG_A_BYTES + wg_b_offset(16 * kk + k, j);
+                assert_eq!(read, wrote, "B: slice {kk}, k {k}, column {j}");
+            }
+        }
+    }
+}
+
+/// The copies fill each stage's tiles exactly: every element of A's and
+/// B's tile has its own two bytes inside its tile, and every 16-byte chunk
+/// of 8 consecutive elements (what one `cp.async` moves) stays whole.
+#[test]
+fn the_swizzled_tiles_are_a_permutation_of_whole_chunks() {
+    for (name, rows, cols, bytes, offset) in [
+        ("A", WG_BLOCK_M, WG_BLOCK_K, WG_A_BYTES, wg_a_offset as fn(u32, u32) -> u32),
+        ("B", WG_BLOCK_K, WG_BLOCK_N, WG_B_BYTES, wg_b_offset as fn(u32, u32) -> u32),
+    ] {
+        let mut seen = vec![false; (bytes / 2) as usize];
+        for r in 0..rows {
+            for c in 0..cols {
+                let at = offset(r, c);
+                assert!(at < bytes && at % 2 == 0, "{name} ({r}, {c}) at {at}");
+                assert!(!std::mem::replace(&mut seen[(at / 2) as usize], true), "{name}: ({r}, {c}) lands twice");
+                assert_eq!(at, offset(r, c - c % 8) + 2 * (c % 8), "{name} ({r}, {c}) leaves its chunk");
+            }
+        }
+        assert_eq!(offset(0, 0), 0);
+    }
+    // The swizzle moves chunks within a row: row 1's first chunk is its
+    // second one's place.
+    assert_eq!(wg_a_offset(1, 0), 128 + 16);
+    assert_eq!(wg_b_offset(9, 64), WG_B_LBO + 9 * 128 + 16);
+}
+
+/// The sm_90a module is PTX ISA 8.0 for the architecture-specific sm_90a,
+/// exports the Hopper kernel with the parameters its launch is checked
+/// against, and the device layer's instructions appear in it as written:
+/// 4 `wgmma` m64n256k16 (k = 64 a step) between one fence and one commit,
+/// the waits for all but one group and for none, the proxy fence before the
+/// barrier, and `WG_STAGES - 1` steps' copies (the prologue's and the
+/// loop's), 12 chunks a thread each; no local memory.
+#[test]
+fn the_sm90a_module_holds_the_wgmma_instructions_as_written() {
+    use host::gemm::WgKernel;
+    use host::ptx::PTX_SM90A;
+    assert!(PTX_SM90A.contains(".version 8.0") && PTX_SM90A.contains(".target sm_90a"), "the sm_90a module's header");
+    let kernels: Vec<_> = WgKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect();
+    let faults = lab_tests::signature_faults(&kernels, PTX_SM90A, "the sm_90a module");
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    for module in [PTX, host::ptx::PTX_SM80] {
+        assert!(!entries(module).contains(&"gemm_bf16_wgmma"), "only the sm_90a module has the wgmma kernel");
+    }
+    let body = entry_body(PTX_SM90A, "gemm_bf16_wgmma").expect("an entry has a body");
+    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+    let wgmma = format!("wgmma.mma_async.sync.aligned.m64n{WG_BLOCK_N}k16.f32.bf16.bf16");
+    assert_eq!(count(&wgmma), (WG_BLOCK_K / 16) as usize, "{wgmma}");
+    assert!(body.contains(", 1, 1, 1, 0, 1;"), "scale-d 1 (accumulate), A K-major, B N-major (imm-trans-b = 1)");
+    assert_eq!(count("wgmma.fence.sync.aligned"), 1);
+    assert_eq!(count("wgmma.commit_group.sync.aligned"), 1);
+    assert_eq!(count("wgmma.wait_group.sync.aligned 1"), 1);
+    assert_eq!(count("wgmma.wait_group.sync.aligned 0"), 1);
+    assert_eq!(count("fence.proxy.async.shared::cta"), 1);
+    let chunks = ((WG_BLOCK_M * WG_BLOCK_K + WG_BLOCK_K * WG_BLOCK_N) / 8 / WG_THREADS) as usize;
+    assert_eq!(count("cp.async.cg.shared.global"), (WG_STAGES as usize - 1) * chunks);
+    assert_eq!(count(&format!("cp.async.wait_group {}", WG_STAGES - 3)), 1);
+    assert!(!body.contains(".local"), "no local memory");
+
+    // The TMA kernel: the same wgmmas; thread 0's copies of the prologue's
+    // WG_STAGES - 2 steps and the loop's one (a box of A and WG_BLOCK_N / 64
+    // of B each, each step's bytes announced once), a barrier a stage, one
+    // wait loop; no cp.async and no proxy fence (TMA writes through the
+    // async proxy that wgmma reads through).
+    let body = entry_body(PTX_SM90A, "gemm_bf16_tma").expect("an entry has a body");
+    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+    assert_eq!(count(&wgmma), (WG_BLOCK_K / 16) as usize, "{wgmma}");
+    let boxes = 1 + (WG_BLOCK_N / 64) as usize;
+    let tma = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+    assert_eq!(count(tma), (WG_STAGES as usize - 1) * boxes, "{tma}");
+    assert_eq!(count("mbarrier.arrive.expect_tx.shared::cta.b64 _,"), WG_STAGES as usize - 1);
+    assert_eq!(count("mbarrier.init.shared::cta.b64"), WG_STAGES as usize, "the init loop unrolled");
+    assert_eq!(count("fence.mbarrier_init.release.cluster"), 1);
+    assert_eq!(body.matches("mbarrier.try_wait.parity.shared::cta.b64").count(), 1);
+    assert_eq!(count("cp.async.cg"), 0);
+    assert_eq!(count("fence.proxy.async"), 0);
+    assert!(!body.contains(".local"), "no local memory");
+    assert_eq!(WG_TMA_SHARED_BYTES, WG_STAGES * (WG_STAGE_BYTES + 8) + WG_TILE_ALIGN);
+    // A stage's bytes are what its boxes deliver.
+    let box_bytes = |b: [u32; 2]| 2 * b[0] * b[1];
+    assert_eq!(box_bytes(WG_TMA_BOX_A) + (WG_BLOCK_N / 64) * box_bytes(WG_TMA_BOX_B), WG_STAGE_BYTES);
+}
+
+/// ptxas assembles the Hopper kernel for sm_90a, the Rust one and its CUDA
+/// C twin (NVRTC's PTX for sm_90a), with no spill and without serializing
+/// its `wgmma`s (ptxas says so where an accumulator is touched while a
+/// `wgmma` may still write it); skipped, saying so, where no ptxas or
+/// NVRTC is found outside CI.
+#[test]
+fn the_wgmma_kernel_assembles_for_sm90a_without_spills_or_serialization() {
+    let symbols: Vec<&str> = host::gemm::WgKernel::ALL.iter().map(|k| k.symbol()).collect();
+    let Some(reports) = lab_tests::ptxas_reports(host::ptx::PTX_SM90A, "kernels_sm90a", &["sm_90a"], &symbols) else {
+        return;
+    };
+    let Some(twin) = lab_tests::twin_ptx_on_cpu::<host::gemm::GemmLesson>((9, 0)) else {
+        return;
+    };
+    let twin_reports = lab_tests::ptxas_reports(&twin, "gemm_twins_sm90a", &["sm_90a"], &symbols).expect("ptxas ran above");
+    for (arch, symbol, report) in reports.into_iter().chain(twin_reports) {
+        assert!(report.contains("0 bytes spill stores, 0 bytes spill loads"), "{arch} {symbol}: {report}");
+        assert!(!report.contains("serialized"), "{arch} {symbol}: {report}");
     }
 }

@@ -26,7 +26,7 @@ fn lesson_trial(lesson: &'static host::lessons::Entry) -> Trial {
             let kernels = (lesson.kernels)();
             let mut faults = signature_faults(&kernels, PTX, "Rust PTX");
             let file = format!("{}.cu", lesson.name);
-            if let Some(c_ptx) = nvrtc_ptx(lesson.cuda_c, &file, (7, 5)) {
+            if let Some(c_ptx) = nvrtc_ptx(lesson.cuda_c, &file, "sm_75") {
                 faults.extend(signature_faults(
                     &kernels,
                     &c_ptx,

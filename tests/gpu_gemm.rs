@@ -1,12 +1,13 @@
 //! GPU tests of the GEMM lesson: each kernel and its CUDA C twin (the
-//! tensor-core kernel's included) checked
+//! tensor-core kernels' and, on compute capability 9.0, the wgmma kernel's
+//! included) checked
 //! against the f64 reference at the small non-square shape and, by samples,
 //! at a shape no tile divides; then the lesson's quick run through the
 //! lesson layer. Where no NVIDIA driver is present, every test is reported
 //! as ignored.
 
 use host::compare::Side;
-use host::gemm::{Gemm, GemmLesson, Kernel, SMALL, TC_SMALL, TcKernel};
+use host::gemm::{Gemm, GemmLesson, Kernel, SMALL, TC_SMALL, TcKernel, WgKernel};
 use host::gpu::Gpu;
 use host::kernels::KernelId;
 use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
@@ -55,6 +56,38 @@ fn main() -> std::process::ExitCode {
             }
             let same = lesson.check_tc_same_sums((257, 264, 136)).map_err(|e| e.to_string())?;
             same.first().map_or(Ok(()), |f| Err(f.to_string()))
+        }));
+    }
+    for side in [Side::Rust, Side::CudaC] {
+        let name = format!("gemm::the_wgmma_kernels_match_the_reference ({})", side.label());
+        trials.push(trial(&name, move |gpu| {
+            let mut lesson = Gemm::new(gpu, 600).map_err(|e| e.to_string())?;
+            lesson.enable_tensor_cores().map_err(|e| e.to_string())?;
+            let hopper = match &lesson.tensor {
+                Ok(tc) => tc.hopper.as_ref().err().cloned(),
+                Err(why) => Some(why.clone()),
+            };
+            if let Some(why) = hopper {
+                // Not compute capability 9.0: the lesson says so and runs
+                // the other kernels; nothing to check here.
+                eprintln!("no wgmma kernel on this GPU: {why}");
+                return Ok(());
+            }
+            use_side::<GemmLesson>(gpu, &mut lesson, side)?;
+            // (67, 136, 40): one step of k, fewer than the prologue's two;
+            // (257, 264, 136): three steps, the last 8 deep, a partial row
+            // of blocks and a partial column; (130, 392, 584): ten steps,
+            // the stages reused twice over, both warpgroups' rows cut by m.
+            for &kernel in WgKernel::ALL {
+                for shape in [TC_SMALL, (67, 136, 40), (257, 264, 136), (130, 392, 584)] {
+                    let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
+                    failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
+                    if let Some(f) = failures.first() {
+                        return Err(f.to_string());
+                    }
+                }
+            }
+            Ok(())
         }));
     }
     trials.push(trial("gemm::the_lesson_runs_quick", |gpu| {

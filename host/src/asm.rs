@@ -8,38 +8,49 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use crate::error::{Error, Result};
-use crate::ptx::{PTX, entries, entry_body, parse_sm};
+use crate::ptx::{Module, PTX, entries, entry_body, parse_sm};
 
 /// Width of each column in the side-by-side view, characters.
 const COLUMN: usize = 64;
 
-/// The PTX (and SASS where the tools are present) of `kernel`, Rust on the
-/// left and the CUDA C twin in `source` (compiled by NVRTC for `arch`) on the
-/// right.
+/// The PTX (and SASS where the tools are present) of `kernel` (from the
+/// sm_75 module, or the sm_80 one for the tensor-core kernels, or the
+/// sm_90a one for the Hopper kernels), Rust on the left and the CUDA C twin
+/// in `source` (compiled by NVRTC for `arch`, which may be an
+/// architecture-specific `sm_90a`) on the right.
 ///
 /// # Errors
 /// [`Error::UnknownKernel`] for a name the PTX does not export;
 /// [`Error::Usage`] for an architecture that is not `sm_XY`; NVRTC errors.
 pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Result<String> {
-    let rust = entry_body(PTX, kernel).ok_or_else(|| Error::UnknownKernel {
-        name: kernel.to_string(),
-        known: entries(PTX).join(", "),
-    })?;
-    let cc = parse_sm(arch).ok_or_else(|| {
-        Error::Usage(format!("--arch {arch:?} is not an architecture like sm_90"))
-    })?;
-    let c_ptx = crate::nvrtc::compile(source, name, cc)?;
+    // The sm_75 module first; the tensor-core kernels are only in the
+    // sm_80 and sm_90a ones, the Hopper kernels only in the sm_90a one.
+    let modules = [(PTX, None), (Module::Sm80.ptx(), Some(Module::Sm80)), (Module::Sm90a.ptx(), Some(Module::Sm90a))];
+    let (module, from, rust) = modules
+        .into_iter()
+        .find_map(|(m, from)| Some((m, from, entry_body(m, kernel)?)))
+        .ok_or_else(|| {
+            let mut known: Vec<&str> = modules.iter().flat_map(|(m, _)| entries(m)).collect();
+            known.sort_unstable();
+            known.dedup();
+            Error::UnknownKernel { name: kernel.to_string(), known: known.join(", ") }
+        })?;
+    let rust_target = from.map_or(crate::ptx::target(), Module::name);
+    if parse_sm(arch).is_none() {
+        return Err(Error::Usage(format!("--arch {arch:?} is not an architecture like sm_90")));
+    }
+    let c_ptx = crate::nvrtc::compile_for(source, name, arch)?;
     let c = entry_body(&c_ptx, kernel).ok_or_else(|| Error::UnknownKernel {
         name: kernel.to_string(),
         known: entries(&c_ptx).join(", "),
     })?;
     let mut out = columns(
-        &format!("Rust PTX (rustc, {})", crate::ptx::target()),
+        &format!("Rust PTX (rustc, {rust_target})"),
         rust,
         &format!("CUDA C PTX (NVRTC, {arch})"),
         c,
     );
-    match (assemble(PTX, arch, kernel)?, assemble(&c_ptx, arch, kernel)?) {
+    match (assemble(module, arch, kernel)?, assemble(&c_ptx, arch, kernel)?) {
         (Some(r), Some(c)) => {
             let title = |side: &str, a: &Assembled| match a.registers {
                 Some(n) => format!("{side} SASS ({arch}, {n} registers)"),

@@ -219,17 +219,17 @@ impl<K: KernelId> KernelSet<K> {
         })
     }
 
-    /// Every kernel of `K` from `ptx`, a module other than the embedded
-    /// sm_75 one (the sm_80 module of the tensor-core kernels): loaded as a
-    /// module of its own.
+    /// Every kernel of `K` from `module`, a module other than the embedded
+    /// sm_75 one (the sm_80 module of the tensor-core kernels, the sm_90a
+    /// one of the Hopper kernels): loaded as a module of its own.
     ///
     /// # Errors
-    /// The driver refusing the PTX (a GPU older than its target), or a
-    /// symbol missing from it.
-    pub fn from_ptx(gpu: &Gpu, ptx: &str) -> Result<KernelSet<K>> {
+    /// The driver refusing the PTX (a GPU that does not run its target), or
+    /// a symbol missing from it.
+    pub fn from_module(gpu: &Gpu, module: crate::ptx::Module) -> Result<KernelSet<K>> {
         let symbols: Vec<&str> = K::ALL.iter().map(|k| k.symbol()).collect();
         Ok(KernelSet {
-            rust: gpu.load_functions(ptx, &symbols, "cuModuleLoadData (the sm_80 module)", "cuModuleGetFunction (an sm_80 kernel)")?,
+            rust: gpu.load_functions(module.ptx(), &symbols, module.load_call(), module.get_call())?,
             twins: None,
             active: Side::Rust,
             _ids: PhantomData,

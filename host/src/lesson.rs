@@ -164,6 +164,14 @@ pub trait Lesson {
         Vec::new()
     }
 
+    /// The architecture NVRTC compiles the twins for on a GPU of compute
+    /// capability `cc` (and ptxas assembles both sides' SASS for): the GPU's
+    /// own `sm_XY`, unless a twin needs an architecture-specific target
+    /// (`sm_90a` for `wgmma`).
+    fn twin_arch(cc: (i32, i32)) -> String {
+        format!("sm_{}{}", cc.0, cc.1)
+    }
+
     /// The comparison's chart, for lessons that take `--plot`.
     fn compare_chart(_sizes: &Self::Sizes, _comparison: &Comparison) -> Option<Chart> {
         None

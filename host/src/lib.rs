@@ -50,6 +50,7 @@ pub mod softmax;
 pub mod specialize;
 pub mod testing;
 pub mod timing;
+pub mod tma;
 pub mod unroll;
 pub mod vectorize;
 

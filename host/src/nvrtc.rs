@@ -326,10 +326,12 @@ impl Nvrtc {
     /// or NVRTC does not know the architecture; with NVRTC's status where a
     /// call fails otherwise.
     pub fn compile(&self, source: &str, name: &str, cc: (i32, i32)) -> Result<String> {
-        self.compile_with(source, name, cc, &[])
+        self.compile_with(source, name, &format!("sm_{}{}", cc.0, cc.1), &[])
     }
 
-    /// [`Nvrtc::compile`] with `extra` NVRTC options after the defaults
+    /// [`Nvrtc::compile`] for the architecture `arch` (`sm_90`, or an
+    /// architecture-specific one such as `sm_90a`) with `extra` NVRTC
+    /// options after the defaults
     /// (for example `--relocatable-device-code=true`, which keeps external
     /// device functions for a later link, as `nvcc -rdc=true` does).
     ///
@@ -340,7 +342,7 @@ impl Nvrtc {
         &self,
         source: &str,
         name: &str,
-        cc: (i32, i32),
+        arch: &str,
         extra: &[&str],
     ) -> Result<String> {
         let nul = |what: &str| Error::Nvrtc(format!("{name}: the {what} holds a NUL byte"));
@@ -348,7 +350,7 @@ impl Nvrtc {
         let label = CString::new(name).map_err(|_| nul("name"))?;
         let options: Vec<CString> = [
             "--fmad=true".to_string(),
-            format!("--gpu-architecture=sm_{}{}", cc.0, cc.1),
+            format!("--gpu-architecture={arch}"),
             "--std=c++17".to_string(),
         ]
         .into_iter()
@@ -502,4 +504,14 @@ pub fn require_nvrtc() -> Result<()> {
 /// source does not compile.
 pub fn compile(source: &str, name: &str, cc: (i32, i32)) -> Result<String> {
     library()?.compile(source, name, cc)
+}
+
+/// Compiles `source` to PTX for the architecture `arch` (`sm_90`, or an
+/// architecture-specific `sm_90a`) with this process's NVRTC (see
+/// [`Nvrtc::compile_with`]).
+///
+/// # Errors
+/// As [`compile`].
+pub fn compile_for(source: &str, name: &str, arch: &str) -> Result<String> {
+    library()?.compile_with(source, name, arch, &[])
 }

@@ -9,6 +9,68 @@ pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 /// capability 8.0 and up.
 pub const PTX_SM80: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm80.ptx"));
 
+/// The same crate built for sm_90a (PTX ISA 8.0, the architecture-specific
+/// target) with the tensor-core kernels and the Hopper kernels (`--cfg
+/// lab_tensor_cores --cfg lab_hopper`): loaded only on GPUs of compute
+/// capability 9.0, the only ones that run `sm_90a` PTX.
+pub const PTX_SM90A: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm90a.ptx"));
+
+/// A PTX module of the kernel crate other than the sm_75 one every lesson
+/// loads ([`PTX`]): each built for an architecture family, each loaded only
+/// on the GPUs that run it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Module {
+    /// [`PTX_SM80`]: `mma.sync`, `ldmatrix`, `cp.async` (compute capability
+    /// 8.0 and up).
+    Sm80,
+    /// [`PTX_SM90A`]: `wgmma` (compute capability 9.0 only).
+    Sm90a,
+}
+
+impl Module {
+    /// The module's PTX text.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Module::Sm80 => PTX_SM80,
+            Module::Sm90a => PTX_SM90A,
+        }
+    }
+
+    /// Its name in reports: `sm_80 module`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Module::Sm80 => "sm_80 module",
+            Module::Sm90a => "sm_90a module",
+        }
+    }
+
+    /// The driver call that loads it, as an error names it.
+    pub fn load_call(self) -> &'static str {
+        match self {
+            Module::Sm80 => "cuModuleLoadData (the sm_80 module)",
+            Module::Sm90a => "cuModuleLoadData (the sm_90a module)",
+        }
+    }
+
+    /// The driver call that finds one of its kernels, as an error names it.
+    pub fn get_call(self) -> &'static str {
+        match self {
+            Module::Sm80 => "cuModuleGetFunction (an sm_80 kernel)",
+            Module::Sm90a => "cuModuleGetFunction (an sm_90a kernel)",
+        }
+    }
+
+    /// Whether a GPU of compute capability `cc` runs it: 8.0 and up for
+    /// sm_80; exactly 9.0 for sm_90a, whose architecture-specific PTX no
+    /// other GPU loads.
+    pub fn runs_on(self, cc: (i32, i32)) -> bool {
+        match self {
+            Module::Sm80 => cc.0 >= 8,
+            Module::Sm90a => cc == (9, 0),
+        }
+    }
+}
+
 /// The GPU architecture the PTX was built for (`LAB_PTX_ARCH` at build
 /// time, `sm_75` by default).
 pub const PTX_ARCH: &str = env!("LAB_PTX_ARCH");

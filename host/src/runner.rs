@@ -125,15 +125,14 @@ pub fn drive<L: Lesson>(args: &Args) -> Result<ExitCode> {
     }
 
     if args.compare {
-        let c_ptx = crate::nvrtc::compile(&L::cuda_c(), &file, gpu.info.compute_capability)?;
+        let arch = L::twin_arch(gpu.info.compute_capability);
+        let c_ptx = crate::nvrtc::compile_for(&L::cuda_c(), &file, &arch)?;
         let plan = Plan {
             flush_l2: args.flush_l2,
             ..COMPARE_PLAN
         };
         let mut twins = L::twins(&gpu, &sizes)?;
         twins.load_twins(&gpu, &c_ptx)?;
-        let (major, minor) = gpu.info.compute_capability;
-        let arch = format!("sm_{major}{minor}");
         let sampler = Sampler::start(gpu.info.pci_bus_id.as_deref());
         let compared = compare_twins(&mut twins, &c_ptx, COMPARE_TRIALS, plan, &arch)?;
         let clocks = sampler.finish();

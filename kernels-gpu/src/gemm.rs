@@ -15,6 +15,8 @@
 //!
 //! The constants the host needs too live here, once.
 
+use crate::wgmma_layout::{descriptor_128b, descriptor_advance, swizzle_128b};
+
 /// `alpha` of every launch: exact in binary, so the epilogue's only
 /// rounding is the FMA's.
 pub const ALPHA: f32 = 0.75;
@@ -115,6 +117,109 @@ const _: () = assert!(
     (TC_BLOCK_M * TC_BLOCK_K / 8) % TC_THREADS == 0 && (TC_BLOCK_K * TC_BLOCK_N / 8) % TC_THREADS == 0,
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
+
+/// The Hopper kernel's tile of `D` per block (`wgmma`, sm_90a module):
+/// `WG_BLOCK_M x WG_BLOCK_N`, `WG_BLOCK_K` deep per step. A step's k extent
+/// is 64 bf16, 128 bytes: one row of the 128-byte swizzle. (In trial runs
+/// on an H200, 128 x 256 was faster than 128 x 128 with 3 to 6 stages.)
+pub const WG_BLOCK_M: u32 = 128;
+/// See [`WG_BLOCK_M`].
+pub const WG_BLOCK_N: u32 = 256;
+/// See [`WG_BLOCK_M`].
+pub const WG_BLOCK_K: u32 = 64;
+/// Threads of a Hopper block: 2 warpgroups of 128, each computing 64 rows
+/// by `WG_BLOCK_N` columns of the block's tile with `wgmma` m64n256k16
+/// (128 f32 accumulators a thread).
+pub const WG_THREADS: u32 = 256;
+/// `cp.async` stages of the Hopper kernel, in dynamic shared memory.
+pub const WG_STAGES: u32 = 4;
+/// Bytes of one stage's A tile: `WG_BLOCK_M` rows of 128 bytes, 128-byte
+/// swizzled ([`wg_a_offset`]).
+pub const WG_A_BYTES: u32 = WG_BLOCK_M * WG_BLOCK_K * 2;
+/// Bytes of one stage's B tile: `WG_BLOCK_N / 64` blocks of 64 columns,
+/// each `WG_BLOCK_K` rows of 128 bytes, 128-byte swizzled ([`wg_b_offset`]).
+pub const WG_B_BYTES: u32 = WG_BLOCK_K * WG_BLOCK_N * 2;
+/// Bytes of one stage for a block tile `bn` columns wide: the A tile, then
+/// the B tile (`WG_BLOCK_K` rows of `bn` bf16).
+pub const fn wg_stage_bytes(bn: u32) -> u32 {
+    WG_A_BYTES + WG_BLOCK_K * bn * 2
+}
+/// Bytes of one stage of the kernel's tiles: the A tile, then the B tile.
+pub const WG_STAGE_BYTES: u32 = wg_stage_bytes(WG_BLOCK_N);
+/// The alignment a 128-byte-swizzled tile needs (its 8-row atoms start on
+/// 1024-byte boundaries, so a descriptor's base offset is 0). Dynamic
+/// shared memory is only promised 16, so the kernel rounds its base up and
+/// the launch asks for this much more.
+pub const WG_TILE_ALIGN: u32 = 1024;
+/// Dynamic shared bytes of the Hopper kernel: its stages and the slack to
+/// align them.
+pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_TILE_ALIGN;
+/// Dynamic shared bytes of the TMA kernel: its stages, an 8-byte `mbarrier`
+/// a stage, and the slack to align them.
+pub const WG_TMA_SHARED_BYTES: u32 = WG_STAGES * (WG_STAGE_BYTES + 8) + WG_TILE_ALIGN;
+/// The box of one TMA copy of A: 64 elements of k (128 bytes, a row of the
+/// 128-byte swizzle, the widest box it allows) by `WG_BLOCK_M` rows.
+pub const WG_TMA_BOX_A: [u32; 2] = [WG_BLOCK_K, WG_BLOCK_M];
+/// The box of one TMA copy of B: 64 columns (128 bytes) by `WG_BLOCK_K`
+/// rows of k; `WG_BLOCK_N / 64` of them a stage.
+pub const WG_TMA_BOX_B: [u32; 2] = [64, WG_BLOCK_K];
+/// The A descriptor's stride-dimension byte offset: from one 8-row atom
+/// of A (K-major) to the next, 8 rows of 128 bytes.
+pub const WG_A_SBO: u32 = 8 * 128;
+/// The B descriptor's leading-dimension byte offset: B is N-major, and in
+/// the 128-byte swizzle the LBO steps from one 64-column block to the next,
+/// a whole block of `WG_BLOCK_K` rows of 128 bytes.
+pub const WG_B_LBO: u32 = WG_BLOCK_K * 128;
+/// The B descriptor's stride-dimension byte offset: from one group of 8
+/// k rows to the next within a 64-column block.
+pub const WG_B_SBO: u32 = 8 * 128;
+
+const _: () = assert!(
+    WG_BLOCK_M == 2 * 64 && (WG_BLOCK_N == 128 || WG_BLOCK_N == 256) && WG_BLOCK_K == 64 && WG_THREADS == 256,
+    "two warpgroups of m64n128 or m64n256, one 128-byte row of k a step"
+);
+const _: () = assert!(
+    WG_A_BYTES % WG_TILE_ALIGN == 0 && WG_B_BYTES % WG_TILE_ALIGN == 0,
+    "every tile starts on a swizzle atom"
+);
+const _: () = assert!(WG_TMA_SHARED_BYTES <= 227 * 1024, "a block of compute capability 9.0 has at most 227 KiB");
+const _: () = assert!(
+    (WG_BLOCK_M * WG_BLOCK_K / 8) % WG_THREADS == 0 && (WG_BLOCK_K * WG_BLOCK_N / 8) % WG_THREADS == 0,
+    "each thread copies a whole number of 16-byte chunks of each tile"
+);
+
+/// Byte offset in a stage's A tile of element (`row`, `col`) of the block's
+/// `WG_BLOCK_M x WG_BLOCK_K` slice of A: K-major, row `row` at `128 row`
+/// bytes, swizzled.
+pub const fn wg_a_offset(row: u32, col: u32) -> u32 {
+    swizzle_128b(row * 128 + col * 2)
+}
+
+/// The descriptor of warpgroup `warpgroup`'s A operand for k slice `kk`
+/// (16 deep) of the stage at shared address `stage` (1024-byte aligned):
+/// its 64 rows from row `64 warpgroup` of the tile, K-major, 8-row atoms
+/// [`WG_A_SBO`] apart, the start moved 32 bytes (16 bf16) along the rows a
+/// slice (the hardware swizzles the address it forms, so a start inside a
+/// row's 128 bytes reads the swizzled chunks).
+pub const fn wg_a_descriptor(stage: u32, warpgroup: u32, kk: u32) -> u64 {
+    descriptor_advance(descriptor_128b(stage + warpgroup * 64 * 128, 16, WG_A_SBO), 32 * kk)
+}
+
+/// The descriptor of the B operand for k slice `kk` of the stage at
+/// `stage`: all `WG_BLOCK_N` columns, N-major, 64-column blocks
+/// [`WG_B_LBO`] apart, groups of 8 k rows [`WG_B_SBO`] apart, the start
+/// moved 16 rows (2048 bytes) a slice.
+pub const fn wg_b_descriptor(stage: u32, kk: u32) -> u64 {
+    descriptor_advance(descriptor_128b(stage + WG_A_BYTES, WG_B_LBO, WG_B_SBO), 16 * 128 * kk)
+}
+
+/// Byte offset in a stage's B tile of element (`row`, `col`) of the
+/// block's `WG_BLOCK_K x WG_BLOCK_N` slice of B: N-major, in blocks of 64
+/// columns [`WG_B_LBO`] apart, row `row` of a block at `128 row` bytes,
+/// swizzled.
+pub const fn wg_b_offset(row: u32, col: u32) -> u32 {
+    swizzle_128b((col / 64) * WG_B_LBO + row * 128 + (col % 64) * 2)
+}
 
 /// The GPU kernels, compiled only for the GPU.
 #[cfg(target_arch = "nvptx64")]
@@ -1032,4 +1137,385 @@ mod tensor_kernels {
         unsafe { pipelined_steps::<4, 4, TC_PIPE_STAGES, { TC_PIPE_STAGES - 2 }, 2, 2>(base, m, n, k, alpha, a, b, beta, c, d) };
     }
     // ANCHOR_END: gemm_bf16_pipelined
+
+    /// The Hopper kernels, in the sm_90a module only (`--cfg lab_hopper`,
+    /// `-Ctarget-cpu=sm_90a`): `wgmma` reads both operands from shared
+    /// memory, so no warp loads a fragment.
+    #[cfg(lab_hopper)]
+    mod hopper {
+        use super::*;
+        use crate::device::tma::{fence_mbarrier_init, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity, tma_load_2d};
+        use crate::device::wgmma::{WgmmaAcc, fence_proxy_async_shared, wgmma_commit, wgmma_fence};
+
+        crate::dynamic_shared!(GEMM_WG_PIPELINE: [u32]);
+
+        /// Queues the copies of one step's tiles into the stage at shared
+        /// address `stage` (1024-byte aligned): the A tile (`WG_BLOCK_M x
+        /// WG_BLOCK_K` from row `block_row`, column `p0`) at
+        /// [`wg_a_offset`], then the B tile (`WG_BLOCK_K x BN` from row
+        /// `p0`, column `block_col`, `BN = 32 B_CHUNKS`) at `WG_A_BYTES` +
+        /// [`wg_b_offset`]. 16 bytes (8 bf16) a chunk, 4 chunks of A and
+        /// `B_CHUNKS` of B a thread; 8 (A) or `BN / 8` (B) consecutive
+        /// threads read one row's 128 or `2 BN` bytes, so the reads
+        /// coalesce; chunks outside the matrices are zeros.
+        ///
+        /// # Safety
+        /// `a` (m x k) and `b` (k x n) are 16-byte aligned with k and n
+        /// multiples of 8; the stage holds `wg_stage_bytes(BN)` bytes.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn load_wg_stage<const B_CHUNKS: usize>(
+            stage: u32,
+            a: *const u16,
+            b: *const u16,
+            m: u32,
+            n: u32,
+            k: u32,
+            block_row: u32,
+            block_col: u32,
+            p0: u32,
+        ) {
+            const A_CHUNKS: usize = (WG_BLOCK_M * WG_BLOCK_K / 8 / WG_THREADS) as usize;
+            let bn = B_CHUNKS as u32 * WG_THREADS * 8 / WG_BLOCK_K;
+            let tid = thread_idx_x();
+            unrolled::<A_CHUNKS>(|s| {
+                let chunk = tid + s as u32 * WG_THREADS;
+                let (row, col) = (chunk / (WG_BLOCK_K / 8), (chunk % (WG_BLOCK_K / 8)) * 8);
+                let (grow, gcol) = (block_row + row, p0 + col);
+                let inside = grow < m && gcol < k;
+                let src = if inside { a.wrapping_add(grow as usize * k as usize + gcol as usize) } else { a };
+                // SAFETY: inside the stage; read only where inside.
+                unsafe { cp_async_16(stage + wg_a_offset(row, col), src.cast(), if inside { 16 } else { 0 }) };
+            });
+            unrolled::<B_CHUNKS>(|s| {
+                let chunk = tid + s as u32 * WG_THREADS;
+                let (row, col) = (chunk / (bn / 8), (chunk % (bn / 8)) * 8);
+                let (grow, gcol) = (p0 + row, block_col + col);
+                let inside = grow < k && gcol < n;
+                let src = if inside { b.wrapping_add(grow as usize * n as usize + gcol as usize) } else { b };
+                // SAFETY: as above.
+                unsafe { cp_async_16(stage + WG_A_BYTES + wg_b_offset(row, col), src.cast(), if inside { 16 } else { 0 }) };
+            });
+        }
+
+        /// One step of k (64) for a warpgroup: its 4 `wgmma`s (k = 16 each,
+        /// the descriptors advanced 32 bytes along A's rows and 2048 bytes
+        /// down B's) on the stage at `stage`, between a fence and a commit,
+        /// then the wait for all but this group.
+        ///
+        /// # Safety
+        /// As [`WgmmaAcc::mma_bf16`], for the stage's tiles.
+        #[inline(always)]
+        unsafe fn wgmma_step<const H: usize>(acc: &mut [[[f32; 4]; 16]; H], stage: u32, warpgroup: u32)
+        where
+            [[[f32; 4]; 16]; H]: WgmmaAcc,
+        {
+            wgmma_fence();
+            unrolled::<{ (WG_BLOCK_K / 16) as usize }>(|kk| {
+                let kk = kk as u32;
+                // SAFETY: the caller's.
+                unsafe { acc.mma_bf16(wg_a_descriptor(stage, warpgroup, kk), wg_b_descriptor(stage, kk)) };
+            });
+            wgmma_commit();
+            acc.wait::<1>();
+        }
+
+        /// The epilogue of a warp of a Hopper block: `D = alpha * acc + beta
+        /// * C` for its 16 rows from `row0` and `128 H` columns from `col0`,
+        /// each 128 columns as 16 C fragments (C loaded, then D stored,
+        /// [`store_tile_row`]), inside m x n only.
+        ///
+        /// # Safety
+        /// As [`store_tiles`].
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn store_wg<const H: usize>(
+            acc: &[[[f32; 4]; 16]; H],
+            row0: u32,
+            col0: u32,
+            lane: u32,
+            m: u32,
+            n: u32,
+            alpha: f32,
+            beta: f32,
+            c: *const f32,
+            d: *mut f32,
+        ) {
+            unrolled::<H>(|h| {
+                // SAFETY: the caller's.
+                unsafe { store_tile_row(&acc[h], row0, col0 + 128 * h as u32, lane, m, n, alpha, beta, c, d) };
+            });
+        }
+
+        /// The body of the Hopper kernels: a block of 2 warpgroups computes
+        /// a `WG_BLOCK_M x 128 H` tile of D, each warpgroup 64 rows with
+        /// `wgmma` m64n(128 H)k16, through `STAGES` `cp.async` stages of
+        /// `wg_stage_bytes(128 H)` bytes in the dynamic shared memory
+        /// (`IN_FLIGHT = STAGES - 3` and `B_CHUNKS = 4 H` are checked at
+        /// compile time: a const parameter cannot be computed from another).
+        ///
+        /// # Memory
+        /// Each step's A and B tiles (64 deep) go from global to shared
+        /// memory by `cp.async` in the 128-byte swizzle `wgmma` reads
+        /// ([`wg_a_offset`], [`wg_b_offset`]). Step `s` waits for its own
+        /// copy, fences it to the async proxy and passes the barrier; then
+        /// queues the copy of step `s + STAGES - 2` into the stage step `s -
+        /// 2` used (its `wgmma`s finished before the barrier: each
+        /// warpgroup waits for all but its newest group), and issues its 4
+        /// `wgmma`s (k = 16 each, the descriptors advanced 32 bytes along
+        /// A's rows and 2048 bytes down B's) as one group, left in flight
+        /// while the next step's copy is waited for. Every thread commits
+        /// one copy group a step (empty past the end), so the waits' counts
+        /// hold to the end.
+        ///
+        /// # Safety
+        /// As [`gemm_bf16_wgmma`]; the launch has `STAGES *
+        /// wg_stage_bytes(128 H) + WG_TILE_ALIGN` bytes of dynamic shared
+        /// memory and a grid of `ceil(n / (128 H)) x ceil(m / WG_BLOCK_M)`.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn wgmma_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const H: usize, const B_CHUNKS: usize>(
+            m: u32,
+            n: u32,
+            k: u32,
+            alpha: f32,
+            a: *const u16,
+            b: *const u16,
+            beta: f32,
+            c: *const f32,
+            d: *mut f32,
+        ) where
+            [[[f32; 4]; 16]; H]: WgmmaAcc,
+        {
+            const {
+                assert!(STAGES >= 3, "a stage is refilled two steps after its wgmmas were issued");
+                assert!(IN_FLIGHT + 3 == STAGES, "a step waits for its own copy, leaving the STAGES - 3 newer ones in flight");
+                assert!(B_CHUNKS == 4 * H, "each thread copies 4 chunks of each 128 columns of B");
+            };
+            let bn = 128 * H as u32;
+            let stage_bytes = wg_stage_bytes(bn);
+            let base = (GEMM_WG_PIPELINE::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
+            let tid = thread_idx_x();
+            let (warpgroup, warp, lane) = (tid / 128, tid % 128 / 32, tid % 32);
+            let (block_row, block_col) = (block_idx_y() * WG_BLOCK_M, block_idx_x() * bn);
+            let steps = k.div_ceil(WG_BLOCK_K);
+            let mut acc = [[[0.0f32; 4]; 16]; H];
+            // SAFETY (every load below): the caller's alignment and shapes;
+            // the stage is one of the STAGES inside the aligned base.
+            let load = |stage: u32, step: u32| unsafe {
+                load_wg_stage::<B_CHUNKS>(base + stage * stage_bytes, a, b, m, n, k, block_row, block_col, step * WG_BLOCK_K)
+            };
+
+            let mut s = 0;
+            while s + 2 < STAGES {
+                if s < steps {
+                    load(s, s);
+                }
+                cp_async_commit();
+                s += 1;
+            }
+            let mut step = 0;
+            while step < steps {
+                cp_async_wait::<IN_FLIGHT>();
+                fence_proxy_async_shared();
+                sync_threads();
+                let next = step + STAGES - 2;
+                if next < steps {
+                    load(next % STAGES, next);
+                }
+                cp_async_commit();
+                // SAFETY: the stage was written, fenced and published by the
+                // barrier above, and is not rewritten before this group is
+                // waited for; the warpgroup is converged.
+                unsafe { wgmma_step(&mut acc, base + (step % STAGES) * stage_bytes, warpgroup) };
+                step += 1;
+            }
+            acc.wait::<0>();
+            cp_async_wait::<0>();
+            // SAFETY: the caller's C and D (m x n).
+            unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
+        }
+
+        // ANCHOR: gemm_bf16_wgmma
+        /// `D = alpha * A * B + beta * C` with A and B in bf16 and the
+        /// products summed in f32 on Hopper's warpgroup tensor cores
+        /// (`wgmma.mma_async` m64n256k16, both operands from shared memory
+        /// through descriptors), C and D in f32. A block computes a
+        /// `WG_BLOCK_M x WG_BLOCK_N` tile of D; each of its 2 warpgroups 64
+        /// rows of it, 128 f32 accumulators a thread.
+        ///
+        /// # Memory
+        /// As [`wgmma_pipeline`], through `WG_STAGES` stages.
+        ///
+        /// # Launch assumption
+        /// `WG_THREADS` threads in one dimension, a grid of `ceil(n /
+        /// WG_BLOCK_N) x ceil(m / WG_BLOCK_M)`, `WG_SHARED_BYTES` of dynamic
+        /// shared memory; k and n multiples of `TC_ALIGN`. Every thread
+        /// reaches every barrier and every warpgroup-wide instruction.
+        ///
+        /// # Safety
+        /// `a` holds m x k bf16, `b` k x n bf16 (both 16-byte aligned), `c`
+        /// and `d` m x n floats; `d` overlaps none of them.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn gemm_bf16_wgmma(
+            m: u32,
+            n: u32,
+            k: u32,
+            alpha: f32,
+            a: *const u16,
+            b: *const u16,
+            beta: f32,
+            c: *const f32,
+            d: *mut f32,
+        ) {
+            const H: usize = (WG_BLOCK_N / 128) as usize;
+            // SAFETY: the caller's.
+            unsafe { wgmma_pipeline::<WG_STAGES, { WG_STAGES - 3 }, H, { 4 * H }>(m, n, k, alpha, a, b, beta, c, d) };
+        }
+        // ANCHOR_END: gemm_bf16_wgmma
+
+        /// The TMA kernel's body: [`wgmma_pipeline`]'s tiles, stages and
+        /// `wgmma`s, with each step's tiles copied by the tensor memory
+        /// accelerator instead of by every thread: thread 0 announces the
+        /// stage's bytes on the stage's `mbarrier` and issues one 2D copy of
+        /// A's tile (128 rows x 64 k) and `H * 2` of B's (64 k x 64 columns
+        /// each, one per 64-column block), each landing in the 128-byte
+        /// swizzle `wgmma` reads; every thread waits on the barrier's phase
+        /// for the step. Edges need no code: the copy zero-fills what lies
+        /// outside the matrix.
+        ///
+        /// # Memory
+        /// `STAGES` stages of `wg_stage_bytes(128 H)` bytes, then one 8-byte
+        /// barrier a stage. Step `s` waits for its stage's phase (parity `(s
+        /// / STAGES) % 2`), passes the block barrier (after it, every
+        /// warpgroup has waited for its `wgmma`s of step `s - 2`), then
+        /// thread 0 refills the stage of step `s - 2` with step `s + STAGES
+        /// - 2`, and the warpgroups issue step `s`'s `wgmma`s.
+        ///
+        /// # Safety
+        /// `tmap_a` and `tmap_b` are the global addresses of tensor maps of
+        /// A (m x k bf16, box 64 x 128, 128-byte swizzle) and B (k x n bf16,
+        /// box 64 x 64, 128-byte swizzle) that nothing writes during the
+        /// kernel; the launch has `STAGES * (wg_stage_bytes(128 H) + 8) +
+        /// WG_TILE_ALIGN` bytes of dynamic shared memory and a grid of
+        /// `ceil(n / (128 H)) x ceil(m / WG_BLOCK_M)`; `c` and `d` hold m x n
+        /// floats, `d` overlapping nothing.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn tma_pipeline<const STAGES: u32, const H: usize>(
+            m: u32,
+            n: u32,
+            k: u32,
+            alpha: f32,
+            tmap_a: *const u8,
+            tmap_b: *const u8,
+            beta: f32,
+            c: *const f32,
+            d: *mut f32,
+        ) where
+            [[[f32; 4]; 16]; H]: WgmmaAcc,
+        {
+            const { assert!(STAGES >= 3, "a stage is refilled two steps after its wgmmas were issued") };
+            let bn = 128 * H as u32;
+            let stage_bytes = wg_stage_bytes(bn);
+            let base = (GEMM_WG_PIPELINE::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
+            let bar = |stage: u32| base + STAGES * stage_bytes + 8 * stage;
+            let tid = thread_idx_x();
+            let (warpgroup, warp, lane) = (tid / 128, tid % 128 / 32, tid % 32);
+            let (block_row, block_col) = (block_idx_y() * WG_BLOCK_M, block_idx_x() * bn);
+            let steps = k.div_ceil(WG_BLOCK_K);
+            let mut acc = [[[0.0f32; 4]; 16]; H];
+            // Thread 0's copies of one step into its stage: A's box at (k,
+            // row), then B's boxes at (column, k), 64 columns each.
+            // SAFETY (every issue below): thread 0 only; the maps are the
+            // caller's; the stage is free (see # Memory) and its barrier's
+            // arrival announces exactly the boxes' bytes.
+            let issue = |step: u32| unsafe {
+                let (stage, p0) = (base + (step % STAGES) * stage_bytes, (step * WG_BLOCK_K) as i32);
+                mbarrier_arrive_expect_tx(bar(step % STAGES), stage_bytes);
+                tma_load_2d(stage, tmap_a, p0, block_row as i32, bar(step % STAGES));
+                unrolled::<H>(|h| {
+                    unrolled::<2>(|half| {
+                        let blk = 2 * h as u32 + half as u32;
+                        let col = (block_col + 64 * blk) as i32;
+                        tma_load_2d(stage + WG_A_BYTES + blk * WG_B_LBO, tmap_b, col, p0, bar(step % STAGES));
+                    });
+                });
+            };
+
+            if tid == 0 {
+                let mut s = 0;
+                while s < STAGES {
+                    // SAFETY: one thread initialises each barrier, before
+                    // the fence and the block barrier below.
+                    unsafe { mbarrier_init(bar(s), 1) };
+                    s += 1;
+                }
+                fence_mbarrier_init();
+            }
+            sync_threads();
+            if tid == 0 {
+                let mut s = 0;
+                while s + 2 < STAGES {
+                    if s < steps {
+                        issue(s);
+                    }
+                    s += 1;
+                }
+            }
+            let mut step = 0;
+            while step < steps {
+                // SAFETY: the barrier was initialised before the block
+                // barrier above.
+                unsafe { mbarrier_wait_parity(bar(step % STAGES), (step / STAGES) % 2) };
+                sync_threads();
+                let next = step + STAGES - 2;
+                if tid == 0 && next < steps {
+                    issue(next);
+                }
+                // SAFETY: the stage's bytes landed (the barrier's phase) and
+                // it is not refilled before this group is waited for; the
+                // warpgroup is converged.
+                unsafe { wgmma_step(&mut acc, base + (step % STAGES) * stage_bytes, warpgroup) };
+                step += 1;
+            }
+            acc.wait::<0>();
+            // SAFETY: the caller's C and D (m x n).
+            unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
+        }
+
+        // ANCHOR: gemm_bf16_tma
+        /// [`gemm_bf16_wgmma`] fed by the tensor memory accelerator: the
+        /// same tiles (128 x 256 x 64), stages, `wgmma`s and sums, each
+        /// step's tiles copied by one thread's TMA copies onto an
+        /// `mbarrier` ([`tma_pipeline`]) where every thread queued its
+        /// `cp.async` chunks before.
+        ///
+        /// # Launch assumption
+        /// As [`gemm_bf16_wgmma`], with `WG_TMA_SHARED_BYTES` of dynamic
+        /// shared memory; k and n multiples of `TC_ALIGN` (16-byte rows, as
+        /// a tensor map's strides must be).
+        ///
+        /// # Safety
+        /// As [`tma_pipeline`].
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn gemm_bf16_tma(
+            m: u32,
+            n: u32,
+            k: u32,
+            alpha: f32,
+            tmap_a: *const u8,
+            tmap_b: *const u8,
+            beta: f32,
+            c: *const f32,
+            d: *mut f32,
+        ) {
+            const H: usize = (WG_BLOCK_N / 128) as usize;
+            // SAFETY: the caller's.
+            unsafe { tma_pipeline::<WG_STAGES, H>(m, n, k, alpha, tmap_a, tmap_b, beta, c, d) };
+        }
+        // ANCHOR_END: gemm_bf16_tma
+    }
 }

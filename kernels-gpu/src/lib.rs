@@ -9,8 +9,9 @@
 //!   constant lives once.
 //!
 //! One module per lesson: [`roofline`], [`fusion`], [`vectorize`], [`unroll`], [`fuse`], [`specialize`],
-//! [`harness`], [`conv2d`], [`bandwidth`], [`softmax`]; [`testing`] holds a kernel the
-//! error-path tests fault on purpose.
+//! [`harness`], [`conv2d`], [`bandwidth`], [`softmax`], [`gemm`]; [`testing`] holds a kernel the
+//! error-path tests fault on purpose; [`wgmma_layout`] is the shared-memory
+//! layout of Hopper's tensor cores, as arithmetic the host can test.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
@@ -56,6 +57,7 @@ pub mod specialize;
 pub mod testing;
 pub mod unroll;
 pub mod vectorize;
+pub mod wgmma_layout;
 
 /// A kernel that panics has a bug; on the GPU the only thing to do is stop
 /// the launch. `trap` aborts the kernel and the host sees

@@ -111,6 +111,164 @@ __device__ __forceinline__ void store_tiles(const float (&acc)[4][4][4], unsigne
             }
 }
 
+// Hopper's warpgroup tensor cores, for the twin of gemm_bf16_wgmma: present
+// only where NVRTC compiles for the architecture-specific sm_90a (which
+// defines __CUDA_ARCH_FEAT_SM90_ALL); elsewhere that kernel's body is empty.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Byte `offset` of a 128-byte-swizzled region as stored: the 16-byte chunk
+// within a 128-byte row XOR the row within its 8-row (1024-byte) atom.
+__device__ __forceinline__ unsigned swizzle_128b(unsigned offset) { return offset ^ (((offset >> 7) & 7) << 4); }
+
+// A shared-memory matrix descriptor in the 128-byte swizzle (mode 1), base
+// offset 0: start address, leading and stride byte offsets in 16-byte units.
+__device__ __forceinline__ unsigned long long descriptor_128b(unsigned start, unsigned lbo, unsigned sbo) {
+    return (unsigned long long)((start & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
+           ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+static_assert(WG_BLOCK_N == 256, "the twin issues m64n256k16: two warpgroups of 64 x 256");
+
+// The accumulators as H halves of 128 columns, a thread's 64 H floats as
+// 16 H mma.m16n8 C fragments: d[h][j] is columns 128 h + 8 j .. + 7.
+#define WG_ACC4(h, j) "+f"(d[h][j][0]), "+f"(d[h][j][1]), "+f"(d[h][j][2]), "+f"(d[h][j][3])
+#define WG_ACC64(h)                                                                                               \
+    WG_ACC4(h, 0), WG_ACC4(h, 1), WG_ACC4(h, 2), WG_ACC4(h, 3), WG_ACC4(h, 4), WG_ACC4(h, 5), WG_ACC4(h, 6),      \
+        WG_ACC4(h, 7), WG_ACC4(h, 8), WG_ACC4(h, 9), WG_ACC4(h, 10), WG_ACC4(h, 11), WG_ACC4(h, 12),             \
+        WG_ACC4(h, 13), WG_ACC4(h, 14), WG_ACC4(h, 15)
+
+// Waits until at most N of the warpgroup's wgmma groups are pending; each
+// accumulator passes through an empty asm after it, so no read of it moves
+// above the wait (CUTLASS's warpgroup_fence_operand).
+template <int N, int H>
+__device__ __forceinline__ void wgmma_wait(float (&d)[H][16][4]) {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#pragma unroll
+    for (int h = 0; h < H; ++h)
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) asm volatile("" : "+f"(d[h][j][r])::"memory");
+}
+
+// d += A B for one warpgroup: A 64 x 16 (K-major) and B 16 x 256 (N-major,
+// imm-trans-b = 1) in bf16 from shared memory through their descriptors, d
+// 64 x 256 in f32. The immediates: scale-d 1 (accumulate), A and B
+// unscaled, B transposed.
+__device__ __forceinline__ void wgmma_bf16_m64n256k16(float (&d)[2][16][4], unsigned long long descA,
+                                                      unsigned long long descB) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, 1, 1, 1, 0, 1;\n"
+        : WG_ACC64(0), WG_ACC64(1)
+        : "l"(descA), "l"(descB));
+}
+
+// One step's tiles into the stage at shared address `stage` (1024-aligned):
+// A (WG_BLOCK_M x WG_BLOCK_K from blockRow, p0) K-major, B (WG_BLOCK_K x
+// WG_BLOCK_N from p0, blockCol) N-major in blocks of 64 columns WG_B_LBO
+// apart, both 128-byte swizzled; 16-byte chunks, zeros outside the matrices.
+__device__ __forceinline__ void load_wg_stage(unsigned stage, const unsigned short* __restrict__ a,
+                                              const unsigned short* __restrict__ b, unsigned m, unsigned n,
+                                              unsigned k, unsigned blockRow, unsigned blockCol, unsigned p0) {
+    const unsigned tid = threadIdx.x;
+#pragma unroll
+    for (unsigned s = 0; s < WG_BLOCK_M * WG_BLOCK_K / 8 / WG_THREADS; ++s) {
+        const unsigned chunk = tid + s * WG_THREADS;
+        const unsigned row = chunk / (WG_BLOCK_K / 8), col = (chunk % (WG_BLOCK_K / 8)) * 8;
+        const bool inside = blockRow + row < m && p0 + col < k;
+        const unsigned short* src = inside ? a + (size_t)(blockRow + row) * k + p0 + col : a;
+        cp_async_16(stage + swizzle_128b(row * 128 + col * 2), src, inside ? 16 : 0);
+    }
+#pragma unroll
+    for (unsigned s = 0; s < WG_BLOCK_K * WG_BLOCK_N / 8 / WG_THREADS; ++s) {
+        const unsigned chunk = tid + s * WG_THREADS;
+        const unsigned row = chunk / (WG_BLOCK_N / 8), col = (chunk % (WG_BLOCK_N / 8)) * 8;
+        const bool inside = p0 + row < k && blockCol + col < n;
+        const unsigned short* src = inside ? b + (size_t)(p0 + row) * n + blockCol + col : b;
+        cp_async_16(stage + WG_A_BYTES + swizzle_128b((col / 64) * WG_B_LBO + row * 128 + (col % 64) * 2), src,
+                    inside ? 16 : 0);
+    }
+}
+
+// One step of k for a warpgroup: its 4 wgmmas (the descriptors advanced 32
+// bytes along A's rows and 2048 bytes down B's) on the stage at `stage`,
+// between a fence and a commit, then the wait for all but this group.
+__device__ __forceinline__ void wgmma_step(float (&acc)[2][16][4], unsigned stage, unsigned warpgroup) {
+    const unsigned long long descA = descriptor_128b(stage + warpgroup * 64 * 128, 16, WG_A_SBO);
+    const unsigned long long descB = descriptor_128b(stage + WG_A_BYTES, WG_B_LBO, WG_B_SBO);
+    wgmma_fence();
+#pragma unroll
+    for (unsigned kk = 0; kk < WG_BLOCK_K / 16; ++kk)
+        wgmma_bf16_m64n256k16(acc, descA + ((32 * kk) >> 4), descB + ((16 * 128 * kk) >> 4));
+    wgmma_commit();
+    wgmma_wait<1>(acc);
+}
+
+// D = alpha acc + beta C for a warp's 16 rows from row0 and WG_BLOCK_N
+// columns from col0 (the C/D fragment layout), inside m x n only.
+__device__ __forceinline__ void store_wg(const float (&acc)[2][16][4], unsigned row0, unsigned col0, unsigned lane,
+                                         unsigned m, unsigned n, float alpha, float beta,
+                                         const float* __restrict__ c, float* __restrict__ d) {
+    const unsigned group = lane / 4, pair = lane % 4;
+#pragma unroll
+    for (unsigned h = 0; h < 2; ++h)
+#pragma unroll
+        for (unsigned j = 0; j < 16; ++j)
+#pragma unroll
+            for (unsigned r = 0; r < 4; ++r) {
+                const unsigned row = row0 + group + 8 * (r / 2);
+                const unsigned col = col0 + h * 128 + j * 8 + 2 * pair + r % 2;
+                if (row < m && col < n) {
+                    const size_t at = (size_t)row * n + col;
+                    d[at] = fmaf(alpha, acc[h][j][r], beta * c[at]);
+                }
+            }
+}
+
+// The tensor memory accelerator and its barriers (inline PTX, as CUTLASS's
+// cute/arch/copy_sm90_tma.hpp and barrier.h write them).
+__device__ __forceinline__ void mbarrier_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void fence_mbarrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Waits until the phase of `bar` with parity `parity` has completed.
+__device__ __forceinline__ void mbarrier_wait_parity(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile(
+            "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+// The 2D box at element (x, y) of the tensor map at `map` to shared `dst`,
+// its bytes completing on `bar`.
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const void* map, int x, int y, unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+        ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar)
+        : "memory");
+}
+#endif
+
 extern "C" {
 
 // ANCHOR: gemm_naive
@@ -457,5 +615,106 @@ __global__ void gemm_bf16_pipelined(unsigned m, unsigned n, unsigned k, float al
 #endif
 }
 // ANCHOR_END: gemm_bf16_pipelined
+
+
+// ANCHOR: gemm_bf16_wgmma
+// BF16 A and B, f32 sums on Hopper's warpgroup tensor cores (wgmma
+// m64n256k16, both operands read from shared memory through descriptors). A
+// block of 2 warpgroups computes a WG_BLOCK_M x WG_BLOCK_N tile of D, each
+// warpgroup 64 rows. Memory: cp.async copies each step's tiles (64 deep) in
+// the 128-byte swizzle through WG_STAGES stages; step s waits for its copy,
+// fences it to the async proxy, passes the barrier, copies step s +
+// WG_STAGES - 2 into the stage step s - 2 used, and leaves its 4 wgmmas in
+// flight (wait for all but the newest group). Launch: WG_THREADS threads, a
+// ceil(n / WG_BLOCK_N) x ceil(m / WG_BLOCK_M) grid, WG_SHARED_BYTES of dynamic
+// shared memory; k and n multiples of 8.
+__global__ void gemm_bf16_wgmma(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
+                                const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
+                                float* __restrict__ d) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(16) unsigned char wgPipeline[];
+    const unsigned base =
+        ((unsigned)__cvta_generic_to_shared(wgPipeline) + WG_TILE_ALIGN - 1) & ~(unsigned)(WG_TILE_ALIGN - 1);
+    const unsigned tid = threadIdx.x, warpgroup = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
+    const unsigned blockRow = blockIdx.y * WG_BLOCK_M, blockCol = blockIdx.x * WG_BLOCK_N;
+    const unsigned steps = (k + WG_BLOCK_K - 1) / WG_BLOCK_K;
+    float acc[WG_BLOCK_N / 128][16][4] = {};
+
+#pragma unroll
+    for (unsigned s = 0; s + 2 < WG_STAGES; ++s) {
+        if (s < steps) load_wg_stage(base + s * WG_STAGE_BYTES, a, b, m, n, k, blockRow, blockCol, s * WG_BLOCK_K);
+        cp_async_commit();
+    }
+    for (unsigned step = 0; step < steps; ++step) {
+        cp_async_wait<WG_STAGES - 3>();
+        fence_proxy_async_shared();
+        __syncthreads();
+        const unsigned next = step + WG_STAGES - 2;
+        if (next < steps)
+            load_wg_stage(base + (next % WG_STAGES) * WG_STAGE_BYTES, a, b, m, n, k, blockRow, blockCol,
+                          next * WG_BLOCK_K);
+        cp_async_commit();
+        wgmma_step(acc, base + (step % WG_STAGES) * WG_STAGE_BYTES, warpgroup);
+    }
+    wgmma_wait<0>(acc);
+    cp_async_wait<0>();
+    store_wg(acc, blockRow + warpgroup * 64 + warp * 16, blockCol, lane, m, n, alpha, beta, c, d);
+#endif
+}
+// ANCHOR_END: gemm_bf16_wgmma
+
+// ANCHOR: gemm_bf16_tma
+// gemm_bf16_wgmma fed by the tensor memory accelerator: the same tiles,
+// stages, wgmmas and sums; each step's tiles are copied by thread 0's TMA
+// copies (A's 64 x 128 box, B's four 64 x 64 boxes, zeros outside the
+// matrices) onto the stage's mbarrier, for which every thread waits. Step s
+// waits for its stage's phase, passes the block barrier (every warpgroup is
+// then past its wgmmas of step s - 2), then thread 0 refills that stage with
+// step s + WG_STAGES - 2. Launch: as gemm_bf16_wgmma with WG_TMA_SHARED_BYTES
+// of dynamic shared memory; mapA and mapB the global addresses of A's and
+// B's tensor maps (128-byte swizzle).
+__global__ void gemm_bf16_tma(unsigned m, unsigned n, unsigned k, float alpha, const unsigned char* __restrict__ mapA,
+                              const unsigned char* __restrict__ mapB, float beta, const float* __restrict__ c,
+                              float* __restrict__ d) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(16) unsigned char wgPipeline[];
+    const unsigned base =
+        ((unsigned)__cvta_generic_to_shared(wgPipeline) + WG_TILE_ALIGN - 1) & ~(unsigned)(WG_TILE_ALIGN - 1);
+    const unsigned bars = base + WG_STAGES * WG_STAGE_BYTES;
+    const unsigned tid = threadIdx.x, warpgroup = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
+    const unsigned blockRow = blockIdx.y * WG_BLOCK_M, blockCol = blockIdx.x * WG_BLOCK_N;
+    const unsigned steps = (k + WG_BLOCK_K - 1) / WG_BLOCK_K;
+    float acc[WG_BLOCK_N / 128][16][4] = {};
+    auto issue = [&](unsigned step) {
+        const unsigned stage = base + (step % WG_STAGES) * WG_STAGE_BYTES, bar = bars + 8 * (step % WG_STAGES);
+        const int p0 = (int)(step * WG_BLOCK_K);
+        mbarrier_arrive_expect_tx(bar, WG_STAGE_BYTES);
+        tma_load_2d(stage, mapA, p0, (int)blockRow, bar);
+#pragma unroll
+        for (unsigned blk = 0; blk < WG_BLOCK_N / 64; ++blk)
+            tma_load_2d(stage + WG_A_BYTES + blk * WG_B_LBO, mapB, (int)(blockCol + 64 * blk), p0, bar);
+    };
+
+    if (tid == 0) {
+        for (unsigned s = 0; s < WG_STAGES; ++s) mbarrier_init(bars + 8 * s, 1);
+        fence_mbarrier_init();
+    }
+    __syncthreads();
+    if (tid == 0)
+#pragma unroll
+        for (unsigned s = 0; s + 2 < WG_STAGES; ++s)
+            if (s < steps) issue(s);
+    for (unsigned step = 0; step < steps; ++step) {
+        mbarrier_wait_parity(bars + 8 * (step % WG_STAGES), (step / WG_STAGES) % 2);
+        __syncthreads();
+        const unsigned next = step + WG_STAGES - 2;
+        if (tid == 0 && next < steps) issue(next);
+        wgmma_step(acc, base + (step % WG_STAGES) * WG_STAGE_BYTES, warpgroup);
+    }
+    wgmma_wait<0>(acc);
+    store_wg(acc, blockRow + warpgroup * 64 + warp * 16, blockCol, lane, m, n, alpha, beta, c, d);
+#endif
+}
+// ANCHOR_END: gemm_bf16_tma
 
 }

@@ -1,6 +1,9 @@
 //! The GEMM lesson on the host: `D = alpha * A * B + beta * C` from a
 //! thread per output to 2D register blocking and float4 accesses in FP32,
-//! then BF16 on the tensor cores (two and four `cp.async` stages), each kernel checked and timed at square sizes from 1024 to
+//! then BF16 on the tensor cores (`mma.sync` with two and four `cp.async`
+//! stages, from the sm_80 module; on compute capability 9.0, `wgmma` fed by
+//! `cp.async` and by the tensor memory accelerator, from the sm_90a
+//! module), each kernel checked and timed at square sizes from 1024 to
 //! 8192 (and 4095, whose edges no tile divides) beside cuBLAS at the same
 //! size and precision.
 //!
@@ -19,7 +22,8 @@
 //! - each tensor-core kernel, on integer inputs whose every partial sum is
 //!   exact ([`reference::integer`]), equal to the naive kernel's output in
 //!   every element: a wrong or stale tile anywhere shows; and the
-//!   tensor-core kernels equal to each other on the fills, bit for bit.
+//!   `mma.sync` kernels equal to each other on the fills, bit for bit, and
+//!   the `wgmma` kernels to each other.
 //!
 //! `D` is poisoned (NaN) before every checked launch, so a kernel that
 //! skips a tile fails.
@@ -35,6 +39,7 @@ use crate::cublas::Cublas;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{KernelId, KernelSet};
+use crate::ptx::Module;
 use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
 use crate::report::Context;
 use crate::sizes::{LessonSizes, Stream};
@@ -103,9 +108,106 @@ impl TcKernel {
         }
     }
 
-    /// Why the kernel cannot run at (m, n, k), if it cannot: its `cp.async`
-    /// copies move 16-byte chunks (8 bf16), so k and n must be multiples of
-    /// 8 for every row of A and B to start on a chunk.
+    /// Why the kernel cannot run at (m, n, k), if it cannot
+    /// ([`TensorKernel::refusal`]).
+    pub fn refusal(self, shape: (usize, usize, usize)) -> Option<String> {
+        TensorKernel::Mma(self).refusal(shape)
+    }
+}
+
+crate::kernel_ids! {
+    /// The Hopper kernels, from the sm_90a module (`host::ptx::PTX_SM90A`),
+    /// loaded on GPUs of compute capability 9.0: (m, n, k, alpha, A in bf16,
+    /// B in bf16, beta, C, D).
+    pub enum WgKernel {
+        /// BF16 inputs, FP32 accumulation: `wgmma` m64n256k16 reading both
+        /// tiles from shared memory (128-byte swizzle), tiles of 128 x 256
+        /// copied by `cp.async` through `WG_STAGES` stages.
+        Bf16Wgmma = "gemm_bf16_wgmma" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// The same tiles, stages and `wgmma`s, each step's tiles copied by
+        /// the tensor memory accelerator onto an `mbarrier`: (m, n, k,
+        /// alpha, A's tensor map, B's tensor map, beta, C, D).
+        Bf16Tma = "gemm_bf16_tma" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+    }
+}
+
+/// A tensor-core kernel of either module: `mma.sync` (sm_80) or `wgmma`
+/// (sm_90a). Both take the same parameters, read the same bf16 inputs and
+/// are checked the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorKernel {
+    /// A kernel of the sm_80 module.
+    Mma(TcKernel),
+    /// A kernel of the sm_90a module.
+    Wgmma(WgKernel),
+}
+
+impl From<TcKernel> for TensorKernel {
+    fn from(k: TcKernel) -> TensorKernel {
+        TensorKernel::Mma(k)
+    }
+}
+
+impl From<WgKernel> for TensorKernel {
+    fn from(k: WgKernel) -> TensorKernel {
+        TensorKernel::Wgmma(k)
+    }
+}
+
+impl TensorKernel {
+    /// The exported symbol (the Rust kernel's and its twin's).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            TensorKernel::Mma(k) => k.symbol(),
+            TensorKernel::Wgmma(k) => k.symbol(),
+        }
+    }
+
+    /// What the kernel does, for its row in the report.
+    pub fn label(self) -> &'static str {
+        match self {
+            TensorKernel::Mma(k) => k.label(),
+            TensorKernel::Wgmma(WgKernel::Bf16Wgmma) => "BF16 in, FP32 sums: wgmma m64n256k16 from swizzled shared tiles, 4 cp.async stages",
+            TensorKernel::Wgmma(WgKernel::Bf16Tma) => "BF16 in, FP32 sums: the same wgmma tiles, copied by TMA onto mbarriers",
+        }
+    }
+
+    /// The module its Rust side comes from.
+    pub fn module(self) -> crate::ptx::Module {
+        match self {
+            TensorKernel::Mma(_) => crate::ptx::Module::Sm80,
+            TensorKernel::Wgmma(_) => crate::ptx::Module::Sm90a,
+        }
+    }
+
+    /// Bytes of dynamic shared memory a block takes (0 where its stages are
+    /// static).
+    pub fn dynamic_shared_bytes(self) -> u32 {
+        match self {
+            TensorKernel::Mma(k) => k.dynamic_shared_bytes(),
+            TensorKernel::Wgmma(WgKernel::Bf16Wgmma) => WG_SHARED_BYTES,
+            TensorKernel::Wgmma(WgKernel::Bf16Tma) => WG_TMA_SHARED_BYTES,
+        }
+    }
+
+    /// The launch over an m x n output.
+    pub fn launch_config(self, m: usize, n: usize) -> LaunchConfig {
+        match self {
+            TensorKernel::Mma(k) => k.launch_config(m, n),
+            TensorKernel::Wgmma(_) => {
+                let blocks = |extent: usize, per: u32| extent.div_ceil(per as usize).max(1) as u32;
+                LaunchConfig {
+                    grid_dim: (blocks(n, WG_BLOCK_N), blocks(m, WG_BLOCK_M), 1),
+                    block_dim: (WG_THREADS, 1, 1),
+                    shared_mem_bytes: self.dynamic_shared_bytes(),
+                }
+            }
+        }
+    }
+
+    /// Why the kernel cannot run at (m, n, k), if it cannot: every one
+    /// copies 16-byte chunks (8 bf16) of A's and B's rows, so k and n must
+    /// be multiples of 8.
     pub fn refusal(self, shape: (usize, usize, usize)) -> Option<String> {
         let (_, n, k) = shape;
         (n % TC_ALIGN != 0 || k % TC_ALIGN != 0).then(|| {
@@ -635,39 +737,66 @@ impl<'g> Gemm<'g> {
     }
 }
 
-/// The tensor-core side: the sm_80 module's kernels and A and B in bf16
-/// (the fills are multiples of 1/256 in [-1, 1), exact in bf16, so they are
-/// the FP32 kernels' inputs exactly).
+/// The tensor-core side: the sm_80 module's kernels (and, on compute
+/// capability 9.0, the sm_90a module's) and A and B in bf16 (the fills are
+/// multiples of 1/256 in [-1, 1), exact in bf16, so they are the FP32
+/// kernels' inputs exactly).
 pub struct TensorCores {
     kernels: KernelSet<TcKernel>,
+    /// The Hopper kernels, or why this GPU has none.
+    pub hopper: std::result::Result<KernelSet<WgKernel>, String>,
     a: CudaSlice<u16>,
     b: CudaSlice<u16>,
     a_int: CudaSlice<u16>,
     b_int: CudaSlice<u16>,
     a_int_f32: CudaSlice<f32>,
     b_int_f32: CudaSlice<f32>,
+    /// The TMA kernel's tensor maps of A and B, for the shape and inputs
+    /// they were encoded for.
+    maps: Option<TensorMaps>,
+}
+
+/// The tensor maps of the bf16 A (m x k, boxes [`WG_TMA_BOX_A`]) and B (k x
+/// n, boxes [`WG_TMA_BOX_B`]) one shape and one kind of inputs reads, in
+/// device memory.
+struct TensorMaps {
+    key: ((usize, usize, usize), Inputs),
+    a: CudaSlice<u8>,
+    b: CudaSlice<u8>,
 }
 
 impl TensorCores {
-    /// Loads the sm_80 module and uploads A and B as bf16, on a GPU of
-    /// compute capability 8.0 or more; on an older one, the reason it has
-    /// none (the outer `Ok`).
+    /// Loads the sm_80 module (and the sm_90a module on compute capability
+    /// 9.0) and uploads A and B as bf16, on a GPU of compute capability 8.0
+    /// or more; on an older one, the reason it has none (the outer `Ok`).
     ///
     /// # Errors
     /// Driver errors on a GPU that should run the module.
     pub fn new(gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<std::result::Result<TensorCores, String>> {
         let (major, minor) = gpu.info.compute_capability;
-        if major < 8 {
+        if !Module::Sm80.runs_on((major, minor)) {
             return Ok(Err(format!(
                 "{} has compute capability {major}.{minor}; the bf16 mma.sync, ldmatrix and cp.async of the sm_80 module \
                  need 8.0 or more",
                 gpu.info.name
             )));
         }
-        let kernels = KernelSet::from_ptx(gpu, crate::ptx::PTX_SM80)?;
+        let kernels = KernelSet::from_module(gpu, Module::Sm80)?;
         for &kernel in TcKernel::ALL {
-            allow_dynamic_shared(kernels.active(kernel), kernel)?;
+            allow_dynamic_shared(kernels.active(kernel), kernel.into())?;
         }
+        let hopper = if Module::Sm90a.runs_on((major, minor)) {
+            let set = KernelSet::from_module(gpu, Module::Sm90a)?;
+            for &kernel in WgKernel::ALL {
+                allow_dynamic_shared(set.active(kernel), kernel.into())?;
+            }
+            Ok(set)
+        } else {
+            Err(format!(
+                "{} has compute capability {major}.{minor}; wgmma and the sm_90a module need exactly 9.0",
+                gpu.info.name
+            ))
+        };
         let len = a.len();
         gpu.require_free_memory(
             len * (4 * size_of::<u16>() + 2 * size_of::<f32>()),
@@ -684,7 +813,55 @@ impl TensorCores {
         let (a_int, b_int) = (gpu.upload_bf16(&int_a)?, gpu.upload_bf16(&int_b)?);
         let (a_int_f32, b_int_f32) = (upload_f32(&int_a)?, upload_f32(&int_b)?);
         gpu.sync_after("uploading the tensor-core inputs")?;
-        Ok(Ok(TensorCores { kernels, a, b, a_int, b_int, a_int_f32, b_int_f32 }))
+        Ok(Ok(TensorCores { kernels, hopper, a, b, a_int, b_int, a_int_f32, b_int_f32, maps: None }))
+    }
+
+    /// Encodes the tensor maps of A and B (the `inputs` in bf16) for
+    /// `shape` and uploads them, unless they are already those; queued on
+    /// the stream before the launch that reads them.
+    ///
+    /// # Errors
+    /// The driver refusing a map ([`crate::tma::bf16_tensor_map_128b`]);
+    /// the allocation or the copy.
+    fn encode_maps(&mut self, gpu: &Gpu, shape: (usize, usize, usize), inputs: Inputs) -> Result<()> {
+        if self.maps.as_ref().is_some_and(|maps| maps.key == (shape, inputs)) {
+            return Ok(());
+        }
+        let (m, n, k) = shape;
+        let (a, b) = if inputs == Inputs::Integers { (&self.a_int, &self.b_int) } else { (&self.a, &self.b) };
+        let (a_ptr, _a) = a.device_ptr(&gpu.stream);
+        let (b_ptr, _b) = b.device_ptr(&gpu.stream);
+        let map_a = crate::tma::bf16_tensor_map_128b(a_ptr, m, k, WG_TMA_BOX_A)?;
+        let map_b = crate::tma::bf16_tensor_map_128b(b_ptr, k, n, WG_TMA_BOX_B)?;
+        self.maps = Some(TensorMaps {
+            key: (shape, inputs),
+            a: crate::tma::upload_map(gpu, &map_a)?,
+            b: crate::tma::upload_map(gpu, &map_b)?,
+        });
+        Ok(())
+    }
+
+    /// Every tensor-core kernel this GPU runs: the sm_80 module's, then the
+    /// sm_90a module's where it loaded.
+    pub fn kernels(&self) -> Vec<TensorKernel> {
+        let mut all: Vec<TensorKernel> = TcKernel::ALL.iter().map(|&k| k.into()).collect();
+        if self.hopper.is_ok() {
+            all.extend(WgKernel::ALL.iter().map(|&k| TensorKernel::from(k)));
+        }
+        all
+    }
+
+    /// `kernel`'s function on the side in use.
+    ///
+    /// # Panics
+    /// For a Hopper kernel where the sm_90a module did not load (a caller
+    /// bug: [`TensorCores::kernels`] lists only those that did).
+    pub fn function(&self, kernel: TensorKernel) -> &cudarc::driver::CudaFunction {
+        match (kernel, &self.hopper) {
+            (TensorKernel::Mma(k), _) => self.kernels.active(k),
+            (TensorKernel::Wgmma(k), Ok(set)) => set.active(k),
+            (TensorKernel::Wgmma(_), Err(why)) => panic!("a Hopper kernel without the sm_90a module ({why}): a caller bug"),
+        }
     }
 }
 
@@ -692,31 +869,46 @@ impl Gemm<'_> {
     /// Launches the tensor-core `kernel` at the current shape (queued).
     ///
     /// # Errors
-    /// [`Error::Size`] for a shape the kernel refuses or a GPU without the
+    /// [`Error::Size`] for a shape the kernel refuses or a GPU without its
     /// module; a launch the driver refuses.
-    pub fn launch_tc(&mut self, kernel: TcKernel) -> Result<()> {
+    pub fn launch_tc(&mut self, kernel: impl Into<TensorKernel>) -> Result<()> {
+        let kernel = kernel.into();
         let (m, n, k) = self.shape;
         if let Some(why) = kernel.refusal(self.shape) {
             return Err(Error::Size(why));
         }
+        let (gpu, inputs) = (self.gpu, self.inputs);
+        let tc = self.tensor.as_mut().map_err(|why| Error::Size(why.clone()))?;
+        if kernel == TensorKernel::Wgmma(WgKernel::Bf16Tma) {
+            tc.encode_maps(gpu, self.shape, inputs)?;
+        }
         let tc = self.tensor.as_ref().map_err(|why| Error::Size(why.clone()))?;
-        let launch = tc
-            .kernels
-            .launch(self.gpu, kernel)
-            .scalar(m as u32)
-            .scalar(n as u32)
-            .scalar(k as u32)
-            .scalar(ALPHA)
-            .input(if self.inputs == Inputs::Integers { &tc.a_int } else { &tc.a })
-            .input(if self.inputs == Inputs::Integers { &tc.b_int } else { &tc.b })
-            .scalar(BETA)
-            .input(&self.c)
-            .output(&mut self.d);
+        let (a, b) = if inputs == Inputs::Integers { (&tc.a_int, &tc.b_int) } else { (&tc.a, &tc.b) };
+        let launch = match (kernel, &tc.hopper) {
+            (TensorKernel::Mma(id), _) => tc.kernels.launch(self.gpu, id),
+            (TensorKernel::Wgmma(id), Ok(set)) => set.launch(self.gpu, id),
+            (TensorKernel::Wgmma(_), Err(why)) => return Err(Error::Size(why.clone())),
+        };
+        let launch = launch.scalar(m as u32).scalar(n as u32).scalar(k as u32).scalar(ALPHA);
+        // The TMA kernel reads A and B through their tensor maps.
+        let launch = match (&tc.maps, kernel) {
+            (Some(maps), TensorKernel::Wgmma(WgKernel::Bf16Tma)) => launch.input(&maps.a).input(&maps.b),
+            _ => launch.input(a).input(b),
+        };
+        let launch = launch.scalar(BETA).input(&self.c).output(&mut self.d);
         // SAFETY: A and B (bf16) hold the fills' first elements, at least
         // m*k and k*n (set_shape checked the f32 buffers of the same
         // length), C and D m*n floats; k and n are multiples of 8 (checked
-        // above); the grid covers D; the parameter kinds are checked.
+        // above); the grid covers D and the block has its dynamic shared
+        // memory (allowed when the module loaded); the parameter kinds are
+        // checked.
         unsafe { launch.launch(kernel.launch_config(m, n)) }
+    }
+
+    /// The tensor-core kernels this GPU runs ([`TensorCores::kernels`]);
+    /// none where the tensor-core side did not load.
+    pub fn tensor_kernels(&self) -> Vec<TensorKernel> {
+        self.tensor.as_ref().map(TensorCores::kernels).unwrap_or_default()
     }
 
     /// cuBLAS's bf16 GEMM (`cublasGemmEx`, f32 sums) at the current shape,
@@ -752,7 +944,7 @@ impl Gemm<'_> {
     ///
     /// # Errors
     /// As the launches; a fault, charged to the kernel.
-    pub fn output_tc(&mut self, kernel: Option<TcKernel>) -> Result<Vec<f32>> {
+    pub fn output_tc(&mut self, kernel: Option<TensorKernel>) -> Result<Vec<f32>> {
         match kernel {
             Some(kernel) => self.output_of(kernel.symbol(), |g| g.launch_tc(kernel)),
             None => self.output_of("cublasGemmEx_bf16", Self::launch_cublas_bf16),
@@ -767,7 +959,8 @@ impl Gemm<'_> {
     ///
     /// # Errors
     /// As [`Gemm::output_tc`].
-    pub fn check_tc(&mut self, kernel: TcKernel, shape: (usize, usize, usize), cublas: Option<&[f32]>) -> Result<Vec<Failure>> {
+    pub fn check_tc(&mut self, kernel: impl Into<TensorKernel>, shape: (usize, usize, usize), cublas: Option<&[f32]>) -> Result<Vec<Failure>> {
+        let kernel = kernel.into();
         self.set_shape(shape)?;
         let got = self.output_tc(Some(kernel))?;
         let failures =
@@ -782,7 +975,8 @@ impl Gemm<'_> {
     ///
     /// # Errors
     /// As the launches.
-    pub fn check_tc_exact(&mut self, kernel: TcKernel, shape: (usize, usize, usize)) -> Result<Vec<Failure>> {
+    pub fn check_tc_exact(&mut self, kernel: impl Into<TensorKernel>, shape: (usize, usize, usize)) -> Result<Vec<Failure>> {
+        let kernel = kernel.into();
         self.set_shape(shape)?;
         self.set_inputs(Inputs::Integers);
         let naive = self.output(Some(Kernel::Naive));
@@ -800,23 +994,30 @@ impl Gemm<'_> {
     }
 
     /// Every tensor-core kernel's output at `shape` (on the fills) against
-    /// the first's, bit for bit: they share tiles and the order of their
-    /// `mma`s, so any difference is a wrong or stale tile.
+    /// the first of its family's, bit for bit: the `mma.sync` kernels share
+    /// tiles and the order of their `mma`s, and the `wgmma` kernels theirs,
+    /// so any difference is a wrong or stale tile. (The families are not
+    /// held to each other's bits: a `wgmma` sums its 16 products with its own
+    /// adder, which need not round as `mma.sync`'s does.)
     ///
     /// # Errors
     /// As the launches.
     pub fn check_tc_same_sums(&mut self, shape: (usize, usize, usize)) -> Result<Vec<Failure>> {
         self.set_shape(shape)?;
-        let (first, rest) = TcKernel::ALL.split_first().expect("at least one tensor-core kernel");
-        let want = self.output_tc(Some(*first))?;
+        let (mma, wgmma): (Vec<TensorKernel>, Vec<TensorKernel>) =
+            self.tensor_kernels().into_iter().partition(|k| matches!(k, TensorKernel::Mma(_)));
         let mut failures = Vec::new();
-        for &kernel in rest {
-            let got = self.output_tc(Some(kernel))?;
-            let (m, n, k) = shape;
-            failures.extend(first_mismatch(&got, &want, Tolerance::Exact).map(|e| Failure {
-                kernel: kernel.symbol(),
-                detail: format!("{m} x {n} x {k}: not {}'s sums (same tiles, same mma order): {e}", first.symbol()),
-            }));
+        for family in [mma, wgmma] {
+            let Some((&first, rest)) = family.split_first() else { continue };
+            let want = self.output_tc(Some(first))?;
+            for &kernel in rest {
+                let got = self.output_tc(Some(kernel))?;
+                let (m, n, k) = shape;
+                failures.extend(first_mismatch(&got, &want, Tolerance::Exact).map(|e| Failure {
+                    kernel: kernel.symbol(),
+                    detail: format!("{m} x {n} x {k}: not {}'s sums (same tiles, same order of tensor-core steps): {e}", first.symbol()),
+                }));
+            }
         }
         Ok(failures)
     }
@@ -826,7 +1027,7 @@ impl Gemm<'_> {
     ///
     /// # Errors
     /// As the launches.
-    pub fn time_tc(&mut self, kernel: Option<TcKernel>, plan: Plan) -> Result<Timing> {
+    pub fn time_tc(&mut self, kernel: Option<TensorKernel>, plan: Plan) -> Result<Timing> {
         let gpu = self.gpu;
         match kernel {
             Some(kernel) => timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch_tc(kernel)),
@@ -836,14 +1037,15 @@ impl Gemm<'_> {
 }
 
 /// A row of the GEMM lesson's comparison with its CUDA C twins: an FP32
-/// kernel (the sm_75 module), or a tensor-core kernel (the sm_80 module,
-/// compared where it loads and the compared size is one it runs at).
+/// kernel (the sm_75 module), or a tensor-core kernel (the sm_80 or sm_90a
+/// module, compared where it loads and the compared size is one it runs
+/// at).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GemmRow {
     /// An FP32 kernel.
     Fp32(Kernel),
     /// A tensor-core kernel.
-    Tensor(TcKernel),
+    Tensor(TensorKernel),
 }
 
 impl TwinRows for Gemm<'_> {
@@ -851,10 +1053,8 @@ impl TwinRows for Gemm<'_> {
 
     fn units(&self) -> Vec<GemmRow> {
         let mut units: Vec<GemmRow> = Kernel::ALL.iter().map(|&k| GemmRow::Fp32(k)).collect();
-        if self.tensor.is_ok() {
-            let runs = |k: &&TcKernel| k.refusal(self.shape).is_none();
-            units.extend(TcKernel::ALL.iter().filter(runs).map(|&k| GemmRow::Tensor(k)));
-        }
+        let runs = |k: &TensorKernel| k.refusal(self.shape).is_none();
+        units.extend(self.tensor_kernels().into_iter().filter(runs).map(GemmRow::Tensor));
         units
     }
 
@@ -868,19 +1068,29 @@ impl TwinRows for Gemm<'_> {
     fn shown(&mut self, unit: GemmRow) -> Shown<'_> {
         match (unit, &self.tensor) {
             (GemmRow::Fp32(k), _) => shown_in(&self.kernels, k),
-            (GemmRow::Tensor(k), Ok(tc)) => shown_from(&tc.kernels, k, crate::ptx::PTX_SM80),
-            (GemmRow::Tensor(_), Err(why)) => panic!("a tensor-core row without the sm_80 module ({why}): a caller bug"),
+            (GemmRow::Tensor(TensorKernel::Mma(k)), Ok(tc)) => shown_from(&tc.kernels, k, Module::Sm80.ptx()),
+            (GemmRow::Tensor(TensorKernel::Wgmma(k)), Ok(TensorCores { hopper: Ok(set), .. })) => {
+                shown_from(set, k, Module::Sm90a.ptx())
+            }
+            (GemmRow::Tensor(k), _) => panic!("a tensor-core row ({}) without its module: a caller bug", k.symbol()),
         }
     }
 
-    /// Both kernel sets' twins come from the one NVRTC module.
+    /// Every kernel set's twins come from the one NVRTC module.
     fn load_twins(&mut self, gpu: &Gpu, c_ptx: &str) -> Result<()> {
         self.kernels.load_twins(gpu, c_ptx)?;
         if let Ok(tc) = &mut self.tensor {
             tc.kernels.load_twins(gpu, c_ptx)?;
             for &kernel in TcKernel::ALL {
                 let twin = tc.kernels.get(kernel, Side::CudaC).expect("the twins just loaded");
-                allow_dynamic_shared(twin, kernel)?;
+                allow_dynamic_shared(twin, kernel.into())?;
+            }
+            if let Ok(set) = &mut tc.hopper {
+                set.load_twins(gpu, c_ptx)?;
+                for &kernel in WgKernel::ALL {
+                    let twin = set.get(kernel, Side::CudaC).expect("the twins just loaded");
+                    allow_dynamic_shared(twin, kernel.into())?;
+                }
             }
         }
         Ok(())
@@ -890,6 +1100,9 @@ impl TwinRows for Gemm<'_> {
         self.kernels.use_side(side);
         if let Ok(tc) = &mut self.tensor {
             tc.kernels.use_side(side);
+            if let Ok(set) = &mut tc.hopper {
+                set.use_side(side);
+            }
         }
     }
 
@@ -924,7 +1137,7 @@ impl TwinRows for Gemm<'_> {
 ///
 /// # Errors
 /// The driver refusing the size.
-fn allow_dynamic_shared(f: &cudarc::driver::CudaFunction, kernel: TcKernel) -> Result<()> {
+fn allow_dynamic_shared(f: &cudarc::driver::CudaFunction, kernel: TensorKernel) -> Result<()> {
     f.set_attribute(
         cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
         kernel.dynamic_shared_bytes() as i32,
@@ -1009,7 +1222,7 @@ pub struct GemmLesson;
 
 impl lesson::Lesson for GemmLesson {
     const NAME: &'static str = "gemm";
-    const ABOUT: &'static str = "GEMM from a thread per output to 2D register blocking, float4 accesses and warp tiles with loads a step ahead in FP32, then BF16 on the tensor cores (mma.sync, ldmatrix, cp.async), checked against a CPU reference and cuBLAS, timed beside cuBLAS at 1024 to 8192.";
+    const ABOUT: &'static str = "GEMM from a thread per output to 2D register blocking, float4 accesses and warp tiles with loads a step ahead in FP32, then BF16 on the tensor cores (mma.sync, ldmatrix, cp.async; on Hopper wgmma, fed by cp.async and by TMA), checked against a CPU reference and cuBLAS, timed beside cuBLAS at 1024 to 8192.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Gemm<'g>;
@@ -1022,6 +1235,14 @@ impl lesson::Lesson for GemmLesson {
             "gemm_vectorized": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "thread_tile": [THREAD_M, THREAD_N]},
             "gemm_warptiled": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "warp_tile": [64, 32],
                 "thread_tile": [THREAD_M, THREAD_N], "launch_bounds": [REG_THREADS, WARP_MIN_BLOCKS]},
+            "gemm_bf16_mma": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
+                "stages": TC_STAGES},
+            "gemm_bf16_pipelined": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
+                "stages": TC_PIPE_STAGES},
+            "gemm_bf16_wgmma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
+                "warpgroup_tile": [64, WG_BLOCK_N], "stages": WG_STAGES},
+            "gemm_bf16_tma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
+                "warpgroup_tile": [64, WG_BLOCK_N], "stages": WG_STAGES, "boxes": [WG_TMA_BOX_A, WG_TMA_BOX_B]},
         })
     }
 
@@ -1033,7 +1254,11 @@ impl lesson::Lesson for GemmLesson {
              #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define WARP_MIN_BLOCKS {WARP_MIN_BLOCKS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
              #define TC_BLOCK_N {TC_BLOCK_N}\n#define TC_BLOCK_K {TC_BLOCK_K}\n#define TC_THREADS {TC_THREADS}\n\
              #define TC_A_STRIDE {TC_A_STRIDE}\n#define TC_B_STRIDE {TC_B_STRIDE}\n#define TC_STAGES {TC_STAGES}\n\
-             #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n#define TC_PIPE_STAGES {TC_PIPE_STAGES}\n{CUDA_C_SOURCE}",
+             #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n#define TC_PIPE_STAGES {TC_PIPE_STAGES}\n#define WG_BLOCK_M {WG_BLOCK_M}\n\
+             #define WG_BLOCK_N {WG_BLOCK_N}\n#define WG_BLOCK_K {WG_BLOCK_K}\n#define WG_THREADS {WG_THREADS}\n\
+             #define WG_STAGES {WG_STAGES}\n#define WG_A_BYTES {WG_A_BYTES}\n#define WG_STAGE_BYTES {WG_STAGE_BYTES}\n\
+             #define WG_TILE_ALIGN {WG_TILE_ALIGN}\n#define WG_A_SBO {WG_A_SBO}\n#define WG_B_LBO {WG_B_LBO}\n\
+             #define WG_B_SBO {WG_B_SBO}\n#define WG_TMA_SHARED_BYTES {WG_TMA_SHARED_BYTES}\n{CUDA_C_SOURCE}",
             NAIVE_BLOCK.0, NAIVE_BLOCK.1
         )
     }
@@ -1078,8 +1303,9 @@ impl lesson::Lesson for GemmLesson {
         // size it runs at, exactly on the integer inputs, and against the
         // samples and cuBLAS's bf16 GEMM on the fills.
         lesson.enable_tensor_cores()?;
+        let tensor_kernels = lesson.tensor_kernels();
         if lesson.tensor.is_ok() {
-            for &kernel in TcKernel::ALL {
+            for &kernel in &tensor_kernels {
                 failures.extend(lesson.check_tc(kernel, TC_SMALL, None)?);
                 failures.extend(lesson.check_tc_exact(kernel, TC_SMALL)?);
             }
@@ -1098,7 +1324,7 @@ impl lesson::Lesson for GemmLesson {
                     }
                     Err(_) => None,
                 };
-                for &kernel in TcKernel::ALL {
+                for &kernel in &tensor_kernels {
                     failures.extend(lesson.check_tc(kernel, shape, cublas.as_deref())?);
                     failures.extend(lesson.check_tc_exact(kernel, shape)?);
                 }
@@ -1126,19 +1352,25 @@ impl lesson::Lesson for GemmLesson {
                 "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct}));
         }
         if let Ok(tc) = &lesson.tensor {
-            for &kernel in TcKernel::ALL {
+            for &kernel in &tensor_kernels {
                 let dynamic = kernel.dynamic_shared_bytes();
-                let (stats, blocks, pct) = occupancy_of(gpu, tc.kernels.active(kernel), TC_THREADS, dynamic)?;
+                let threads = kernel.launch_config(1, 1).block_dim.0;
+                let (stats, blocks, pct) = occupancy_of(gpu, tc.function(kernel), threads, dynamic)?;
                 occupancy_lines.push(format!(
-                    "{} (sm_80 module): {} registers a thread, {} bytes of shared memory a block, {blocks} block(s) an SM: \
+                    "{} ({}): {} registers a thread, {} bytes of shared memory a block, {blocks} block(s) an SM: \
                      {pct:.1}% theoretical occupancy.",
                     kernel.symbol(),
+                    kernel.module().name(),
                     stats.registers,
                     stats.shared_bytes + dynamic as i32
                 ));
                 occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers,
                     "shared_bytes": stats.shared_bytes + dynamic as i32, "dynamic_shared_bytes": dynamic,
-                    "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct, "module": "sm_80"}));
+                    "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct,
+                    "module": kernel.module().name().trim_end_matches(" module")}));
+            }
+            if let Err(why) = &tc.hopper {
+                occupancy_lines.push(format!("No wgmma kernel: {why}."));
             }
         }
         for &side in &sizes.sides {
@@ -1174,8 +1406,8 @@ impl lesson::Lesson for GemmLesson {
                 }
             }
             // The tensor-core rows: BF16 inputs, FP32 sums, against cuBLAS's
-            // bf16 GEMM; a size the kernel refuses, or a GPU without the
-            // sm_80 module, says why.
+            // bf16 GEMM; a size the kernels refuse (all of them the same
+            // sizes), or a GPU without the sm_80 module, says why.
             match (&lesson.tensor, TcKernel::Bf16Mma.refusal((side, side, side))) {
                 (Err(why), _) => section.line(format!("No tensor-core rows: {why}.")),
                 (Ok(_), Some(why)) => section.line(format!("No tensor-core rows at {side}: {why}.")),
@@ -1185,7 +1417,7 @@ impl lesson::Lesson for GemmLesson {
                         Err(_) => None,
                     };
                     let mut tc_rows = Vec::new();
-                    for &kernel in TcKernel::ALL {
+                    for &kernel in &tensor_kernels {
                         let timing = lesson.time_tc(Some(kernel), options.plan)?;
                         tc_rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_bf16).flop(fl).no_limit());
                     }
@@ -1229,11 +1461,16 @@ impl lesson::Lesson for GemmLesson {
                             " Each tensor-core kernel matches the f64 reference at {} x {} x {} in every element and at the samples of \
                              every size it runs at, within {TC_BOUND_FACTOR} times that bound (tensor cores truncate in their sums){}; \
                              and, on integer inputs whose sums are exact, equals the naive FP32 kernel's output in every element. \
-                             The tensor-core kernels give the same bits at every size they run at.",
+                             The mma.sync kernels give the same bits at every size they run at{}.",
                             TC_SMALL.0,
                             TC_SMALL.1,
                             TC_SMALL.2,
-                            if lesson.cublas.is_ok() { "; matches cuBLAS's BF16 GEMM in every element within twice that" } else { "" }
+                            if lesson.cublas.is_ok() { "; matches cuBLAS's BF16 GEMM in every element within twice that" } else { "" },
+                            if tensor_kernels.iter().any(|k| matches!(k, TensorKernel::Wgmma(_))) {
+                                ", and so do the wgmma kernels among themselves"
+                            } else {
+                                ""
+                            }
                         )
                     } else {
                         String::new()
@@ -1268,10 +1505,25 @@ impl lesson::Lesson for GemmLesson {
     /// module line does not say.
     fn compare_notes(_sizes: &Sizes) -> Vec<String> {
         let symbols: Vec<&str> = TcKernel::ALL.iter().map(|k| k.symbol()).collect();
-        vec![format!(
-            "{}: the Rust side is the sm_80 module (PTX ISA 7.0), compared where the GPU has compute capability 8.0 or more.",
-            symbols.join(", ")
-        )]
+        let hopper: Vec<&str> = WgKernel::ALL.iter().map(|k| k.symbol()).collect();
+        vec![
+            format!(
+                "{}: the Rust side is the sm_80 module (PTX ISA 7.0), compared where the GPU has compute capability 8.0 or more.",
+                symbols.join(", ")
+            ),
+            format!(
+                "{}: the Rust side is the sm_90a module (PTX ISA 8.0), the twins NVRTC's for sm_90a, compared where the GPU has \
+                 compute capability 9.0.",
+                hopper.join(", ")
+            ),
+        ]
+    }
+
+    /// sm_90a on compute capability 9.0, where the twin of `gemm_bf16_wgmma`
+    /// needs the architecture-specific target (its body is empty for any
+    /// other); the GPU's own `sm_XY` elsewhere.
+    fn twin_arch(cc: (i32, i32)) -> String {
+        if Module::Sm90a.runs_on(cc) { "sm_90a".to_string() } else { format!("sm_{}{}", cc.0, cc.1) }
     }
 
     fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Gemm<'g>> {

@@ -282,7 +282,7 @@ impl<'g> TensorPeak<'g> {
     pub fn new(gpu: &'g Gpu, sizes: TensorSizes) -> Result<Self> {
         sizes.validate()?;
         gpu.require_free_memory(sizes.device_bytes(), "the tensor-core ceiling's buffers")?;
-        let kernels = KernelSet::from_ptx(gpu, crate::ptx::PTX_SM80)?;
+        let kernels = KernelSet::from_module(gpu, crate::ptx::Module::Sm80)?;
         let out = gpu.alloc_f32(sizes.mma_out_len())?;
         let cublas = match Cublas::find(&gpu.stream) {
             Err(why) => Err(why),

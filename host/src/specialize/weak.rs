@@ -155,7 +155,7 @@ pub fn unit_ptx(cc: (i32, i32), plain: bool) -> Result<Vec<String>> {
             nvrtc.compile_with(
                 &unit_source(unit, plain),
                 &format!("{unit}.cu"),
-                cc,
+                &format!("sm_{}{}", cc.0, cc.1),
                 &["--relocatable-device-code=true"],
             )
         })

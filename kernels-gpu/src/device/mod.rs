@@ -15,6 +15,11 @@
 //!   barrier the cooperative softmax kernel is built on.
 //! - [`mma`]: tensor cores (`mma.sync`), `ldmatrix` and `cp.async`, for the
 //!   sm_80 module only.
+//! - `wgmma`: Hopper's warpgroup tensor cores (`wgmma.mma_async` from
+//!   shared-memory descriptors, the 128-byte swizzle), for the sm_90a module
+//!   only (`--cfg lab_hopper`).
+//! - `tma`: Hopper's tensor memory accelerator (`cp.async.bulk.tensor`)
+//!   and the `mbarrier`s that count its bytes, for the sm_90a module only.
 //! - [`launch`]: `__launch_bounds__` for Rust: a kernel's largest block and
 //!   the blocks an SM must hold, as the PTX entry's directives.
 //! - [`unroll`]: `#pragma unroll` for Rust: a fixed-count loop copied in
@@ -32,3 +37,7 @@ pub mod shared;
 pub mod thread;
 pub mod unroll;
 pub mod warp;
+#[cfg(lab_hopper)]
+pub mod tma;
+#[cfg(lab_hopper)]
+pub mod wgmma;
