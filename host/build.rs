@@ -33,7 +33,9 @@ const TENSOR_CORE_ARCH: &str = "sm_80";
 
 /// The architecture of the Hopper module (`wgmma` needs the
 /// architecture-specific target `sm_90a` and PTX ISA 8.0; such PTX loads
-/// on compute capability 9.0 only).
+/// on compute capability 9.0 only). The module asks for PTX ISA 8.3
+/// (`+ptx83`, drivers of CUDA 12.3 and later), where the tensor-map proxy
+/// fence the TMA kernel needs begins.
 const HOPPER_ARCH: &str = "sm_90a";
 #[path = "kernel_build.rs"]
 mod kernel_build;
@@ -110,13 +112,14 @@ fn main() {
     let tc_dir = target_dir.with_file_name("ptx-sm80");
     build_module(&cargo, &kernels, TENSOR_CORE_ARCH, "--cfg lab_tensor_cores", &tc_dir, &out_dir.join("kernels_sm80.ptx"));
     // The sm_90a module: the tensor-core kernels again, and the Hopper
-    // kernels (`--cfg lab_hopper`), for compute capability 9.0.
+    // kernels (`--cfg lab_hopper`), for compute capability 9.0, in PTX ISA
+    // 8.3.
     let hopper_dir = target_dir.with_file_name("ptx-sm90a");
     build_module(
         &cargo,
         &kernels,
         HOPPER_ARCH,
-        "--cfg lab_tensor_cores --cfg lab_hopper",
+        "-Ctarget-feature=+ptx83 --cfg lab_tensor_cores --cfg lab_hopper",
         &hopper_dir,
         &out_dir.join("kernels_sm90a.ptx"),
     );

@@ -487,7 +487,7 @@ fn the_swizzled_tiles_are_a_permutation_of_whole_chunks() {
     assert_eq!(wg_b_offset(9, 64), WG_B_LBO + 9 * 128 + 16);
 }
 
-/// The sm_90a module is PTX ISA 8.0 for the architecture-specific sm_90a,
+/// The sm_90a module is PTX ISA 8.3 for the architecture-specific sm_90a,
 /// exports the Hopper kernel with the parameters its launch is checked
 /// against, and the device layer's instructions appear in it as written:
 /// 4 `wgmma` m64n256k16 (k = 64 a step) between one fence and one commit,
@@ -498,7 +498,7 @@ fn the_swizzled_tiles_are_a_permutation_of_whole_chunks() {
 fn the_sm90a_module_holds_the_wgmma_instructions_as_written() {
     use host::gemm::WgKernel;
     use host::ptx::PTX_SM90A;
-    assert!(PTX_SM90A.contains(".version 8.0") && PTX_SM90A.contains(".target sm_90a"), "the sm_90a module's header");
+    assert!(PTX_SM90A.contains(".version 8.3") && PTX_SM90A.contains(".target sm_90a"), "the sm_90a module's header");
     let kernels: Vec<_> = WgKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect();
     let faults = lab_tests::signature_faults(&kernels, PTX_SM90A, "the sm_90a module");
     assert!(faults.is_empty(), "{}", faults.join("\n"));
@@ -537,6 +537,8 @@ fn the_sm90a_module_holds_the_wgmma_instructions_as_written() {
     assert_eq!(body.matches("mbarrier.try_wait.parity.shared::cta.b64").count(), 1);
     assert_eq!(count("cp.async.cg"), 0);
     assert_eq!(count("fence.proxy.async"), 0);
+    assert_eq!(count("fence.proxy.tensormap::generic.acquire.sys"), 2, "each map acquired once, before the first copy");
+    assert!(body.contains("%globaltimer") && body.contains("trap;"), "the wait gives up, with a trap");
     assert!(!body.contains(".local"), "no local memory");
     assert_eq!(WG_TMA_SHARED_BYTES, WG_STAGES * (WG_STAGE_BYTES + 8) + WG_TILE_ALIGN);
     // A stage's bytes are what its boxes deliver.

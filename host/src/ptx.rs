@@ -9,7 +9,7 @@ pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 /// capability 8.0 and up.
 pub const PTX_SM80: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm80.ptx"));
 
-/// The same crate built for sm_90a (PTX ISA 8.0, the architecture-specific
+/// The same crate built for sm_90a (PTX ISA 8.3, the architecture-specific
 /// target) with the tensor-core kernels and the Hopper kernels (`--cfg
 /// lab_tensor_cores --cfg lab_hopper`): loaded only on GPUs of compute
 /// capability 9.0, the only ones that run `sm_90a` PTX.

@@ -157,6 +157,11 @@ pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_TILE_ALIGN;
 /// Dynamic shared bytes of the TMA kernel: its stages, an 8-byte `mbarrier`
 /// a stage, and the slack to align them.
 pub const WG_TMA_SHARED_BYTES: u32 = WG_STAGES * (WG_STAGE_BYTES + 8) + WG_TILE_ALIGN;
+/// Nanoseconds the TMA kernel waits for a stage's copies before it traps: a
+/// tile's copies take microseconds, so a stage that has not landed after 4
+/// s never will, and the launch fails naming the kernel instead of hanging
+/// (`device::tma::mbarrier_wait_parity`).
+pub const WG_MBARRIER_TIMEOUT_NS: u64 = 4_000_000_000;
 /// The box of one TMA copy of A: 64 elements of k (128 bytes, a row of the
 /// 128-byte swizzle, the widest box it allows) by `WG_BLOCK_M` rows.
 pub const WG_TMA_BOX_A: [u32; 2] = [WG_BLOCK_K, WG_BLOCK_M];
@@ -1144,7 +1149,9 @@ mod tensor_kernels {
     #[cfg(lab_hopper)]
     mod hopper {
         use super::*;
-        use crate::device::tma::{fence_mbarrier_init, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity, tma_load_2d};
+        use crate::device::tma::{
+            fence_mbarrier_init, fence_tensormap_acquire, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity, tma_load_2d,
+        };
         use crate::device::wgmma::{WgmmaAcc, fence_proxy_async_shared, wgmma_commit, wgmma_fence};
 
         crate::dynamic_shared!(GEMM_WG_PIPELINE: [u32]);
@@ -1456,6 +1463,11 @@ mod tensor_kernels {
             }
             sync_threads();
             if tid == 0 {
+                // SAFETY: the caller's maps.
+                unsafe {
+                    fence_tensormap_acquire(tmap_a);
+                    fence_tensormap_acquire(tmap_b);
+                }
                 let mut s = 0;
                 while s + 2 < STAGES {
                     if s < steps {
@@ -1468,7 +1480,7 @@ mod tensor_kernels {
             while step < steps {
                 // SAFETY: the barrier was initialised before the block
                 // barrier above.
-                unsafe { mbarrier_wait_parity(bar(step % STAGES), (step / STAGES) % 2) };
+                unsafe { mbarrier_wait_parity(bar(step % STAGES), (step / STAGES) % 2, WG_MBARRIER_TIMEOUT_NS) };
                 sync_threads();
                 let next = step + STAGES - 2;
                 if tid == 0 && next < steps {

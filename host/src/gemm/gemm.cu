@@ -248,16 +248,31 @@ __device__ __forceinline__ void fence_mbarrier_init() {
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
-// Waits until the phase of `bar` with parity `parity` has completed.
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
+// Waits until the phase of `bar` with parity `parity` has completed; traps
+// after MBARRIER_TIMEOUT_NS (a phase that takes that long never completes),
+// so the launch fails instead of hanging.
 __device__ __forceinline__ void mbarrier_wait_parity(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
+    const unsigned long long start = global_timer_ns();
+    for (;;) {
+        unsigned done;
         asm volatile(
             "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n"
             : "=r"(done)
             : "r"(bar), "r"(parity)
             : "memory");
-    } while (!done);
+        if (done) return;
+        if (global_timer_ns() - start > MBARRIER_TIMEOUT_NS) __trap();
+    }
+}
+// The tensor map at `map` (copied from the host before the launch) made
+// visible to this thread's copies, which read it through the tensor-map proxy.
+__device__ __forceinline__ void fence_tensormap_acquire(const void* map) {
+    asm volatile("fence.proxy.tensormap::generic.acquire.sys [%0], 128;\n" ::"l"(map) : "memory");
 }
 // The 2D box at element (x, y) of the tensor map at `map` to shared `dst`,
 // its bytes completing on `bar`.
@@ -700,10 +715,13 @@ __global__ void gemm_bf16_tma(unsigned m, unsigned n, unsigned k, float alpha, c
         fence_mbarrier_init();
     }
     __syncthreads();
-    if (tid == 0)
+    if (tid == 0) {
+        fence_tensormap_acquire(mapA);
+        fence_tensormap_acquire(mapB);
 #pragma unroll
         for (unsigned s = 0; s + 2 < WG_STAGES; ++s)
             if (s < steps) issue(s);
+    }
     for (unsigned step = 0; step < steps; ++step) {
         mbarrier_wait_parity(bars + 8 * (step % WG_STAGES), (step / WG_STAGES) % 2);
         __syncthreads();

@@ -1258,8 +1258,10 @@ impl lesson::Lesson for GemmLesson {
              #define WG_BLOCK_N {WG_BLOCK_N}\n#define WG_BLOCK_K {WG_BLOCK_K}\n#define WG_THREADS {WG_THREADS}\n\
              #define WG_STAGES {WG_STAGES}\n#define WG_A_BYTES {WG_A_BYTES}\n#define WG_STAGE_BYTES {WG_STAGE_BYTES}\n\
              #define WG_TILE_ALIGN {WG_TILE_ALIGN}\n#define WG_A_SBO {WG_A_SBO}\n#define WG_B_LBO {WG_B_LBO}\n\
-             #define WG_B_SBO {WG_B_SBO}\n#define WG_TMA_SHARED_BYTES {WG_TMA_SHARED_BYTES}\n{CUDA_C_SOURCE}",
-            NAIVE_BLOCK.0, NAIVE_BLOCK.1
+             #define WG_B_SBO {WG_B_SBO}\n#define WG_TMA_SHARED_BYTES {WG_TMA_SHARED_BYTES}\n#define MBARRIER_TIMEOUT_NS {}ull\n{CUDA_C_SOURCE}",
+            NAIVE_BLOCK.0,
+            NAIVE_BLOCK.1,
+            WG_MBARRIER_TIMEOUT_NS
         )
     }
 
@@ -1512,7 +1514,7 @@ impl lesson::Lesson for GemmLesson {
                 symbols.join(", ")
             ),
             format!(
-                "{}: the Rust side is the sm_90a module (PTX ISA 8.0), the twins NVRTC's for sm_90a, compared where the GPU has \
+                "{}: the Rust side is the sm_90a module (PTX ISA 8.3), the twins NVRTC's for sm_90a, compared where the GPU has \
                  compute capability 9.0.",
                 hopper.join(", ")
             ),

@@ -67,12 +67,17 @@ pub unsafe fn mbarrier_arrive_expect_tx(bar: u32, bytes: u32) {
 /// (`mbarrier.try_wait.parity.shared::cta.b64`, retried until it says so):
 /// a barrier's first phase has parity 0, its next 1, and so on. Once it
 /// returns, the bytes of the copies that phase counted are visible to this
-/// thread, and to `wgmma` issued after it.
+/// thread, and to `wgmma` issued after it. After `timeout_ns` by
+/// `%globaltimer` it gives up and traps: a phase that has not completed
+/// by then never will (its bytes were announced wrong, or a copy faulted),
+/// and the launch fails with an error that names the kernel instead of
+/// hanging the process.
 ///
 /// # Safety
 /// `bar` is an initialised barrier.
 #[inline(always)]
-pub unsafe fn mbarrier_wait_parity(bar: u32, parity: u32) {
+pub unsafe fn mbarrier_wait_parity(bar: u32, parity: u32, timeout_ns: u64) {
+    let start = global_timer_ns();
     loop {
         let done: u32;
         // SAFETY: the caller's contract. One template line, so the braces
@@ -90,7 +95,43 @@ pub unsafe fn mbarrier_wait_parity(bar: u32, parity: u32) {
         if done != 0 {
             return;
         }
+        if global_timer_ns().wrapping_sub(start) > timeout_ns {
+            // SAFETY: ends this thread's kernel; the host sees the launch
+            // fail.
+            unsafe { core::arch::nvptx::trap() };
+        }
     }
+}
+
+/// The GPU's global nanosecond timer (`%globaltimer`).
+#[inline(always)]
+fn global_timer_ns() -> u64 {
+    let t: u64;
+    // SAFETY: reads a special register. Not `pure`: each read is a new time.
+    unsafe { core::arch::asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) t, options(nomem, nostack, preserves_flags)) };
+    t
+}
+
+/// `fence.proxy.tensormap::generic.acquire.sys [map], 128`: makes the
+/// tensor map at the global address `map`, written by a copy from the host
+/// before the launch (the generic proxy), visible to this thread's copies,
+/// which read it through the tensor-map proxy. Issued once per map by the
+/// thread that copies, before its first copy (CUDA C++ Programming Guide,
+/// "Using TMA to transfer multi-dimensional arrays": a tensor map in global
+/// memory). PTX ISA 8.3.
+///
+/// # Safety
+/// `map` is the global address of a 128-byte tensor map.
+#[inline(always)]
+pub unsafe fn fence_tensormap_acquire(map: *const u8) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "fence.proxy.tensormap::generic.acquire.sys [{m}], 128;",
+            m = in(reg64) map,
+            options(nostack, preserves_flags)
+        )
+    };
 }
 
 /// Copies the 2D box at element coordinates (`x`, `y`) (`x` along the

@@ -3,8 +3,8 @@
 //! through matrix descriptors, its fence, commit and wait, and the proxy
 //! fence that makes ordinary shared-memory writes (`st.shared`,
 //! `cp.async`) visible to it. For the kernels of the sm_90a module (`--cfg
-//! lab_hopper`, built with `-Ctarget-cpu=sm_90a`: PTX ISA 8.0 and the
-//! architecture-specific target these instructions need).
+//! lab_hopper`, built with `-Ctarget-cpu=sm_90a`: the architecture-specific
+//! target these instructions need, and PTX ISA 8.0 or later).
 //!
 //! A warpgroup is four consecutive warps whose first warp's index is a
 //! multiple of 4 (threads 128 g to 128 g + 127 of a block). Its 128 threads
