@@ -193,6 +193,7 @@ const _: () = assert!(
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 
+// ANCHOR: wg_layout
 /// Byte offset in a stage's A tile of element (`row`, `col`) of the block's
 /// `WG_BLOCK_M x WG_BLOCK_K` slice of A: K-major, row `row` at `128 row`
 /// bytes, swizzled.
@@ -225,6 +226,7 @@ pub const fn wg_b_descriptor(stage: u32, kk: u32) -> u64 {
 pub const fn wg_b_offset(row: u32, col: u32) -> u32 {
     swizzle_128b((col / 64) * WG_B_LBO + row * 128 + (col % 64) * 2)
 }
+// ANCHOR_END: wg_layout
 
 /// The GPU kernels, compiled only for the GPU.
 #[cfg(target_arch = "nvptx64")]
@@ -1254,6 +1256,7 @@ mod tensor_kernels {
             });
         }
 
+        // ANCHOR: wgmma_pipeline
         /// The body of the Hopper kernels: a block of 2 warpgroups computes
         /// a `WG_BLOCK_M x 128 H` tile of D, each warpgroup 64 rows with
         /// `wgmma` m64n(128 H)k16, through `STAGES` `cp.async` stages of
@@ -1342,6 +1345,7 @@ mod tensor_kernels {
             // SAFETY: the caller's C and D (m x n).
             unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
         }
+        // ANCHOR_END: wgmma_pipeline
 
         // ANCHOR: gemm_bf16_wgmma
         /// `D = alpha * A * B + beta * C` with A and B in bf16 and the
@@ -1382,6 +1386,7 @@ mod tensor_kernels {
         }
         // ANCHOR_END: gemm_bf16_wgmma
 
+        // ANCHOR: tma_pipeline
         /// The TMA kernel's body: [`wgmma_pipeline`]'s tiles, stages and
         /// `wgmma`s, with each step's tiles copied by the tensor memory
         /// accelerator instead of by every thread: thread 0 announces the
@@ -1496,6 +1501,7 @@ mod tensor_kernels {
             // SAFETY: the caller's C and D (m x n).
             unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
         }
+        // ANCHOR_END: tma_pipeline
 
         // ANCHOR: gemm_bf16_tma
         /// [`gemm_bf16_wgmma`] fed by the tensor memory accelerator: the

@@ -6,6 +6,7 @@
 //! hold the kernels' copies against what a descriptor describes; the
 //! device layer (`device::wgmma`) re-exports it.
 
+// ANCHOR: layout
 /// Byte `offset` of a region in the 128-byte swizzle (its start 1024-byte
 /// aligned) as stored: the 16-byte chunk within a 128-byte row (bits 4-6)
 /// XOR the row within its 8-row atom (bits 7-9). This is the PTX ISA's
@@ -42,3 +43,4 @@ pub const fn descriptor_128b(start: u32, lbo: u32, sbo: u32) -> u64 {
 pub const fn descriptor_advance(desc: u64, bytes: u32) -> u64 {
     desc + (bytes >> 4) as u64
 }
+// ANCHOR_END: layout

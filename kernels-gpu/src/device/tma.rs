@@ -134,6 +134,7 @@ pub unsafe fn fence_tensormap_acquire(map: *const u8) {
     };
 }
 
+// ANCHOR: tma_load_2d
 /// Copies the 2D box at element coordinates (`x`, `y`) (`x` along the
 /// matrix's contiguous dimension) of the tensor map at `tensor_map` to the
 /// shared address `dst`, and completes its bytes on the barrier `bar`
@@ -162,3 +163,4 @@ pub unsafe fn tma_load_2d(dst: u32, tensor_map: *const u8, x: i32, y: i32, bar: 
         )
     };
 }
+// ANCHOR_END: tma_load_2d
