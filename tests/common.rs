@@ -452,7 +452,8 @@ pub fn has_backward_branch(body: &str) -> bool {
 /// ptxas's `-v` report for each of `entries` of `ptx` (a module named
 /// `name` in messages), assembled for each of `archs`: `(arch, entry,
 /// report)`, the report being the lines from the entry's "Compiling entry
-/// function" to the next entry's. ptxas comes from `$PTXAS` or the PATH
+/// function" to the next entry's, then every line elsewhere in the log that
+/// names the entry (`in function '<entry>'`: ptxas's wgmma diagnostics). ptxas comes from `$PTXAS` or the PATH
 /// (`cargo xtask test` provides one from PyPI); `None`, after one line
 /// saying so, where there is none outside CI.
 ///
@@ -502,7 +503,12 @@ pub fn ptxas_reports(
                 .split("Compiling entry function")
                 .next()
                 .unwrap_or(report);
-            reports.push((arch.to_string(), entry.to_string(), report.to_string()));
+            // ptxas prints some diagnostics of an entry (the wgmma ones,
+            // C75xx) before any entry's section, naming the function.
+            let named = format!("function '{entry}'");
+            let diagnostics: Vec<&str> = log.lines().filter(|l| l.contains(&named)).collect();
+            let report = format!("{report}{}", diagnostics.join("\n"));
+            reports.push((arch.to_string(), entry.to_string(), report));
         }
     }
     std::fs::remove_dir_all(&dir).ok();

@@ -380,6 +380,8 @@ fn the_twins_compile_with_nvrtc_with_the_tensor_core_twin_where_it_can_run() {
         let wgmma = format!("wgmma.mma_async.sync.aligned.m64n{WG_BLOCK_N}k16.f32.bf16.bf16");
         body.lines().filter(|l| l.trim_start().starts_with(&wgmma)).count()
     };
+    let tma_twin = entry_body(&hopper, "gemm_bf16_tma").expect("an entry has a body");
+    assert_eq!(tma_twin.matches("bar.sync").count(), 2, "the twin's block barriers, as the Rust kernel's");
     for symbol in ["gemm_bf16_wgmma", "gemm_bf16_tma"] {
         assert_eq!(wgmma(&hopper, symbol), (WG_BLOCK_K / 16) as usize, "{symbol}");
         assert_eq!(wgmma(&ampere, symbol), 0, "{symbol}");
@@ -414,6 +416,10 @@ fn the_twins_compile_with_nvrtc_with_the_tensor_core_twin_where_it_can_run() {
 /// descriptor holds (PTX ISA, "Matrix Descriptor Format").
 fn decode(desc: u64) -> (u32, u32, u32, u64) {
     let field = |shift: u32| (((desc >> shift) & 0x3FFF) << 4) as u32;
+    // The base offset (bits 49-51) is 0 for atoms on 1024-byte boundaries,
+    // and the bits no field uses are 0.
+    let fields = 0x3FFF | (0x3FFF << 16) | (0x3FFF << 32) | (0b11 << 62);
+    assert_eq!(desc & !fields, 0, "base offset and reserved bits of {desc:#x}");
     (field(0), field(16), field(32), desc >> 62)
 }
 
@@ -540,17 +546,25 @@ fn the_sm90a_module_holds_the_wgmma_instructions_as_written() {
     assert_eq!(count("fence.proxy.tensormap::generic.acquire.sys"), 2, "each map acquired once, before the first copy");
     assert!(body.contains("%globaltimer") && body.contains("trap;"), "the wait gives up, with a trap");
     assert!(!body.contains(".local"), "no local memory");
-    assert_eq!(WG_TMA_SHARED_BYTES, WG_STAGES * (WG_STAGE_BYTES + 8) + WG_TILE_ALIGN);
+    // One barrier after thread 0's setup, one a step: every thread runs the
+    // same two `bar.sync` (an `.aligned` barrier copied into two paths
+    // would be undefined).
+    assert_eq!(body.matches("bar.sync").count(), 2, "the block barriers");
+    // The dynamic shared memory holds the stages and the barriers after
+    // the worst rounding up of the base (16-byte aligned) to 1024.
+    for (bytes, used) in [(WG_SHARED_BYTES, WG_STAGES * WG_STAGE_BYTES), (WG_TMA_SHARED_BYTES, WG_STAGES * (WG_STAGE_BYTES + 8))] {
+        assert!(WG_TILE_ALIGN - 16 + used <= bytes, "{used} bytes past the aligned base in {bytes}");
+    }
     // A stage's bytes are what its boxes deliver.
     let box_bytes = |b: [u32; 2]| 2 * b[0] * b[1];
     assert_eq!(box_bytes(WG_TMA_BOX_A) + (WG_BLOCK_N / 64) * box_bytes(WG_TMA_BOX_B), WG_STAGE_BYTES);
 }
 
-/// ptxas assembles the Hopper kernel for sm_90a, the Rust one and its CUDA
-/// C twin (NVRTC's PTX for sm_90a), with no spill and without serializing
-/// its `wgmma`s (ptxas says so where an accumulator is touched while a
-/// `wgmma` may still write it); skipped, saying so, where no ptxas or
-/// NVRTC is found outside CI.
+/// ptxas assembles the Hopper kernels for sm_90a, the Rust ones and their
+/// CUDA C twins (NVRTC's PTX for sm_90a), with no spill and no wgmma
+/// diagnostic (ptxas's C75xx: it serializes the `wgmma`s, or injects a
+/// wait, where an accumulator is touched while a `wgmma` may still write
+/// it); skipped, saying so, where no ptxas or NVRTC is found outside CI.
 #[test]
 fn the_wgmma_kernel_assembles_for_sm90a_without_spills_or_serialization() {
     let symbols: Vec<&str> = host::gemm::WgKernel::ALL.iter().map(|k| k.symbol()).collect();
@@ -563,6 +577,8 @@ fn the_wgmma_kernel_assembles_for_sm90a_without_spills_or_serialization() {
     let twin_reports = lab_tests::ptxas_reports(&twin, "gemm_twins_sm90a", &["sm_90a"], &symbols).expect("ptxas ran above");
     for (arch, symbol, report) in reports.into_iter().chain(twin_reports) {
         assert!(report.contains("0 bytes spill stores, 0 bytes spill loads"), "{arch} {symbol}: {report}");
-        assert!(!report.contains("serialized"), "{arch} {symbol}: {report}");
+        // C75xx: wgmma serialized, or a warpgroup.arrive or wait injected
+        // because an accumulator is touched while a wgmma may write it.
+        assert!(!report.contains("(C75"), "{arch} {symbol}: {report}");
     }
 }

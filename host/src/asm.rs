@@ -39,6 +39,13 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
     if parse_sm(arch).is_none() {
         return Err(Error::Usage(format!("--arch {arch:?} is not an architecture like sm_90")));
     }
+    if from == Some(Module::Sm90a) && arch != "sm_90a" {
+        // For any other architecture the twin's body is empty and ptxas
+        // refuses the module's instructions.
+        return Err(Error::Usage(format!(
+            "{kernel} is in the sm_90a module (wgmma, TMA): ask for --arch sm_90a, not {arch}"
+        )));
+    }
     let c_ptx = crate::nvrtc::compile_for(source, name, arch)?;
     let c = entry_body(&c_ptx, kernel).ok_or_else(|| Error::UnknownKernel {
         name: kernel.to_string(),

@@ -1399,7 +1399,9 @@ mod tensor_kernels {
         ///
         /// # Memory
         /// `STAGES` stages of `wg_stage_bytes(128 H)` bytes, then one 8-byte
-        /// barrier a stage. Step `s` waits for its stage's phase (parity `(s
+        /// barrier a stage. Thread 0 initialises the barriers and issues the
+        /// first `STAGES - 2` steps' copies before the first block barrier.
+        /// Step `s` waits for its stage's phase (parity `(s
         /// / STAGES) % 2`), passes the block barrier (after it, every
         /// warpgroup has waited for its `wgmma`s of step `s - 2`), then
         /// thread 0 refills the stage of step `s - 2` with step `s + STAGES
@@ -1456,18 +1458,21 @@ mod tensor_kernels {
                 });
             };
 
+            // Thread 0 sets up the barriers and issues the first steps'
+            // copies in one block, before the one block barrier that
+            // publishes the barriers to the other threads (two blocks on
+            // the same condition around the barrier would let LLVM thread
+            // them, copying `bar.sync` into each path: undefined for an
+            // `.aligned` barrier).
             if tid == 0 {
                 let mut s = 0;
                 while s < STAGES {
                     // SAFETY: one thread initialises each barrier, before
-                    // the fence and the block barrier below.
+                    // the fence, the copies and the block barrier below.
                     unsafe { mbarrier_init(bar(s), 1) };
                     s += 1;
                 }
                 fence_mbarrier_init();
-            }
-            sync_threads();
-            if tid == 0 {
                 // SAFETY: the caller's maps.
                 unsafe {
                     fence_tensormap_acquire(tmap_a);
@@ -1481,6 +1486,7 @@ mod tensor_kernels {
                     s += 1;
                 }
             }
+            sync_threads();
             let mut step = 0;
             while step < steps {
                 // SAFETY: the barrier was initialised before the block

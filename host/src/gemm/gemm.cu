@@ -266,7 +266,11 @@ __device__ __forceinline__ void mbarrier_wait_parity(unsigned bar, unsigned pari
             : "r"(bar), "r"(parity)
             : "memory");
         if (done) return;
-        if (global_timer_ns() - start > MBARRIER_TIMEOUT_NS) __trap();
+        if (global_timer_ns() - start > MBARRIER_TIMEOUT_NS) {
+            __trap();
+            // The launch ends here: nothing after it waits on the wgmmas.
+            __builtin_unreachable();
+        }
     }
 }
 // The tensor map at `map` (copied from the host before the launch) made
@@ -710,18 +714,18 @@ __global__ void gemm_bf16_tma(unsigned m, unsigned n, unsigned k, float alpha, c
             tma_load_2d(stage + WG_A_BYTES + blk * WG_B_LBO, mapB, (int)(blockCol + 64 * blk), p0, bar);
     };
 
+    // Thread 0 sets up the barriers and issues the first steps' copies, then
+    // the one barrier publishes the barriers to the other threads.
     if (tid == 0) {
         for (unsigned s = 0; s < WG_STAGES; ++s) mbarrier_init(bars + 8 * s, 1);
         fence_mbarrier_init();
-    }
-    __syncthreads();
-    if (tid == 0) {
         fence_tensormap_acquire(mapA);
         fence_tensormap_acquire(mapB);
 #pragma unroll
         for (unsigned s = 0; s + 2 < WG_STAGES; ++s)
             if (s < steps) issue(s);
     }
+    __syncthreads();
     for (unsigned step = 0; step < steps; ++step) {
         mbarrier_wait_parity(bars + 8 * (step % WG_STAGES), (step / WG_STAGES) % 2);
         __syncthreads();

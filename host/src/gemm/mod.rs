@@ -786,11 +786,19 @@ impl TensorCores {
             allow_dynamic_shared(kernels.active(kernel), kernel.into())?;
         }
         let hopper = if Module::Sm90a.runs_on((major, minor)) {
-            let set = KernelSet::from_module(gpu, Module::Sm90a)?;
-            for &kernel in WgKernel::ALL {
-                allow_dynamic_shared(set.active(kernel), kernel.into())?;
+            // A driver that cannot load the module (it is PTX ISA 8.3, from
+            // CUDA 12.3 on) costs the wgmma rows only, with the reason.
+            match KernelSet::from_module(gpu, Module::Sm90a) {
+                Ok(set) => {
+                    for &kernel in WgKernel::ALL {
+                        allow_dynamic_shared(set.active(kernel), kernel.into())?;
+                    }
+                    Ok(set)
+                }
+                Err(e) => Err(format!(
+                    "the sm_90a module (PTX ISA 8.3, which needs a driver of CUDA 12.3 or later) did not load: {e}"
+                )),
             }
-            Ok(set)
         } else {
             Err(format!(
                 "{} has compute capability {major}.{minor}; wgmma and the sm_90a module need exactly 9.0",
@@ -879,6 +887,9 @@ impl Gemm<'_> {
         }
         let (gpu, inputs) = (self.gpu, self.inputs);
         let tc = self.tensor.as_mut().map_err(|why| Error::Size(why.clone()))?;
+        if let (TensorKernel::Wgmma(_), Err(why)) = (kernel, &tc.hopper) {
+            return Err(Error::Size(why.clone()));
+        }
         if kernel == TensorKernel::Wgmma(WgKernel::Bf16Tma) {
             tc.encode_maps(gpu, self.shape, inputs)?;
         }
