@@ -562,14 +562,29 @@ fn ptx_assembles_without_spills() {
 }
 
 /// Each kernel of the PTX with lines (trimmed) that `matches`, as
-/// "kernel: line / line": the offenders of a property every kernel holds.
+/// "module kernel: line / line": the offenders of a property every kernel
+/// holds. Every kernel of the sm_75 module, and the kernels only the sm_80
+/// and sm_90a modules hold (the tensor-core and the Hopper kernels: the
+/// lessons' other kernels are built into those modules too, but run from
+/// the sm_75 one).
 fn kernels_with_lines(matches: impl Fn(&str) -> bool) -> Vec<String> {
-    entries(PTX)
+    let (sm80, sm90a) = (ptx::PTX_SM80, ptx::PTX_SM90A);
+    let own = |module: &'static str, before: &[&'static str]| {
+        entries(module)
+            .into_iter()
+            .filter(|k| before.iter().all(|m| !entries(m).contains(k)))
+            .map(move |k| (module, k))
+            .collect::<Vec<_>>()
+    };
+    let kernels: Vec<(&str, &str)> = own(PTX, &[]).into_iter().chain(own(sm80, &[PTX])).chain(own(sm90a, &[PTX, sm80])).collect();
+    assert!(kernels.iter().any(|(_, k)| *k == "gemm_bf16_mma") && kernels.iter().any(|(_, k)| *k == "gemm_bf16_tma"));
+    kernels
         .into_iter()
-        .filter_map(|k| {
-            let body = entry_body(PTX, k).expect("listed entries have bodies");
+        .filter_map(|(module, k)| {
+            let body = entry_body(module, k).expect("listed entries have bodies");
             let lines: Vec<&str> = body.lines().map(str::trim).filter(|l| matches(l)).collect();
-            (!lines.is_empty()).then(|| format!("{k}: {}", lines.join(" / ")))
+            let name = if module == PTX { "" } else if module == sm80 { "sm_80 " } else { "sm_90a " };
+            (!lines.is_empty()).then(|| format!("{name}{k}: {}", lines.join(" / ")))
         })
         .collect()
 }
