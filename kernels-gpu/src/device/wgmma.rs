@@ -71,9 +71,6 @@ pub fn fence_proxy_async_shared() {
 /// m64n128k16, `[[[f32; 4]; 16]; 2]` m64n256k16. (Halves, so an epilogue
 /// can take them one at a time with constant indices.)
 pub trait WgmmaAcc {
-    /// Columns of the tile (the instruction's n).
-    const N: u32;
-
     /// `self += A * B` on the tensor cores for one warpgroup
     /// (`wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16`): A 64 x 16
     /// and B 16 x N in bf16 from shared memory, A K-major and B N-major
@@ -117,10 +114,8 @@ macro_rules! with_acc {
 /// [`WgmmaAcc`] for `[[[f32; 4]; 16]; $halves]`, the `$shape` instruction,
 /// whose D list is `$list` (`{0}, {1}, ...`, one per register).
 macro_rules! wgmma_shape {
-    ($halves:literal, $n:literal, $shape:literal, $list:expr, $frags:tt) => {
+    ($halves:literal, $shape:literal, $list:expr, $frags:tt) => {
         impl WgmmaAcc for [[[f32; 4]; 16]; $halves] {
-            const N: u32 = $n;
-
             #[inline(always)]
             unsafe fn mma_bf16(&mut self, desc_a: u64, desc_b: u64) {
                 let acc = self;
@@ -155,13 +150,13 @@ macro_rules! wgmma_shape {
 }
 
 // ANCHOR: wgmma_bf16
-wgmma_shape!(1, 128, "m64n128k16",
+wgmma_shape!(1, "m64n128k16",
     "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, \
      {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, \
      {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, \
      {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}",
     [(0 0) (0 1) (0 2) (0 3) (0 4) (0 5) (0 6) (0 7) (0 8) (0 9) (0 10) (0 11) (0 12) (0 13) (0 14) (0 15)]);
-wgmma_shape!(2, 256, "m64n256k16",
+wgmma_shape!(2, "m64n256k16",
     "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, \
      {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, \
      {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, \
