@@ -1258,6 +1258,16 @@ fn synthetic_report_with_tensor(
     mma_tflop: f64,
     cublas: Vec<(usize, f64)>,
 ) -> host::roofline::report::Report {
+    synthetic_report_with_chains(mma_tflop, Err("no wgmma chains: not in this test".into()), cublas)
+}
+
+/// [`synthetic_report_with_tensor`] with `wgmma_peak` at its rate, TFLOP/s
+/// (or missing, with its reason).
+fn synthetic_report_with_chains(
+    mma_tflop: f64,
+    wgmma: Result<f64, String>,
+    cublas: Vec<(usize, f64)>,
+) -> host::roofline::report::Report {
     use host::roofline::tensor::{TensorCeiling, TensorTimings, cublas_flop};
     let mut r = synthetic_report();
     let sizes = r
@@ -1267,6 +1277,7 @@ fn synthetic_report_with_tensor(
     let ms = |flop: f64, tflop: f64| flop / (tflop * 1e12) * 1e3;
     let timings = TensorTimings {
         mma: timing(ms(sizes.mma_flop(), mma_tflop)),
+        wgmma: wgmma.map(|tflop| timing(ms(sizes.wgmma_flop(), tflop))),
         cublas: Ok(cublas
             .into_iter()
             .map(|(side, tflop)| (side, timing(ms(cublas_flop(side), tflop))))
@@ -1281,8 +1292,9 @@ fn the_report_draws_the_tensor_ceiling_cublas_sets() {
     let r = synthetic_report_with_tensor(640.0, vec![(4096, 755.0), (8192, 708.0)]);
     let table = r.table();
     for want in [
-        "Tensor-core ceiling: mma_peak 4224 blocks x 256 threads x 2048 steps x 8 chains (sm_80 module); cuBLAS BF16 \
-         GemmEx (FP32 sums) at 4096^3 and 8192^3",
+        "Tensor-core ceiling: mma_peak 4224 blocks x 256 threads x 2048 steps x 8 chains (sm_80 module); wgmma_peak \
+         528 blocks x 256 threads x 2048 steps x 4 wgmma m64n256k16 a warpgroup (sm_90a module); cuBLAS BF16 GemmEx \
+         (FP32 sums) at 4096^3 and 8192^3",
         "mma_peak matches its CPU reference exactly in every element; cuBLAS's BF16 GEMM at 4096^3 matches the f64 \
          reference at 512 sampled elements",
         "BF16 tensor cores: cuBLAS GemmEx, 4096^3 <- the tensor ceiling",
@@ -1355,6 +1367,42 @@ fn the_report_draws_the_tensor_ceiling_cublas_sets() {
         "no tensor roof in the legend"
     );
     assert!(svg.contains("measured ceilings: memory 4000 GB/s, FMA 60000 GFLOP/s"));
+}
+
+#[test]
+fn the_report_draws_the_tensor_ceiling_the_wgmma_chains_set() {
+    let r = synthetic_report_with_chains(640.0, Ok(820.0), vec![(4096, 755.0), (8192, 708.0)]);
+    let table = r.table();
+    for want in [
+        "mma_peak and wgmma_peak match their CPU references exactly in every element; cuBLAS's BF16 GEMM",
+        "BF16 tensor cores: wgmma_peak, wgmma m64n256k16 chains, 2 warpgroups a block <- the tensor ceiling",
+        "The BF16 tensor-core ceiling is the wgmma chains (2 warpgroups a block, m64n256k16), 820.0 TFLOP/s; \
+         cuBLAS's best, 755.0 TFLOP/s at 4096^3, is 7.9% below it. The 8 mma.sync chains a warp reach 640.0 \
+         TFLOP/s, 78.0% of the wgmma chains.",
+        // 820,000 GFLOP/s over the 4000 GB/s bandwidth ceiling.
+        "tensor ridge point: 205.00 FLOP/byte",
+    ] {
+        assert!(table.contains(want), "{want}:\n{table}");
+    }
+    let wgmma = table
+        .lines()
+        .find(|l| l.contains("BF16 tensor cores: wgmma_peak"))
+        .unwrap();
+    assert!(wgmma.contains("820.0 TFLOP/s") && wgmma.contains("1070.5 TFLOP/s"), "{wgmma}");
+    let lines = r.json_lines();
+    let find = |variant: &str| {
+        lines
+            .iter()
+            .find(|l| l["variant"] == variant)
+            .unwrap_or_else(|| panic!("{variant}"))
+    };
+    assert_eq!(find("ceiling-tensor")["set_by"], "wgmma");
+    let row = find("ceiling-tensor-wgmma");
+    assert_eq!(row["symbol"], "wgmma_peak");
+    assert!((row["value"].as_f64().unwrap() - 820_000.0).abs() < 1e-6);
+    let runs = host::record::runs_of(&lines).unwrap();
+    assert!(runs[0].samples.contains_key("wgmma_peak"));
+    assert_eq!(r.chart().tensor.as_ref().expect("a tensor roof").set_by, "wgmma");
 }
 
 #[test]

@@ -5,16 +5,20 @@
 //! element; the FLOP count and the sizes on every GPU profile; the
 //! clock-derived limit per compute capability; which of `mma.sync` and
 //! cuBLAS sets the ceiling and the sentence that says so; and `mma_peak` in
-//! the sm_80 PTX and through ptxas. The report's table, JSON and chart with
+//! the sm_80 PTX and through ptxas. The same for the `wgmma` chains of
+//! compute capability 9.0: `wgmma_peak`'s reference and check, its sizes,
+//! which of the three sets the ceiling, and `wgmma_peak` in the sm_90a PTX
+//! and through ptxas. The report's table, JSON and chart with
 //! a tensor ceiling are in `cpu_roofline.rs`, beside its synthetic report.
 
 use host::gpu::{DeviceInfo, bf16_tensor_flop_per_clock_per_sm};
 use host::kernels::KernelId;
-use host::ptx::{PTX, PTX_SM80, entries, entry_body};
-use host::roofline::reference::{FragmentLayout, MmaPeak, PTX_ISA_LAYOUT};
+use host::ptx::{PTX, PTX_SM80, PTX_SM90A, entries, entry_body};
+use host::roofline::reference::{FragmentLayout, MmaPeak, PTX_ISA_LAYOUT, WgmmaPeak};
 use host::roofline::tensor::{
-    CUBLAS_QUICK_SIDE, CUBLAS_SIDES, Source, TensorCeiling, TensorKernel, TensorSizes,
-    TensorTimings, cublas_bytes, cublas_flop, large_side_skipped, mma_peak_mismatch, unavailable,
+    CUBLAS_QUICK_SIDE, CUBLAS_SIDES, HopperKernel, Source, TensorCeiling, TensorKernel, TensorSizes,
+    TensorTimings, WGMMA_THREADS, cublas_bytes, cublas_flop, large_side_skipped, mma_peak_mismatch,
+    no_wgmma, unavailable,
 };
 use host::timing::Timing;
 use kernels_gpu::roofline::*;
@@ -260,6 +264,8 @@ fn the_flop_count_is_warps_steps_chains_and_4096() {
         mma_iters: 2048,
         cublas_side: 4096,
         cublas_large_side: Some(8192),
+        wgmma_blocks: None,
+        wgmma_iters: 2048,
     };
     assert_eq!(s.mma_warps(), 132 * 32 * 8);
     assert_eq!(s.mma_flop(), (132 * 32 * 8) as f64 * 2048.0 * 8.0 * 4096.0);
@@ -275,6 +281,37 @@ fn the_flop_count_is_warps_steps_chains_and_4096() {
         (c.grid_dim, c.block_dim),
         ((132 * 32, 1, 1), (THREADS_PER_BLOCK, 1, 1))
     );
+    assert_eq!((s.wgmma_flop(), s.wgmma_out_len()), (0.0, 0), "no wgmma chains, nothing of theirs");
+}
+
+#[test]
+fn the_wgmma_flop_count_is_blocks_steps_and_two_warpgroups_of_four_instructions() {
+    assert_eq!(
+        WGMMA_STEP_FLOP,
+        2 * 4 * 524_288,
+        "a step: 2 warpgroups x 4 wgmma m64n256k16, each 64 x 256 x 16 products of 2 FLOP"
+    );
+    let s = TensorSizes {
+        mma_blocks: 132 * 32,
+        mma_iters: 2048,
+        cublas_side: 4096,
+        cublas_large_side: Some(8192),
+        wgmma_blocks: Some(132 * 4),
+        wgmma_iters: 2048,
+    };
+    assert_eq!(s.wgmma_flop(), (132 * 4) as f64 * 2048.0 * WGMMA_STEP_FLOP as f64);
+    assert_eq!(s.wgmma_out_len(), 132 * 4 * 2 * 64 * 256);
+    assert_eq!(
+        s.device_bytes(),
+        (s.mma_out_len() + s.wgmma_out_len()) * 4 + 8192 * 8192 * (2 + 2 + 4)
+    );
+    let c = s.wgmma_launch_config();
+    assert_eq!(
+        (c.grid_dim, c.block_dim, c.shared_mem_bytes),
+        ((132 * 4, 1, 1), (WGMMA_THREADS, 1, 1), WGMMA_SHARED_BYTES)
+    );
+    assert_eq!(WGMMA_THREADS, 256);
+    assert!(WGMMA_SHARED_BYTES > 48 * 1024 && WGMMA_SHARED_BYTES <= 227 * 1024);
 }
 
 #[test]
@@ -296,6 +333,17 @@ fn sizes_on_every_gpu_profile() {
         full.validate().unwrap();
         assert_eq!(full.mma_blocks, MMA_BLOCKS_PER_SM * p.sms, "{}", p.name);
         assert_eq!(full.mma_iters, MMA_ITERS);
+        if p.cc == (9, 0) {
+            assert_eq!(no_wgmma(&info), None, "{}", p.name);
+            assert_eq!(full.wgmma_blocks, Some(WGMMA_BLOCKS_PER_SM * p.sms), "{}", p.name);
+            assert_eq!(full.wgmma_iters, WGMMA_ITERS);
+            let quick = quick.expect("quick sizes from 8.0 on");
+            assert_eq!((quick.wgmma_blocks, quick.wgmma_iters), (Some(p.sms), WGMMA_QUICK_ITERS));
+        } else {
+            assert_eq!((full.wgmma_blocks, quick.and_then(|q| q.wgmma_blocks)), (None, None), "{}", p.name);
+            let why = no_wgmma(&info).expect("a reason");
+            assert!(why.contains(&format!("compute capability {}.{}", p.cc.0, p.cc.1)) && why.contains("9.0 only"), "{why}");
+        }
         // Every profile from 8.0 on has 24 GB or more: 8192^3's 512 MiB fits a quarter.
         assert_eq!(full.cublas_sides(), CUBLAS_SIDES, "{}", p.name);
         assert_eq!(large_side_skipped(&info, &full), None);
@@ -376,6 +424,35 @@ fn invalid_tensor_sizes_are_errors_that_say_why() {
         })
         .contains("blocks")
     );
+    assert!(
+        msg(TensorSizes {
+            wgmma_iters: 0,
+            ..good
+        })
+        .contains("wgmma steps")
+    );
+    assert!(
+        msg(TensorSizes {
+            wgmma_iters: WGMMA_ITERS_EXACT_MAX + 1,
+            ..good
+        })
+        .contains("2^24")
+    );
+    assert!(
+        msg(TensorSizes {
+            wgmma_blocks: Some(0),
+            ..good
+        })
+        .contains("wgmma_peak blocks")
+    );
+    // Without wgmma chains their step count is not read.
+    TensorSizes {
+        wgmma_blocks: None,
+        wgmma_iters: 0,
+        ..good
+    }
+    .validate()
+    .unwrap();
     // The roofline's own validation reaches them.
     let s = host::roofline::Sizes::for_device(&lab_tests::profile("H200").info());
     let bad = host::roofline::Sizes {
@@ -444,14 +521,20 @@ fn timing(ms: f64) -> Timing {
     Timing::new(vec![ms * 0.99, ms, ms * 1.01])
 }
 
-/// H200 sizes, `mma_peak` at `mma_tflop` and cuBLAS at the given rates per
-/// side (or missing, with its reason).
-fn ceiling(mma_tflop: f64, cublas: Result<Vec<(usize, f64)>, String>) -> TensorCeiling {
+/// H200 sizes, `mma_peak` at `mma_tflop`, `wgmma_peak` at its rate (or
+/// missing, with its reason) and cuBLAS at the given rates per side (or
+/// missing, with its reason).
+fn ceiling_with(
+    mma_tflop: f64,
+    wgmma: Result<f64, String>,
+    cublas: Result<Vec<(usize, f64)>, String>,
+) -> TensorCeiling {
     let info = lab_tests::profile("H200").info();
     let sizes = TensorSizes::for_device(&info).unwrap();
     let ms = |flop: f64, tflop: f64| flop / (tflop * 1e12) * 1e3;
     let timings = TensorTimings {
         mma: timing(ms(sizes.mma_flop(), mma_tflop)),
+        wgmma: wgmma.map(|tflop| timing(ms(sizes.wgmma_flop(), tflop))),
         cublas: cublas.map(|rows| {
             rows.into_iter()
                 .map(|(side, tflop)| (side, timing(ms(cublas_flop(side), tflop))))
@@ -459,6 +542,11 @@ fn ceiling(mma_tflop: f64, cublas: Result<Vec<(usize, f64)>, String>) -> TensorC
         }),
     };
     TensorCeiling::new(&info, sizes, timings)
+}
+
+/// As [`ceiling_with`], without `wgmma` chains (a reason given).
+fn ceiling(mma_tflop: f64, cublas: Result<Vec<(usize, f64)>, String>) -> TensorCeiling {
+    ceiling_with(mma_tflop, Err("no wgmma chains: not in this test".into()), cublas)
 }
 
 #[test]
@@ -523,6 +611,125 @@ fn without_cublas_the_chains_set_it_with_a_caveat() {
     let j = c.json();
     assert_eq!(j["cublas_best_gflop_per_s"], serde_json::Value::Null);
     assert_eq!(j["cublas_missing"], "cuBLAS not found (...)");
+    assert!(s.contains(" No wgmma chains: not in this test."), "{s}");
+}
+
+#[test]
+fn the_wgmma_chains_set_the_ceiling_where_they_beat_cublas_and_mma_sync() {
+    let c = ceiling_with(640.0, Ok(820.0), Ok(vec![(4096, 755.0), (8192, 708.0)]));
+    assert_eq!(c.source(), Source::Wgmma);
+    assert_eq!(c.chains().0, Source::Wgmma);
+    assert!((c.gflop_per_s() - 820_000.0).abs() < 1e-6);
+    assert!(std::ptr::eq(c.timing(), &c.wgmma.as_ref().unwrap().timing));
+    let over = c.cublas_over_wgmma_pct().unwrap();
+    assert!((over - 100.0 * (755.0 / 820.0 - 1.0)).abs() < 1e-9);
+    let s = c.sentence();
+    assert!(
+        s.contains(
+            "The BF16 tensor-core ceiling is the wgmma chains (2 warpgroups a block, m64n256k16), 820.0 TFLOP/s; \
+             cuBLAS's best, 755.0 TFLOP/s at 4096^3, is 7.9% below it."
+        ),
+        "{s}"
+    );
+    assert!(s.contains("The 8 mma.sync chains a warp reach 640.0 TFLOP/s, 78.0% of the wgmma chains."), "{s}");
+    let j = c.json();
+    assert_eq!(j["source"], "wgmma");
+    assert!((j["wgmma_gflop_per_s"].as_f64().unwrap() - 820_000.0).abs() < 1e-6);
+    assert_eq!(j["wgmma_missing"], serde_json::Value::Null);
+    assert_eq!(j["wgmma_blocks"], 132 * WGMMA_BLOCKS_PER_SM);
+}
+
+#[test]
+fn cublas_sets_the_ceiling_where_it_beats_the_wgmma_chains_and_says_by_how_much() {
+    let c = ceiling_with(640.0, Ok(700.0), Ok(vec![(4096, 770.0)]));
+    assert_eq!(c.source(), Source::Cublas);
+    assert_eq!(c.chains(), (Source::Wgmma, 700_000.0));
+    let s = c.sentence();
+    assert!(
+        s.contains(
+            "cuBLAS's GemmEx at 4096^3, 770.0 TFLOP/s: 10.0% above the wgmma chains (2 warpgroups a block, \
+             m64n256k16) (700.0 TFLOP/s)"
+        ),
+        "{s}"
+    );
+    assert!(s.contains("reach 640.0 TFLOP/s, 91.4% of the wgmma chains"), "{s}");
+    // wgmma chains slower than mma.sync's (a misbuilt kernel, say): the
+    // mma.sync chains are the chains, and the sentence gives the wgmma rate.
+    let c = ceiling_with(640.0, Ok(320.0), Ok(vec![(4096, 600.0)]));
+    assert_eq!(c.source(), Source::MmaSync);
+    assert!(c.sentence().contains("The wgmma chains (2 warpgroups a block, m64n256k16) reach 320.0 TFLOP/s, 50.0% of the mma.sync chains."), "{}", c.sentence());
+}
+
+// ---- wgmma_peak's reference and check ----------------------------------------------
+
+#[test]
+fn wgmma_peak_tiles_are_small_integers_in_a_hashed_order() {
+    let (a, b) = WgmmaPeak::tiles();
+    assert_eq!((a.len(), b.len()), (128 * 64, 64 * 256));
+    for v in a.iter().chain(&b) {
+        assert!(v.fract() == 0.0 && (1.0..=WGMMA_VALUE_MAX as f32).contains(v), "{v}");
+        assert_eq!(half::bf16::from_f32(*v).to_f32(), *v, "exact in bf16");
+    }
+    // No row of A repeats another's, and no column of B: a row or column
+    // read from the wrong place changes the product.
+    let rows: std::collections::HashSet<Vec<u32>> =
+        a.chunks(64).map(|r| r.iter().map(|v| v.to_bits()).collect()).collect();
+    assert_eq!(rows.len(), 128);
+    let cols: std::collections::HashSet<Vec<u32>> =
+        (0..256).map(|c| (0..64).map(|k| b[k * 256 + c].to_bits()).collect()).collect();
+    assert_eq!(cols.len(), 256);
+}
+
+#[test]
+fn each_wgmma_output_is_its_warpgroups_start_plus_the_steps_times_a_b() {
+    let (a, b) = WgmmaPeak::tiles();
+    let r = WgmmaPeak::new(5);
+    let product = |row: usize, col: usize| -> f64 {
+        (0..64).map(|k| f64::from(a[row * 64 + k]) * f64::from(b[k * 256 + col])).sum()
+    };
+    for (group, row, col) in [(0, 0, 0), (1, 0, 0), (1, 63, 255), (2, 17, 130), (4097, 5, 9)] {
+        let i = group * WGMMA_OUT_PER_WARPGROUP + row * 256 + col;
+        let want = f64::from(wgmma_c0(group as u32)) + 5.0 * product(64 * (group % 2) + row, col);
+        assert_eq!(r.element(i), want, "warpgroup {group}, ({row}, {col})");
+    }
+    assert_eq!(wgmma_c0(4097), 1, "the starts repeat every WGMMA_C0_GROUPS warpgroups");
+}
+
+#[test]
+fn every_wgmma_output_stays_an_exact_f32() {
+    let r = WgmmaPeak::new(WGMMA_ITERS_EXACT_MAX);
+    let largest = (0..128 * 256).map(|i| r.product(i / 256, i % 256)).fold(0.0, f64::max);
+    assert!(largest <= f64::from(WGMMA_PRODUCT_MAX));
+    let top = f64::from(WGMMA_C0_GROUPS - 1) + f64::from(WGMMA_ITERS_EXACT_MAX) * f64::from(WGMMA_PRODUCT_MAX);
+    assert!(top < f64::from(1u32 << 24), "{top}");
+    assert!(WGMMA_ITERS <= WGMMA_ITERS_EXACT_MAX);
+}
+
+#[test]
+fn the_wgmma_check_fails_a_skipped_step_a_swapped_warpgroup_and_a_misplaced_element() {
+    let iters = 16;
+    let r = WgmmaPeak::new(iters);
+    let groups = 6;
+    let good: Vec<f32> = (0..groups * WGMMA_OUT_PER_WARPGROUP).map(|i| r.element(i) as f32).collect();
+    assert_eq!(r.mismatch(&good, 0), None);
+    assert_eq!(r.mismatch(&good[1000..], 1000), None, "an offset chunk");
+    // One step fewer in every output.
+    let fewer = WgmmaPeak::new(iters - 1);
+    let skipped: Vec<f32> = (0..good.len()).map(|i| fewer.element(i) as f32).collect();
+    assert!(r.mismatch(&skipped, 0).unwrap().contains("warpgroup 0, row 0, column 0"));
+    // Warpgroup 1's tile where warpgroup 0's should be.
+    let mut swapped = good.clone();
+    swapped.copy_within(WGMMA_OUT_PER_WARPGROUP..2 * WGMMA_OUT_PER_WARPGROUP, 0);
+    assert!(r.mismatch(&swapped, 0).is_some());
+    // Two neighbouring columns exchanged (a fragment's registers misplaced).
+    let mut exchanged = good.clone();
+    exchanged.swap(3 * 256 + 40, 3 * 256 + 41);
+    let m = r.mismatch(&exchanged, 0).expect("caught");
+    assert!(m.contains("row 3, column 40"), "{m}");
+    // An unwritten (poisoned) element.
+    let mut poisoned = good;
+    poisoned[5 * WGMMA_OUT_PER_WARPGROUP - 1] = f32::NAN;
+    assert!(r.mismatch(&poisoned, 0).unwrap().contains("warpgroup 4, row 63, column 255"));
 }
 
 // ---- the PTX ----------------------------------------------------------------------
@@ -582,5 +789,44 @@ fn mma_peak_assembles_without_spills() {
             report.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
             "{arch}: {report}"
         );
+    }
+}
+
+/// `wgmma_peak` is in the sm_90a module with the parameters its launch is
+/// checked against, and in neither other module; one trip of its run-time
+/// loop is one step, 4 `wgmma` m64n256k16 between a fence and a commit and
+/// a wait for all but the newest group (the loop itself stays: a branch
+/// back); it copies its tiles with `cp.async` once, writes each of its 128
+/// accumulators once and keeps no local memory.
+#[test]
+fn wgmma_peak_is_in_the_sm90a_module_as_written() {
+    let kernels: Vec<_> = HopperKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect();
+    let faults = lab_tests::signature_faults(&kernels, PTX_SM90A, "the sm_90a module");
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    assert!(!entries(PTX).contains(&"wgmma_peak") && !entries(PTX_SM80).contains(&"wgmma_peak"));
+    let body = entry_body(PTX_SM90A, "wgmma_peak").expect("an entry has a body");
+    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+    assert_eq!(count("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), 4, "one step: k = 64");
+    assert_eq!(count("wgmma.fence.sync.aligned"), 1);
+    assert_eq!(count("wgmma.commit_group.sync.aligned"), 1);
+    assert_eq!(count("wgmma.wait_group.sync.aligned 1"), 1, "one group left in flight a step");
+    assert_eq!(count("wgmma.wait_group.sync.aligned 0"), 1, "all waited for before the stores");
+    assert_eq!(count("cp.async.cg.shared.global"), 12, "4 chunks of A and 8 of B a thread, once");
+    assert_eq!(count("st.global"), 128, "every accumulator stored once");
+    assert!(lab_tests::has_backward_branch(body), "no loop: no branch goes back to an earlier label");
+    assert!(!body.contains(".local"), "no local memory");
+}
+
+/// ptxas assembles `wgmma_peak` for sm_90a with no spill and without
+/// serializing its `wgmma`s (skipped, saying so, where no ptxas is found
+/// outside CI).
+#[test]
+fn wgmma_peak_assembles_without_spills() {
+    let Some(reports) = lab_tests::ptxas_reports(PTX_SM90A, "kernels_sm90a", &["sm_90a"], &["wgmma_peak"]) else {
+        return;
+    };
+    for (arch, _, report) in reports {
+        assert!(report.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), "{arch}: {report}");
+        assert!(!report.contains("(C75"), "{arch}: ptxas changed the wgmma pipeline: {report}");
     }
 }

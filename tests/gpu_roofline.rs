@@ -216,9 +216,40 @@ fn mma_peak_checks(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// `wgmma_peak` at the quick sizes on compute capability 9.0: every
+/// element exactly its reference (the lesson's check, in `check`). Then the
+/// same launch against a reference one step short: it must fail, on the
+/// hardware. Elsewhere the run has no `wgmma` chains, and the reason names
+/// the compute capability.
+fn wgmma_peak_checks(gpu: &Gpu) -> Result<(), String> {
+    use host::roofline::reference::WgmmaPeak;
+    use host::roofline::tensor::{TensorPeak, TensorSizes, no_wgmma};
+    let Some(sizes) = TensorSizes::quick(&gpu.info).filter(|s| s.wgmma_blocks.is_some()) else {
+        let why = no_wgmma(&gpu.info).ok_or("no wgmma sizes, yet no reason")?;
+        println!("    {why}");
+        return Ok(());
+    };
+    let mut tensor = TensorPeak::new(gpu, sizes).map_err(|e| e.to_string())?;
+    if let Some(why) = tensor.wgmma_missing() {
+        return Err(format!("compute capability 9.0, yet {why}"));
+    }
+    let failures = tensor.check().map_err(|e| e.to_string())?;
+    if let Some(f) = failures.first() {
+        return Err(f.to_string());
+    }
+    let short = WgmmaPeak::new(sizes.wgmma_iters - 1);
+    match tensor.check_wgmma(&short).map_err(|e| e.to_string())? {
+        None => Err("the check passed a reference one step short".into()),
+        Some(f) => {
+            println!("    one step short: {f}");
+            Ok(())
+        }
+    }
+}
+
 /// The lesson's quick run: where the GPU has tensor cores, the reported
-/// tensor ceiling is at least cuBLAS's best and the `mma.sync` chains', set
-/// by whichever is faster, and the report names it and prints the tensor
+/// tensor ceiling is at least cuBLAS's best and the `mma.sync` chains' (and
+/// the `wgmma` chains' on 9.0), set by whichever is fastest, and the report names it and prints the tensor
 /// ridge point; below 8.0 one line says there is none.
 fn the_tensor_ceiling_is_at_least_cublas_best(gpu: &Gpu) -> Result<(), String> {
     let (table, lines) = lab_tests::run_quick::<roofline::RooflineLesson>(gpu)?;
@@ -238,34 +269,29 @@ fn the_tensor_ceiling_is_at_least_cublas_best(gpu: &Gpu) -> Result<(), String> {
         .as_f64()
         .ok_or("no mma.sync rate")?;
     let cublas = facts["cublas_best_gflop_per_s"].as_f64();
-    if value < mma || cublas.is_some_and(|c| value < c) {
+    let wgmma = facts["wgmma_gflop_per_s"].as_f64();
+    if gpu.info.compute_capability == (9, 0) && wgmma.is_none() {
+        return Err(format!("compute capability 9.0, yet no wgmma chains: {}", facts["wgmma_missing"]));
+    }
+    let fastest = [("mma.sync", Some(mma)), ("wgmma", wgmma), ("cuBLAS", cublas)]
+        .into_iter()
+        .filter_map(|(name, rate)| rate.map(|r| (name, r)))
+        .fold(("mma.sync", mma), |best, next| if next.1 > best.1 { next } else { best });
+    if value < fastest.1 {
         return Err(format!(
-            "the ceiling {value} GFLOP/s is below mma.sync's {mma} or cuBLAS's {cublas:?}"
+            "the ceiling {value} GFLOP/s is below {}'s {} (mma.sync {mma}, wgmma {wgmma:?}, cuBLAS {cublas:?})",
+            fastest.0, fastest.1
         ));
     }
-    let want_source = if cublas.is_some_and(|c| c > mma) {
-        "cuBLAS"
-    } else {
-        "mma.sync"
-    };
-    if facts["source"] != want_source {
-        return Err(format!(
-            "set by {}, but {want_source} is faster",
-            facts["source"]
-        ));
+    if facts["source"] != fastest.0 {
+        return Err(format!("set by {}, but {} is faster", facts["source"], fastest.0));
     }
-    match cublas {
-        Some(c) => println!(
-            "    mma.sync {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s (quick sizes)",
-            mma / 1e3,
-            c / 1e3
-        ),
-        None => println!(
-            "    mma.sync {:.1} TFLOP/s; {}",
-            mma / 1e3,
-            facts["cublas_missing"]
-        ),
-    }
+    println!(
+        "    mma.sync {:.1} TFLOP/s, wgmma {}, cuBLAS {} (quick sizes)",
+        mma / 1e3,
+        wgmma.map_or(format!("none ({})", facts["wgmma_missing"]), |w| format!("{:.1} TFLOP/s", w / 1e3)),
+        cublas.map_or(format!("none ({})", facts["cublas_missing"]), |c| format!("{:.1} TFLOP/s", c / 1e3)),
+    );
     lab_tests::report_contains(
         &table,
         &[
@@ -293,6 +319,7 @@ fn main() -> std::process::ExitCode {
             ragged_sizes_check(gpu, Side::CudaC)
         }),
         trial("mma_peak_checks", mma_peak_checks),
+        trial("wgmma_peak_checks", wgmma_peak_checks),
         trial(
             "the_tensor_ceiling_is_at_least_cublas_best",
             the_tensor_ceiling_is_at_least_cublas_best,

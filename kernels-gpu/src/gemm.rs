@@ -738,7 +738,7 @@ mod kernels {
 /// The tensor-core kernels, compiled only into the sm_80 module
 /// (`--cfg lab_tensor_cores`, `-Ctarget-cpu=sm_80`).
 #[cfg(all(target_arch = "nvptx64", lab_tensor_cores))]
-mod tensor_kernels {
+pub(crate) mod tensor_kernels {
     use super::*;
     use crate::device::math::fma;
     use crate::device::memory::load_readonly;
@@ -1149,7 +1149,7 @@ mod tensor_kernels {
     /// `-Ctarget-cpu=sm_90a`): `wgmma` reads both operands from shared
     /// memory, so no warp loads a fragment.
     #[cfg(lab_hopper)]
-    mod hopper {
+    pub(crate) mod hopper {
         use super::*;
         use crate::device::tma::{
             fence_mbarrier_init, fence_tensormap_acquire, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity, tma_load_2d,
@@ -1173,7 +1173,7 @@ mod tensor_kernels {
         /// multiples of 8; the stage holds `wg_stage_bytes(BN)` bytes.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn load_wg_stage<const B_CHUNKS: usize>(
+        pub(crate) unsafe fn load_wg_stage<const B_CHUNKS: usize>(
             stage: u32,
             a: *const u16,
             b: *const u16,
@@ -1215,7 +1215,7 @@ mod tensor_kernels {
         /// # Safety
         /// As [`WgmmaAcc::mma_bf16`], for the stage's tiles.
         #[inline(always)]
-        unsafe fn wgmma_step<const H: usize>(acc: &mut [[[f32; 4]; 16]; H], stage: u32, warpgroup: u32)
+        pub(crate) unsafe fn wgmma_step<const H: usize>(acc: &mut [[[f32; 4]; 16]; H], stage: u32, warpgroup: u32)
         where
             [[[f32; 4]; 16]; H]: WgmmaAcc,
         {

@@ -207,6 +207,68 @@ pub const fn mma_c0(warp: u32, chain: u32) -> u32 {
     (warp % MMA_C0_WARPS) * MMA_CHAINS as u32 + chain
 }
 
+// ---------------------------------------------------------------------------
+// The wgmma ceiling (`wgmma_peak`, in the sm_90a module only).
+//
+// On Hopper the fastest tensor-core instruction is the warpgroup's
+// `wgmma.mma_async`, which reads both tiles from shared memory. Each block
+// of `wgmma_peak` is the GEMM lesson's Hopper block without its copies:
+// one stage of that lesson's swizzled tiles (A 128 x 64, B 64 x 256) is
+// loaded once, then each of its 2 warpgroups runs `iterations` steps of
+// that lesson's `wgmma_step` (4 `wgmma` m64n256k16, one group left in
+// flight) into its own 64 x 256 accumulator. The tiles hold small integers
+// (the host's hashed fill) and the accumulators start at a value of the
+// warpgroup (wgmma_c0), so each output is that plus `iterations` times its
+// element of A B, every partial sum an integer below 2^24: exact, and
+// checked bit for bit.
+
+/// Steps of each warpgroup in the lesson's own run: WGMMA_BLOCKS_PER_SM x
+/// 2 warpgroups x 2048 steps x 4 `wgmma` m64n256k16 = 16384 instructions
+/// an SM (about 4.5 TFLOP on 132 SMs, a few ms at several hundred
+/// TFLOP/s). A run-time argument.
+pub const WGMMA_ITERS: u32 = 2048;
+/// Steps of each warpgroup in `--quick` runs and the GPU tests.
+pub const WGMMA_QUICK_ITERS: u32 = 16;
+/// Blocks launched per SM: its 128 f32 accumulators a thread leave room
+/// for one block of 256 threads an SM, so these are 4 waves.
+pub const WGMMA_BLOCKS_PER_SM: u32 = 4;
+/// FLOP of one step of one block: 2 warpgroups x 4 `wgmma` m64n256k16,
+/// each 64 x 256 outputs of 16 multiply-adds of 2 FLOP.
+pub const WGMMA_STEP_FLOP: u64 = 2 * 4 * (2 * 64 * 256 * 16);
+/// Floats each warpgroup writes: its 64 x 256 accumulator tile.
+pub const WGMMA_OUT_PER_WARPGROUP: usize = 64 * 256;
+/// The tiles' elements are integers from 1 to WGMMA_VALUE_MAX (never 0, so
+/// a skipped step changes every output).
+pub const WGMMA_VALUE_MAX: u32 = 7;
+/// The largest element of A B: 64 products (a step's k) of at most
+/// WGMMA_VALUE_MAX^2.
+pub const WGMMA_PRODUCT_MAX: u32 = 64 * WGMMA_VALUE_MAX * WGMMA_VALUE_MAX;
+/// The initial accumulators repeat every WGMMA_C0_GROUPS warpgroups.
+pub const WGMMA_C0_GROUPS: u32 = 4096;
+/// The most steps a warpgroup may run with every result an exact f32: the
+/// largest start plus n x WGMMA_PRODUCT_MAX stays below 2^24.
+pub const WGMMA_ITERS_EXACT_MAX: u32 = ((1 << 24) - 1 - (WGMMA_C0_GROUPS - 1)) / WGMMA_PRODUCT_MAX;
+/// Dynamic shared memory of a `wgmma_peak` block, bytes: one stage of the
+/// GEMM lesson's tiles and the slack to align it to 1024 bytes (past 48
+/// KiB: the host raises the kernel's limit).
+pub const WGMMA_SHARED_BYTES: u32 = crate::gemm::WG_STAGE_BYTES + crate::gemm::WG_TILE_ALIGN;
+
+/// The initial value of every accumulator of warpgroup `group` (its index
+/// in the grid, 2 a block): distinct for WGMMA_C0_GROUPS consecutive
+/// warpgroups, so an output written in another warpgroup's place shows.
+pub const fn wgmma_c0(group: u32) -> u32 {
+    group % WGMMA_C0_GROUPS
+}
+
+const _: () = assert!(
+    WGMMA_ITERS <= WGMMA_ITERS_EXACT_MAX && WGMMA_QUICK_ITERS <= WGMMA_ITERS_EXACT_MAX,
+    "every accumulator of wgmma_peak stays an integer below 2^24, exact in f32"
+);
+const _: () = assert!(
+    crate::gemm::WG_BLOCK_M == 128 && crate::gemm::WG_BLOCK_N == 256 && crate::gemm::WG_BLOCK_K == 64,
+    "wgmma_peak's FLOP and output counts are for the GEMM lesson's 128 x 256 x 64 stage"
+);
+
 // Compile-time relations, each with the reason it must hold.
 const _: () = assert!(
     MMA_ITERS.is_multiple_of(MMA_UNROLL) && MMA_QUICK_ITERS.is_multiple_of(MMA_UNROLL),
@@ -1065,4 +1127,89 @@ mod tensor_kernels {
         });
     }
     // ANCHOR_END: mma_peak
+}
+
+/// The wgmma ceiling's kernel, compiled only into the sm_90a module
+/// (`--cfg lab_hopper`, `-Ctarget-cpu=sm_90a`).
+#[cfg(all(target_arch = "nvptx64", lab_hopper))]
+mod hopper_kernels {
+    use super::*;
+    use crate::device::memory::opaque_index;
+    use crate::device::mma::{cp_async_commit, cp_async_wait};
+    use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
+    use crate::device::unroll::unrolled;
+    use crate::device::wgmma::{WgmmaAcc, fence_proxy_async_shared};
+    use crate::gemm::tensor_kernels::hopper::{load_wg_stage, wgmma_step};
+    use crate::gemm::{WG_BLOCK_K, WG_BLOCK_M, WG_BLOCK_N, WG_TILE_ALIGN};
+
+    crate::dynamic_shared!(WGMMA_PEAK_TILES: [u32]);
+
+    // ANCHOR: wgmma_peak
+    /// The wgmma ceiling: each of a block's 2 warpgroups runs `iterations`
+    /// steps `D += A B` (4 `wgmma` m64n256k16 a step, the GEMM lesson's
+    /// [`wgmma_step`]: bf16 tiles from shared memory, f32 accumulators;
+    /// WGMMA_STEP_FLOP / 2 a step) on the same two tiles, then writes its
+    /// accumulators. Warpgroup g of the block reads rows `64 g ..` of A;
+    /// its accumulators start at `wgmma_c0(2 * block + g)`.
+    ///
+    /// # Memory
+    /// Once, A (128 x 64 bf16, row-major) and B (64 x 256) go from global
+    /// to shared memory by `cp.async`, in the GEMM lesson's 128-byte
+    /// swizzled stage; the loop touches shared memory through `wgmma`
+    /// only. At the end warpgroup `w` (of the grid) writes its 64 x 256
+    /// tile row-major at `out + w * WGMMA_OUT_PER_WARPGROUP`, each thread
+    /// its fragments' elements (row `16 warp + lane / 4 + 8 (r / 2)`,
+    /// column `128 h + 8 j + 2 (lane % 4) + r % 2` of register `r` of
+    /// fragment `acc[h][j]`).
+    ///
+    /// # Launch assumption
+    /// `WG_THREADS` (256) threads in one dimension, any grid,
+    /// `WGMMA_SHARED_BYTES` of dynamic shared memory; `iterations` at most
+    /// WGMMA_ITERS_EXACT_MAX for exact results.
+    ///
+    /// # Safety
+    /// `a` and `b` hold the two tiles, 16-byte aligned; `out` holds
+    /// WGMMA_OUT_PER_WARPGROUP floats for every warpgroup of the grid.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn wgmma_peak(a: *const u16, b: *const u16, out: *mut f32, iterations: u32) {
+        let base = (WGMMA_PEAK_TILES::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
+        let tid = thread_idx_x();
+        let (warpgroup, warp, lane) = (tid / 128, tid % 128 / 32, tid % 32);
+        // SAFETY: the caller's tiles, exactly one stage's shape; the stage
+        // is inside the aligned dynamic shared memory.
+        unsafe { load_wg_stage::<8>(base, a, b, WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K, 0, 0, 0) };
+        cp_async_commit();
+        cp_async_wait::<0>();
+        fence_proxy_async_shared();
+        sync_threads();
+
+        let group = block_idx_x() * 2 + warpgroup;
+        let mut acc = [[[wgmma_c0(group) as f32; 4]; 16]; 2];
+        // The step counter passes through `opaque_index`, so LLVM does not
+        // unroll the run-time loop: each trip is one step, 4 `wgmma`s
+        // (tests/cpu_tensor_ceiling.rs counts them in the PTX).
+        let mut step = 0;
+        while step < iterations as usize {
+            // SAFETY: the tiles were written, fenced and published by the
+            // barrier above, and nothing writes them again; the warpgroup
+            // is converged (no branch depends on the thread).
+            unsafe { wgmma_step(&mut acc, base, warpgroup) };
+            step = opaque_index(step + 1);
+        }
+        acc.wait::<0>();
+
+        let (row_of_lane, col_of_lane) = (warp * 16 + lane / 4, 2 * (lane % 4));
+        let tile = out.wrapping_add(group as usize * WGMMA_OUT_PER_WARPGROUP);
+        unrolled::<2>(|h| {
+            unrolled::<16>(|j| {
+                unrolled::<4>(|r| {
+                    let row = row_of_lane + 8 * (r as u32 / 2);
+                    let col = 128 * h as u32 + 8 * j as u32 + col_of_lane + r as u32 % 2;
+                    // SAFETY: inside this warpgroup's tile of `out`.
+                    unsafe { *tile.add((row * 256 + col) as usize) = acc[h][j][r] };
+                });
+            });
+        });
+    }
+    // ANCHOR_END: wgmma_peak
 }

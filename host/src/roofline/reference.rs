@@ -6,7 +6,8 @@
 
 use kernels_gpu::roofline::{
     FMA_ADD, FMA_CHAINS, FMA_MUL, MMA_CHAINS, MMA_OUT_PER_WARP, POLY_ADD, POLY_DEGREE, POLY_SCALE,
-    TRIAD_SCALAR, mma_a_value, mma_b_value, mma_c0,
+    TRIAD_SCALAR, WGMMA_OUT_PER_WARPGROUP, WGMMA_VALUE_MAX, mma_a_value, mma_b_value, mma_c0,
+    wgmma_c0,
 };
 
 /// The first input: the seed's small integers 1..=7, in a hashed order
@@ -285,5 +286,87 @@ impl MmaPeak {
     /// core.
     pub fn elements(&self, range: std::ops::Range<usize>) -> Vec<f32> {
         crate::fill::filled(range, |i| self.element(i) as f32)
+    }
+}
+
+// ---- the wgmma ceiling ------------------------------------------------------
+
+/// The fill streams of `wgmma_peak`'s two tiles (no other fill uses them).
+pub const WGMMA_STREAMS: [u64; 2] = [0x5747_4d4d_4131, 0x5747_4d4d_4232];
+
+/// Rows of `wgmma_peak`'s A tile (2 warpgroups of 64) and of its B tile
+/// (one step's k), and B's columns.
+const WG_ROWS: usize = 128;
+const WG_K: usize = 64;
+const WG_COLS: usize = 256;
+
+/// What `wgmma_peak` must write, for one step count: its tiles A (128 x 64)
+/// and B (64 x 256), integers 1 to WGMMA_VALUE_MAX in a hashed order
+/// ([`crate::fill::below`], so no row or column repeats another's pattern);
+/// their product in f64; and each output of warpgroup `w` at (row, col) of
+/// its 64 x 256 tile: `wgmma_c0(w)` plus `iterations` times element
+/// (`64 (w % 2) + row`, col) of A B. Every term is an integer below 2^24
+/// within the kernel's step limit, so the GPU's result is exact.
+#[derive(Debug, Clone)]
+pub struct WgmmaPeak {
+    product: Vec<f64>,
+    iterations: u32,
+}
+
+impl WgmmaPeak {
+    /// The two tiles, row-major, as f32 (exact in bf16: small integers).
+    pub fn tiles() -> (Vec<f32>, Vec<f32>) {
+        let tile = |len: usize, stream: u64| -> Vec<f32> {
+            (0..len)
+                .map(|i| (1 + crate::fill::below(i, stream, u64::from(WGMMA_VALUE_MAX))) as f32)
+                .collect()
+        };
+        (tile(WG_ROWS * WG_K, WGMMA_STREAMS[0]), tile(WG_K * WG_COLS, WGMMA_STREAMS[1]))
+    }
+
+    /// The reference for `iterations` steps of every warpgroup.
+    pub fn new(iterations: u32) -> WgmmaPeak {
+        let (a, b) = WgmmaPeak::tiles();
+        let mut product = vec![0.0f64; WG_ROWS * WG_COLS];
+        for row in 0..WG_ROWS {
+            for col in 0..WG_COLS {
+                product[row * WG_COLS + col] = (0..WG_K)
+                    .map(|k| f64::from(a[row * WG_K + k]) * f64::from(b[k * WG_COLS + col]))
+                    .sum();
+            }
+        }
+        WgmmaPeak { product, iterations }
+    }
+
+    /// Element (`row`, `col`) of A B (128 x 256).
+    pub fn product(&self, row: usize, col: usize) -> f64 {
+        self.product[row * WG_COLS + col]
+    }
+
+    /// Output element `i`: warpgroup `i / WGMMA_OUT_PER_WARPGROUP`, then
+    /// row-major in its 64 x 256 tile (the kernel's store order).
+    pub fn element(&self, i: usize) -> f64 {
+        let (group, within) = (i / WGMMA_OUT_PER_WARPGROUP, i % WGMMA_OUT_PER_WARPGROUP);
+        let (row, col) = (within / WG_COLS, within % WG_COLS);
+        f64::from(wgmma_c0(group as u32))
+            + f64::from(self.iterations) * self.product(64 * (group % 2) + row, col)
+    }
+
+    /// The first element of `got`, elements `start..` of the output, that
+    /// is not exactly the reference's, as one line: index, got, wanted, and
+    /// where it sits (warpgroup, row, column). `None` where every element
+    /// matches.
+    pub fn mismatch(&self, got: &[f32], start: usize) -> Option<String> {
+        let want = crate::fill::filled(start..start + got.len(), |i| self.element(i) as f32);
+        let mut m = crate::check::first_mismatch(got, &want, crate::check::Tolerance::Exact)?;
+        m.index += start;
+        let within = m.index % WGMMA_OUT_PER_WARPGROUP;
+        Some(format!(
+            "{m} (warpgroup {}, row {}, column {}); a tile read through a wrong descriptor, a skipped step or an \
+             output in another warpgroup's place",
+            m.index / WGMMA_OUT_PER_WARPGROUP,
+            within / WG_COLS,
+            within % WG_COLS,
+        ))
     }
 }

@@ -1,7 +1,7 @@
 //! The roofline report: the ceilings with their share of the derived
 //! limits (the bandwidth ceiling the best of three streams in two launch
-//! shapes; FP32; BF16 tensor cores where measured, the faster of the
-//! `mma.sync` chains and cuBLAS), the ridge points, and each placed
+//! shapes; FP32; BF16 tensor cores where measured, the fastest of the
+//! `mma.sync` chains, the `wgmma` chains and cuBLAS), the ridge points, and each placed
 //! kernel's intensity, time, compulsory bytes and share of the roof above it
 //! (or that it sits above the roof). A table for people, JSON lines for
 //! scripts.
@@ -15,7 +15,7 @@ use kernels_gpu::roofline::*;
 use serde_json::json;
 
 use super::model::{Ceilings, Cost, cost, cost_shaped, per_second_e9};
-use super::tensor::{CUBLAS_NAME, TensorCeiling, TensorKernel};
+use super::tensor::{CUBLAS_NAME, HopperKernel, TensorCeiling, TensorKernel};
 use super::{Kernel, Measured, Shape, Sizes};
 use crate::compare::ComparedKernel;
 use crate::gpu::{DeviceInfo, bf16_tensor_flop_per_clock_per_sm, fp32_lanes_per_sm};
@@ -526,10 +526,18 @@ impl crate::lesson::Report for Report {
         );
         if let Some(ts) = &z.tensor {
             let sides: Vec<String> = ts.cublas_sides().iter().map(|n| format!("{n}^3")).collect();
+            let wgmma = ts.wgmma_blocks.map_or(String::new(), |blocks| {
+                format!(
+                    "; wgmma_peak {blocks} blocks x {} threads x {} steps x 4 wgmma m64n256k16 a warpgroup (sm_90a \
+                     module)",
+                    super::tensor::WGMMA_THREADS,
+                    ts.wgmma_iters
+                )
+            });
             let _ = writeln!(
                 s,
                 "Tensor-core ceiling: mma_peak {} blocks x {THREADS_PER_BLOCK} threads x {} steps x {MMA_CHAINS} chains \
-                 (sm_80 module); cuBLAS BF16 GemmEx (FP32 sums) at {}",
+                 (sm_80 module){wgmma}; cuBLAS BF16 GemmEx (FP32 sums) at {}",
                 ts.mma_blocks,
                 ts.mma_iters,
                 sides.join(" and "),
@@ -550,8 +558,15 @@ impl crate::lesson::Report for Report {
         );
         let tensor_checks = match &self.tensor {
             Ok(tc) => format!(
-                " {} matches its CPU reference exactly in every element{}.",
-                TensorKernel::MmaPeak.symbol(),
+                " {} exactly in every element{}.",
+                match tc.wgmma {
+                    Ok(_) => format!(
+                        "{} and {} match their CPU references",
+                        TensorKernel::MmaPeak.symbol(),
+                        HopperKernel::WgmmaPeak.symbol()
+                    ),
+                    Err(_) => format!("{} matches its CPU reference", TensorKernel::MmaPeak.symbol()),
+                },
                 if tc.cublas.is_ok() {
                     format!(
                         "; cuBLAS's BF16 GEMM at {}^3 matches the f64 reference at {} sampled elements within its \
@@ -584,7 +599,9 @@ impl crate::lesson::Report for Report {
             .map(|r| &r.timing)
             .chain([&self.copy, &self.driver_copy, &self.fma])
             .chain(self.tensor.iter().flat_map(|tc| {
-                std::iter::once(&tc.mma).chain(tc.cublas.iter().flatten().map(|c| &c.timing))
+                std::iter::once(&tc.mma)
+                    .chain(tc.wgmma.iter().map(|w| &w.timing))
+                    .chain(tc.cublas.iter().flatten().map(|c| &c.timing))
             }))
             .collect();
         let ceiling_flagged = ceiling_timings.iter().any(|t| flag_of(t).is_some());
@@ -706,6 +723,17 @@ impl crate::lesson::Report for Report {
                 &tc.mma,
                 tc.mma_gflop_per_s,
             ));
+            if let Ok(w) = &tc.wgmma {
+                t.add_row(tensor_row(
+                    format!(
+                        "BF16 tensor cores: {}, wgmma m64n256k16 chains, 2 warpgroups a block{}",
+                        HopperKernel::WgmmaPeak.symbol(),
+                        mark(source == super::tensor::Source::Wgmma)
+                    ),
+                    &w.timing,
+                    w.gflop_per_s,
+                ));
+            }
             for c in tc.cublas.iter().flatten() {
                 t.add_row(tensor_row(
                     format!(
@@ -924,7 +952,7 @@ impl crate::lesson::Report for Report {
     /// One JSON object per row: the bandwidth ceiling (which stream set it),
     /// the six stream rows, the seed's copy, the FMA ceiling, the driver
     /// copy, the ridge point; then the tensor-core rows where measured
-    /// (`mma_peak`, cuBLAS at each side), the tensor ceiling
+    /// (`mma_peak`, `wgmma_peak` on 9.0, cuBLAS at each side), the tensor ceiling
     /// (`ceiling-tensor`, always: its `tensor_ceiling` object, or `why_none`)
     /// and the tensor ridge point where measured; then the ten kernels. Each
     /// carries the run's context, and every measured ceiling and stream row
@@ -1016,7 +1044,7 @@ impl crate::lesson::Report for Report {
             obj.insert("context".into(), ctx.clone());
         }
         lines.push(ridge);
-        // The tensor-core rows: mma_peak and each cuBLAS side (timed rows,
+        // The tensor-core rows: mma_peak, wgmma_peak and each cuBLAS side (timed rows,
         // each with its samples), then the ceiling itself, always (with why
         // there is none where there is none).
         let tensor_derived = self
@@ -1044,6 +1072,19 @@ impl crate::lesson::Report for Report {
                 &tc.mma,
                 of_tensor(tc.mma_gflop_per_s),
             ));
+            if let Ok(w) = &tc.wgmma {
+                lines.push(merge(
+                    json!({
+                        "variant": "ceiling-tensor-wgmma", "symbol": HopperKernel::WgmmaPeak.symbol(),
+                        "flop": tc.sizes.wgmma_flop(),
+                        "metric": "throughput", "value": w.gflop_per_s, "unit": "GFLOP/s",
+                        "derived_limit": tensor_derived,
+                        "share_of_derived": tensor_derived.map(|d| w.gflop_per_s / d),
+                    }),
+                    &w.timing,
+                    of_tensor(w.gflop_per_s),
+                ));
+            }
             for c in tc.cublas.iter().flatten() {
                 lines.push(merge(
                     json!({

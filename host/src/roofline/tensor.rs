@@ -1,27 +1,31 @@
 //! The roofline's BF16 tensor-core ceiling: `mma_peak` (from the sm_80
-//! module, on GPUs of compute capability 8.0 and up) checked exactly and
-//! timed, cuBLAS's BF16 GEMM (`cublasGemmEx`, FP32 sums) checked and timed
-//! beside it, and the ceiling the report draws: the faster of the two.
+//! module, on GPUs of compute capability 8.0 and up) and, on compute
+//! capability 9.0, `wgmma_peak` (from the sm_90a module), each checked
+//! exactly and timed; cuBLAS's BF16 GEMM (`cublasGemmEx`, FP32 sums)
+//! checked and timed beside them; and the ceiling the report draws: the
+//! fastest of the three.
 //!
 //! A ceiling that cuBLAS beats is no ceiling. `mma.sync` is the tensor-core
 //! instruction every GPU from compute capability 8.0 on runs; on Hopper
 //! (9.0) cuBLAS reaches the tensor cores through `wgmma`, a warpgroup-wide
 //! asynchronous instruction that reads its operands from shared memory, and
-//! can go faster than any chain of `mma.sync`. So the lesson takes
-//! max(`mma_peak`, cuBLAS's best) as the roof and says which set it and by
-//! how much.
+//! goes faster than any chain of `mma.sync`; so on 9.0 the lesson times
+//! chains of `wgmma` too. It takes max(`mma_peak`, `wgmma_peak`, cuBLAS's
+//! best) as the roof and says which set it and by how much.
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels_gpu::roofline::{
     MMA_BLOCKS_PER_SM, MMA_CHAINS, MMA_FLOP, MMA_ITERS, MMA_ITERS_EXACT_MAX, MMA_OUT_PER_WARP,
-    MMA_QUICK_ITERS, MMA_UNROLL, THREADS_PER_BLOCK,
+    MMA_QUICK_ITERS, MMA_UNROLL, THREADS_PER_BLOCK, WGMMA_BLOCKS_PER_SM, WGMMA_ITERS,
+    WGMMA_ITERS_EXACT_MAX, WGMMA_OUT_PER_WARPGROUP, WGMMA_QUICK_ITERS, WGMMA_SHARED_BYTES,
+    WGMMA_STEP_FLOP,
 };
 use serde::Serialize;
 use serde_json::json;
 
 use super::CHUNK;
 use super::model::per_second_e9;
-use super::reference::{MmaPeak, PTX_ISA_LAYOUT};
+use super::reference::{MmaPeak, PTX_ISA_LAYOUT, WgmmaPeak};
 use crate::check::{Failure, Tolerance, first_mismatch};
 use crate::cublas::Cublas;
 use crate::error::{Error, Result};
@@ -39,6 +43,21 @@ crate::kernel_ids! {
         MmaPeak = "mma_peak" (Ptr, U32),
     }
 }
+
+crate::kernel_ids! {
+    /// The roofline's kernels in the sm_90a module (`host::ptx::PTX_SM90A`),
+    /// loaded on GPUs of compute capability 9.0 only.
+    pub enum HopperKernel {
+        /// The wgmma ceiling: 2 warpgroups a block, each a chain of
+        /// `wgmma` m64n256k16 steps on shared tiles: (A tile, B tile, out,
+        /// iterations).
+        WgmmaPeak = "wgmma_peak" (Ptr, Ptr, Ptr, U32),
+    }
+}
+
+/// Threads of a `wgmma_peak` block: 2 warpgroups (the GEMM lesson's Hopper
+/// block).
+pub const WGMMA_THREADS: u32 = kernels_gpu::gemm::WG_THREADS;
 
 /// The square sides (m = n = k) cuBLAS's BF16 GEMM is timed at: the first
 /// always, the second where its matrices take at most
@@ -86,6 +105,12 @@ pub struct TensorSizes {
     /// The larger side it is also timed at, where its matrices fit
     /// [`CUBLAS_MEMORY_SHARE`]; `None` where they do not, or in `--quick`.
     pub cublas_large_side: Option<usize>,
+    /// Blocks of `wgmma_peak`'s launch, [`WGMMA_THREADS`] threads each;
+    /// `None` on a GPU without `wgmma` (any but compute capability 9.0:
+    /// [`no_wgmma`] says why).
+    pub wgmma_blocks: Option<u32>,
+    /// Steps of each `wgmma_peak` warpgroup (4 `wgmma` m64n256k16 each).
+    pub wgmma_iters: u32,
 }
 
 impl TensorSizes {
@@ -100,10 +125,15 @@ impl TensorSizes {
             cublas_side: CUBLAS_SIDES[0],
             cublas_large_side: Some(CUBLAS_SIDES[1])
                 .filter(|&s| cublas_bytes(s) <= info.total_memory_bytes / CUBLAS_MEMORY_SHARE),
+            wgmma_blocks: no_wgmma(info)
+                .is_none()
+                .then(|| WGMMA_BLOCKS_PER_SM * info.sms.max(1)),
+            wgmma_iters: WGMMA_ITERS,
         })
     }
 
-    /// `--quick`'s sizes: one block an SM, MMA_QUICK_ITERS steps, cuBLAS at
+    /// `--quick`'s sizes: one block an SM, MMA_QUICK_ITERS steps
+    /// (WGMMA_QUICK_ITERS for `wgmma_peak`), cuBLAS at
     /// [`CUBLAS_QUICK_SIDE`] only. `None` below compute capability 8.0.
     pub fn quick(info: &DeviceInfo) -> Option<TensorSizes> {
         unavailable(info).is_none().then(|| TensorSizes {
@@ -111,6 +141,8 @@ impl TensorSizes {
             mma_iters: MMA_QUICK_ITERS,
             cublas_side: CUBLAS_QUICK_SIDE,
             cublas_large_side: None,
+            wgmma_blocks: no_wgmma(info).is_none().then(|| info.sms.max(1)),
+            wgmma_iters: WGMMA_QUICK_ITERS,
         })
     }
 
@@ -130,6 +162,32 @@ impl TensorSizes {
         self.mma_warps() as f64 * f64::from(self.mma_iters) * MMA_CHAINS as f64 * MMA_FLOP as f64
     }
 
+    /// Floats `wgmma_peak` writes: every warpgroup's 64 x 256 tile (0
+    /// without `wgmma`).
+    pub fn wgmma_out_len(&self) -> usize {
+        self.wgmma_blocks.map_or(0, |b| b as usize * 2 * WGMMA_OUT_PER_WARPGROUP)
+    }
+
+    /// FLOP of one `wgmma_peak` launch: blocks x steps x WGMMA_STEP_FLOP
+    /// (2 warpgroups x 4 `wgmma` m64n256k16 of 2 x 64 x 256 x 16); 0
+    /// without `wgmma`.
+    pub fn wgmma_flop(&self) -> f64 {
+        self.wgmma_blocks.map_or(0.0, |b| {
+            f64::from(b) * f64::from(self.wgmma_iters) * WGMMA_STEP_FLOP as f64
+        })
+    }
+
+    /// `wgmma_peak`'s launch: `wgmma_blocks` blocks (1 without `wgmma`)
+    /// of [`WGMMA_THREADS`] threads, WGMMA_SHARED_BYTES of dynamic shared
+    /// memory.
+    pub fn wgmma_launch_config(&self) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (self.wgmma_blocks.unwrap_or(1), 1, 1),
+            block_dim: (WGMMA_THREADS, 1, 1),
+            shared_mem_bytes: WGMMA_SHARED_BYTES,
+        }
+    }
+
     /// The sides cuBLAS is timed at, smallest first.
     pub fn cublas_sides(&self) -> Vec<usize> {
         std::iter::once(self.cublas_side)
@@ -137,10 +195,11 @@ impl TensorSizes {
             .collect()
     }
 
-    /// Device bytes at most: `mma_peak`'s output and the largest cuBLAS
-    /// side's matrices (cuBLAS's own workspace is not counted).
+    /// Device bytes at most: `mma_peak`'s and `wgmma_peak`'s outputs and
+    /// the largest cuBLAS side's matrices (cuBLAS's own workspace and
+    /// `wgmma_peak`'s 48 KiB of tiles are not counted).
     pub fn device_bytes(&self) -> usize {
-        self.mma_out_len() * size_of::<f32>()
+        (self.mma_out_len() + self.wgmma_out_len()) * size_of::<f32>()
             + self
                 .cublas_sides()
                 .into_iter()
@@ -186,6 +245,21 @@ impl TensorSizes {
         if self.cublas_sides().contains(&0) {
             return fail("a cuBLAS GEMM of side 0".into());
         }
+        if self.wgmma_blocks.is_some() {
+            if self.wgmma_iters == 0 || self.wgmma_iters > WGMMA_ITERS_EXACT_MAX {
+                return fail(format!(
+                    "{} wgmma steps a warpgroup: wgmma_peak runs 1 to {WGMMA_ITERS_EXACT_MAX} (past it an \
+                     accumulator can pass 2^24 and the exact check would fail on rounding)",
+                    self.wgmma_iters
+                ));
+            }
+            if self.wgmma_blocks.is_some_and(|b| b == 0 || b > i32::MAX as u32) {
+                return fail(format!(
+                    "{:?} wgmma_peak blocks: one launch's grid takes 1 to 2^31 - 1",
+                    self.wgmma_blocks
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -200,6 +274,19 @@ pub fn unavailable(info: &DeviceInfo) -> Option<String> {
             "No BF16 tensor-core ceiling: {} has compute capability {major}.{minor}, and the sm_80 module's bf16 \
              mma.sync needs 8.0 or more",
             info.name
+        )
+    })
+}
+
+/// Why `info`'s GPU has no `wgmma` chains, or `None` where it has them
+/// (compute capability 9.0: `wgmma` exists only for the architecture-specific
+/// target sm_90a, whose PTX no other GPU loads).
+pub fn no_wgmma(info: &DeviceInfo) -> Option<String> {
+    let cc = info.compute_capability;
+    (!crate::ptx::Module::Sm90a.runs_on(cc)).then(|| {
+        format!(
+            "no wgmma chains: {} has compute capability {}.{}, and wgmma runs on 9.0 only (sm_90a)",
+            info.name, cc.0, cc.1
         )
     })
 }
@@ -251,13 +338,24 @@ struct CublasOperands {
     d: CudaSlice<f32>,
 }
 
+/// `wgmma_peak` from the sm_90a module, its two tiles (the reference's,
+/// in bf16) and its output buffer.
+struct WgmmaChains {
+    kernels: KernelSet<HopperKernel>,
+    a: CudaSlice<u16>,
+    b: CudaSlice<u16>,
+    out: CudaSlice<f32>,
+}
+
 /// The tensor-core side of one roofline run: `mma_peak` from the sm_80
-/// module, its output buffer, and cuBLAS with its operands (or why not).
+/// module, its output buffer, `wgmma_peak` (or why not), and cuBLAS with
+/// its operands (or why not).
 pub struct TensorPeak<'g> {
     gpu: &'g Gpu,
     sizes: TensorSizes,
     kernels: KernelSet<TensorKernel>,
     out: CudaSlice<f32>,
+    wgmma: std::result::Result<WgmmaChains, String>,
     cublas: std::result::Result<CublasOperands, String>,
 }
 
@@ -266,24 +364,54 @@ pub struct TensorPeak<'g> {
 pub struct TensorTimings {
     /// `mma_peak`'s timing.
     pub mma: Timing,
+    /// `wgmma_peak`'s timing, or why the run has none (not compute
+    /// capability 9.0, or the sm_90a module did not load).
+    pub wgmma: std::result::Result<Timing, String>,
     /// cuBLAS's BF16 GEMM at each side, smallest first; or why cuBLAS was
     /// not timed (missing, or refused a call).
     pub cublas: std::result::Result<Vec<(usize, Timing)>, String>,
 }
 
 impl<'g> TensorPeak<'g> {
-    /// Loads the sm_80 module and allocates `mma_peak`'s output; finds
-    /// cuBLAS and, where it loads, uploads its A and B at the largest side.
+    /// Loads the sm_80 module and allocates `mma_peak`'s output; where
+    /// `sizes` has `wgmma` blocks, loads the sm_90a module and uploads
+    /// `wgmma_peak`'s tiles (a module the driver refuses costs only the
+    /// `wgmma` row, whose absence the report explains); finds cuBLAS and,
+    /// where it loads, uploads its A and B at the largest side.
     ///
     /// # Errors
     /// [`Error::Size`] for sizes `mma_peak` cannot run; [`Error::OutOfMemory`]
-    /// before allocating; the driver refusing the module (a GPU below 8.0:
-    /// call this only where [`unavailable`] is `None`) or an allocation.
+    /// before allocating; the driver refusing the sm_80 module (a GPU below
+    /// 8.0: call this only where [`unavailable`] is `None`) or an allocation.
     pub fn new(gpu: &'g Gpu, sizes: TensorSizes) -> Result<Self> {
         sizes.validate()?;
         gpu.require_free_memory(sizes.device_bytes(), "the tensor-core ceiling's buffers")?;
         let kernels = KernelSet::from_module(gpu, crate::ptx::Module::Sm80)?;
         let out = gpu.alloc_f32(sizes.mma_out_len())?;
+        let wgmma = match sizes.wgmma_blocks {
+            None => Err(no_wgmma(&gpu.info).unwrap_or_else(|| "no wgmma chains: these sizes have none".into())),
+            Some(_) => match KernelSet::<HopperKernel>::from_module(gpu, crate::ptx::Module::Sm90a) {
+                Err(e) => Err(format!("no wgmma chains: the sm_90a module did not load ({e})")),
+                Ok(set) => {
+                    set.active(HopperKernel::WgmmaPeak)
+                        .set_attribute(
+                            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            WGMMA_SHARED_BYTES as i32,
+                        )
+                        .map_err(|source| Error::Driver {
+                            call: "cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                            source,
+                        })?;
+                    let (a, b) = WgmmaPeak::tiles();
+                    Ok(WgmmaChains {
+                        kernels: set,
+                        a: gpu.upload_bf16(&a)?,
+                        b: gpu.upload_bf16(&b)?,
+                        out: gpu.alloc_f32(sizes.wgmma_out_len())?,
+                    })
+                }
+            },
+        };
         let cublas = match Cublas::find(&gpu.stream) {
             Err(why) => Err(why),
             Ok(cublas) => {
@@ -305,6 +433,7 @@ impl<'g> TensorPeak<'g> {
             sizes,
             kernels,
             out,
+            wgmma,
             cublas,
         })
     }
@@ -339,6 +468,36 @@ impl<'g> TensorPeak<'g> {
         unsafe { launch.launch(self.sizes.launch_config()) }
     }
 
+    /// Why the run has no `wgmma` chains, or `None` where it has them.
+    pub fn wgmma_missing(&self) -> Option<&str> {
+        self.wgmma.as_ref().err().map(String::as_str)
+    }
+
+    /// Launches `wgmma_peak` once (asynchronously).
+    ///
+    /// # Errors
+    /// [`Error::Size`] where the run has no `wgmma` chains; a launch the
+    /// driver refuses.
+    pub fn launch_wgmma(&mut self) -> Result<()> {
+        let sizes = self.sizes;
+        let chains = self.wgmma.as_mut().map_err(|why| Error::Size(why.clone()))?;
+        let launch = chains
+            .kernels
+            .launch(self.gpu, HopperKernel::WgmmaPeak)
+            .input(&chains.a)
+            .input(&chains.b)
+            .output(&mut chains.out)
+            .scalar(sizes.wgmma_iters);
+        // SAFETY: A and B are the 128 x 64 and 64 x 256 bf16 tiles
+        // (`WgmmaPeak::tiles`, allocations 256-byte aligned); `out` holds
+        // WGMMA_OUT_PER_WARPGROUP floats for each of the 2 warpgroups of
+        // every block (`wgmma_out_len`); blocks of WGMMA_THREADS threads
+        // with WGMMA_SHARED_BYTES of dynamic shared memory, allowed above;
+        // the step count validated; the argument kinds are checked against
+        // the declared parameters.
+        unsafe { launch.launch(sizes.wgmma_launch_config()) }
+    }
+
     /// cuBLAS's BF16 GEMM of `side` (D = ALPHA A B, beta 0, so D is not
     /// read), queued.
     ///
@@ -365,7 +524,9 @@ impl<'g> TensorPeak<'g> {
 
     /// Runs `mma_peak` once into a poisoned (NaN) output and compares every
     /// element exactly with [`MmaPeak`] at the PTX ISA's fragment layout
-    /// ([`TensorPeak::check_mma`]). Then, where cuBLAS loaded, its GEMM at
+    /// ([`TensorPeak::check_mma`]); where the run has `wgmma` chains, the
+    /// same for `wgmma_peak` against [`WgmmaPeak`]
+    /// ([`TensorPeak::check_wgmma`]). Then, where cuBLAS loaded, its GEMM at
     /// the checked side into a poisoned D, against the f64 reference at the
     /// GEMM lesson's sampled positions within its tensor-core bound
     /// ([`gemm::check_samples_within`]). Returns every failure; a cuBLAS
@@ -377,6 +538,10 @@ impl<'g> TensorPeak<'g> {
     pub fn check(&mut self) -> Result<Vec<Failure>> {
         let reference = MmaPeak::new(PTX_ISA_LAYOUT, self.sizes.mma_iters);
         let mut failures: Vec<Failure> = self.check_mma(&reference)?.into_iter().collect();
+        if self.wgmma.is_ok() {
+            let reference = WgmmaPeak::new(self.sizes.wgmma_iters);
+            failures.extend(self.check_wgmma(&reference)?);
+        }
         match self.check_cublas() {
             Ok(found) => failures.extend(found),
             Err(Error::Cublas(why)) => self.cublas = Err(why),
@@ -417,6 +582,38 @@ impl<'g> TensorPeak<'g> {
         Ok(None)
     }
 
+    /// Runs `wgmma_peak` once into a poisoned (NaN) output and compares
+    /// every element exactly with `reference`, a chunk at a time
+    /// ([`WgmmaPeak::mismatch`]); the guard after the output must stay
+    /// poisoned. The lesson passes the reference at the launch's step
+    /// count; a GPU test passes one step more, to see the check fail.
+    ///
+    /// # Errors
+    /// [`Error::Size`] where the run has no `wgmma` chains; a fault,
+    /// charged to the kernel; [`Error::WrotePastEnd`]; driver errors.
+    pub fn check_wgmma(&mut self, reference: &WgmmaPeak) -> Result<Option<Failure>> {
+        let sym = HopperKernel::WgmmaPeak.symbol();
+        let len = self.sizes.wgmma_out_len();
+        {
+            let chains = self.wgmma.as_mut().map_err(|why| Error::Size(why.clone()))?;
+            self.gpu.poison_output(&mut chains.out, len)?;
+        }
+        self.launch_wgmma()?;
+        self.gpu.sync_after(sym)?;
+        let chains = self.wgmma.as_ref().map_err(|why| Error::Size(why.clone()))?;
+        self.gpu.check_poison_after(&chains.out, len, sym)?;
+        let mut got = vec![0.0f32; CHUNK.min(len)];
+        for start in (0..len).step_by(CHUNK) {
+            let end = (start + CHUNK).min(len);
+            let got = &mut got[..end - start];
+            self.gpu.download_from(&chains.out, start, got)?;
+            if let Some(detail) = reference.mismatch(got, start) {
+                return Ok(Some(Failure { kernel: sym, detail }));
+            }
+        }
+        Ok(None)
+    }
+
     /// cuBLAS's part of [`TensorPeak::check`].
     fn check_cublas(&mut self) -> Result<Vec<Failure>> {
         if self.cublas.is_err() {
@@ -451,8 +648,9 @@ impl<'g> TensorPeak<'g> {
         )
     }
 
-    /// Times `mma_peak` with `plan`, then cuBLAS's BF16 GEMM at each side
-    /// (where cuBLAS loaded). `progress` advances once per timing.
+    /// Times `mma_peak` with `plan`, then `wgmma_peak` (where the run has
+    /// it), then cuBLAS's BF16 GEMM at each side (where cuBLAS loaded).
+    /// `progress` advances once per timing.
     ///
     /// # Errors
     /// Driver errors and faults; a cuBLAS call cuBLAS refuses is not one
@@ -462,6 +660,15 @@ impl<'g> TensorPeak<'g> {
         progress.inc(1);
         let gpu = self.gpu;
         let mma = timing::time_kernel(gpu, TensorKernel::MmaPeak.symbol(), plan, || self.launch())?;
+        let wgmma = match &self.wgmma {
+            Err(why) => Err(why.clone()),
+            Ok(_) => {
+                let sym = HopperKernel::WgmmaPeak.symbol();
+                progress.set_message(format!("timing {sym}"));
+                progress.inc(1);
+                Ok(timing::time_kernel(gpu, sym, plan, || self.launch_wgmma())?)
+            }
+        };
         let cublas = match &self.cublas {
             Err(why) => Err(why.clone()),
             Ok(_) => {
@@ -485,13 +692,14 @@ impl<'g> TensorPeak<'g> {
                 }
             }
         };
-        Ok(TensorTimings { mma, cublas })
+        Ok(TensorTimings { mma, wgmma, cublas })
     }
 
-    /// Timings of this side's steps for a progress bar: `mma_peak` and
-    /// each cuBLAS side.
+    /// Timings of this side's steps for a progress bar: `mma_peak`,
+    /// `wgmma_peak` where the run has it, and each cuBLAS side.
     pub fn timing_steps(&self) -> u64 {
-        1 + if self.cublas.is_ok() {
+        1 + u64::from(self.wgmma.is_ok())
+            + if self.cublas.is_ok() {
             self.sizes.cublas_sides().len() as u64
         } else {
             0
@@ -505,16 +713,20 @@ pub enum Source {
     /// The `mma.sync` chains of `mma_peak`.
     #[serde(rename = "mma.sync")]
     MmaSync,
+    /// The `wgmma` chains of `wgmma_peak` (compute capability 9.0).
+    #[serde(rename = "wgmma")]
+    Wgmma,
     /// cuBLAS's BF16 GEMM at its fastest side.
     #[serde(rename = "cuBLAS")]
     Cublas,
 }
 
 impl Source {
-    /// Its name in the report and the JSON (`mma.sync`, `cuBLAS`).
+    /// Its name in the report and the JSON (`mma.sync`, `wgmma`, `cuBLAS`).
     pub fn name(self) -> &'static str {
         match self {
             Source::MmaSync => "mma.sync",
+            Source::Wgmma => "wgmma",
             Source::Cublas => "cuBLAS",
         }
     }
@@ -531,8 +743,18 @@ pub struct CublasRow {
     pub gflop_per_s: f64,
 }
 
-/// The tensor-core ceiling of one run: `mma_peak`'s rate, cuBLAS's rates
-/// beside it (or why none), and the one the roof is drawn at.
+/// `wgmma_peak`'s timing and rate.
+#[derive(Debug, Clone)]
+pub struct WgmmaRow {
+    /// Its timing.
+    pub timing: Timing,
+    /// [`TensorSizes::wgmma_flop`] over the median time, GFLOP/s.
+    pub gflop_per_s: f64,
+}
+
+/// The tensor-core ceiling of one run: `mma_peak`'s rate, `wgmma_peak`'s
+/// and cuBLAS's rates beside it (or why none), and the one the roof is
+/// drawn at.
 #[derive(Debug, Clone)]
 pub struct TensorCeiling {
     /// The sizes measured at.
@@ -544,6 +766,8 @@ pub struct TensorCeiling {
     pub mma_gflop_per_s: f64,
     /// cuBLAS at each side, smallest first; or why there is none.
     pub cublas: std::result::Result<Vec<CublasRow>, String>,
+    /// `wgmma_peak`, or why there is none.
+    pub wgmma: std::result::Result<WgmmaRow, String>,
     /// Why the larger cuBLAS side was not timed, where it was not.
     pub large_side_skipped: Option<String>,
     /// The clock-derived limit ([`DeviceInfo::derived_bf16_tensor_flop_per_s`]),
@@ -563,10 +787,15 @@ impl TensorCeiling {
                 })
                 .collect()
         });
+        let wgmma = timings.wgmma.map(|timing| WgmmaRow {
+            gflop_per_s: per_second_e9(sizes.wgmma_flop(), timing.median_ms()),
+            timing,
+        });
         TensorCeiling {
             sizes,
             mma_gflop_per_s: per_second_e9(sizes.mma_flop(), timings.mma.median_ms()),
             mma: timings.mma,
+            wgmma,
             cublas,
             large_side_skipped: large_side_skipped(info, &sizes),
             derived_gflop_per_s: info.derived_bf16_tensor_flop_per_s().map(|f| f / 1e9),
@@ -582,27 +811,37 @@ impl TensorCeiling {
             .max_by(|x, y| x.gflop_per_s.total_cmp(&y.gflop_per_s))
     }
 
-    /// Which set the ceiling: cuBLAS where its best is faster than the
-    /// `mma.sync` chains, else the chains.
-    pub fn source(&self) -> Source {
-        match self.cublas_best() {
-            Some(c) if c.gflop_per_s > self.mma_gflop_per_s => Source::Cublas,
-            _ => Source::MmaSync,
+    /// The fastest chains: `wgmma_peak` where it ran and beat `mma_peak`,
+    /// else `mma_peak`; with its rate, GFLOP/s.
+    pub fn chains(&self) -> (Source, f64) {
+        match &self.wgmma {
+            Ok(w) if w.gflop_per_s > self.mma_gflop_per_s => (Source::Wgmma, w.gflop_per_s),
+            _ => (Source::MmaSync, self.mma_gflop_per_s),
         }
     }
 
-    /// The ceiling, GFLOP/s: max(`mma_peak`, cuBLAS's best).
+    /// Which set the ceiling: cuBLAS where its best is faster than the
+    /// fastest chains, else those chains.
+    pub fn source(&self) -> Source {
+        let (chains, rate) = self.chains();
+        match self.cublas_best() {
+            Some(c) if c.gflop_per_s > rate => Source::Cublas,
+            _ => chains,
+        }
+    }
+
+    /// The ceiling, GFLOP/s: max(`mma_peak`, `wgmma_peak`, cuBLAS's best).
     pub fn gflop_per_s(&self) -> f64 {
-        self.cublas_best().map_or(self.mma_gflop_per_s, |c| {
-            c.gflop_per_s.max(self.mma_gflop_per_s)
-        })
+        let rate = self.chains().1;
+        self.cublas_best().map_or(rate, |c| c.gflop_per_s.max(rate))
     }
 
     /// The timing of what set the ceiling (its spread is the ceiling's
     /// noise).
     pub fn timing(&self) -> &Timing {
-        match (self.source(), self.cublas_best()) {
-            (Source::Cublas, Some(c)) => &c.timing,
+        match (self.source(), self.cublas_best(), &self.wgmma) {
+            (Source::Cublas, Some(c), _) => &c.timing,
+            (Source::Wgmma, _, Ok(w)) => &w.timing,
             _ => &self.mma,
         }
     }
@@ -614,6 +853,15 @@ impl TensorCeiling {
             .map(|c| 100.0 * (c.gflop_per_s / self.mma_gflop_per_s - 1.0))
     }
 
+    /// By how much cuBLAS's best exceeds the `wgmma` chains, percent of
+    /// their rate; negative where it is slower; `None` without cuBLAS or
+    /// without `wgmma` chains.
+    pub fn cublas_over_wgmma_pct(&self) -> Option<f64> {
+        let w = self.wgmma.as_ref().ok()?;
+        self.cublas_best()
+            .map(|c| 100.0 * (c.gflop_per_s / w.gflop_per_s - 1.0))
+    }
+
     /// The ridge point of the tensor roof over a bandwidth ceiling of
     /// `bandwidth_gb_per_s`, FLOP/byte: below it no kernel can be bound by
     /// the tensor cores.
@@ -622,39 +870,65 @@ impl TensorCeiling {
     }
 
     /// The report's sentence: what set the ceiling, from this run's
-    /// numbers, and by how much cuBLAS beat the chains where it did; the
-    /// one-line caveat where cuBLAS did not run.
+    /// numbers, by how much cuBLAS beat or trailed the chains, what the
+    /// `mma.sync` chains reached beside the `wgmma` ones, or why the run has
+    /// no `wgmma` chains; the one-line caveat where cuBLAS did not run.
     pub fn sentence(&self) -> String {
         let tflop = |g: f64| g / 1e3;
-        let mma = self.mma_gflop_per_s;
-        let chains = format!("{MMA_CHAINS} mma.sync chains a warp");
-        match (&self.cublas, self.cublas_best()) {
+        let mma = format!("{MMA_CHAINS} mma.sync chains a warp");
+        let wgmma = "wgmma chains (2 warpgroups a block, m64n256k16)";
+        let (chains, rate) = self.chains();
+        let chains_name = match chains {
+            Source::Wgmma => wgmma.to_string(),
+            _ => mma.clone(),
+        };
+        let first = match (&self.cublas, self.cublas_best()) {
             (Err(why), _) => format!(
-                "The BF16 tensor-core ceiling is the {chains}, {:.1} TFLOP/s, with a caveat: cuBLAS did not run ({why}), \
-                 and on some GPUs (Hopper, through wgmma) cuBLAS beats mma.sync chains.",
-                tflop(mma)
+                "The BF16 tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s, with a caveat: cuBLAS did not run \
+                 ({why}), and cuBLAS's GEMM can be faster than chains of one instruction.",
+                tflop(rate)
             ),
             (Ok(_), Some(best)) if self.source() == Source::Cublas => format!(
-                "The BF16 tensor-core ceiling is cuBLAS's GemmEx at {}^3, {:.1} TFLOP/s: {:.1}% above the {chains} \
+                "The BF16 tensor-core ceiling is cuBLAS's GemmEx at {}^3, {:.1} TFLOP/s: {:.1}% above the {chains_name} \
                  ({:.1} TFLOP/s), so on this GPU the chains are no ceiling and the roof is cuBLAS's.",
                 best.side,
                 tflop(best.gflop_per_s),
-                self.cublas_over_mma_pct().unwrap_or(0.0),
-                tflop(mma)
+                100.0 * (best.gflop_per_s / rate - 1.0),
+                tflop(rate)
             ),
             (Ok(_), Some(best)) => format!(
-                "The BF16 tensor-core ceiling is the {chains}, {:.1} TFLOP/s; cuBLAS's best, {:.1} TFLOP/s at {}^3, is \
-                 {:.1}% below it.",
-                tflop(mma),
+                "The BF16 tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s; cuBLAS's best, {:.1} TFLOP/s at \
+                 {}^3, is {:.1}% below it.",
+                tflop(rate),
                 tflop(best.gflop_per_s),
                 best.side,
-                -self.cublas_over_mma_pct().unwrap_or(0.0)
+                100.0 * (1.0 - best.gflop_per_s / rate)
             ),
             (Ok(_), None) => format!(
-                "The BF16 tensor-core ceiling is the {chains}, {:.1} TFLOP/s.",
-                tflop(mma)
+                "The BF16 tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s.",
+                tflop(rate)
             ),
-        }
+        };
+        let second = match (&self.wgmma, chains) {
+            (Err(why), _) => {
+                let mut why = why.clone();
+                if let Some(first) = why.get_mut(..1) {
+                    first.make_ascii_uppercase();
+                }
+                format!(" {why}.")
+            }
+            (Ok(_), Source::Wgmma) => format!(
+                " The {mma} reach {:.1} TFLOP/s, {:.1}% of the wgmma chains.",
+                tflop(self.mma_gflop_per_s),
+                100.0 * self.mma_gflop_per_s / rate
+            ),
+            (Ok(w), _) => format!(
+                " The {wgmma} reach {:.1} TFLOP/s, {:.1}% of the mma.sync chains.",
+                tflop(w.gflop_per_s),
+                100.0 * w.gflop_per_s / self.mma_gflop_per_s
+            ),
+        };
+        first + &second
     }
 
     /// The JSON object `tensor_ceiling` of the report's `ceiling-tensor`
@@ -665,6 +939,9 @@ impl TensorCeiling {
             "gflop_per_s": self.gflop_per_s(),
             "source": self.source(),
             "mma_sync_gflop_per_s": self.mma_gflop_per_s,
+            "wgmma_gflop_per_s": self.wgmma.as_ref().ok().map(|w| w.gflop_per_s),
+            "wgmma_missing": self.wgmma.as_ref().err(),
+            "cublas_over_wgmma_pct": self.cublas_over_wgmma_pct(),
             "cublas_best_gflop_per_s": best.map(|c| c.gflop_per_s),
             "cublas_best_side": best.map(|c| c.side),
             "cublas_over_mma_sync_pct": self.cublas_over_mma_pct(),
@@ -673,6 +950,7 @@ impl TensorCeiling {
             "derived_limit_gflop_per_s": self.derived_gflop_per_s,
             "share_of_derived": self.derived_gflop_per_s.map(|d| self.gflop_per_s() / d),
             "mma_blocks": self.sizes.mma_blocks, "mma_iters": self.sizes.mma_iters, "mma_chains": MMA_CHAINS,
+            "wgmma_blocks": self.sizes.wgmma_blocks, "wgmma_iters": self.sizes.wgmma_iters,
         })
     }
 }
