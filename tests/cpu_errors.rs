@@ -214,9 +214,10 @@ fn the_memory_budget_counts_three_buffers_and_the_partials_streams_included() {
     // partial sum per 256-thread block of the one-float4-a-thread dot:
     // (3 x 536,870,912 + 524,288) x 4 bytes. The synthetic device is an
     // H200 (compute capability 9.0), so the tensor-core ceiling's buffers
-    // come on top: mma_peak's 132 x 32 blocks x 8 warps x 1024 floats, and
+    // come on top: mma_peak's 132 x 32 blocks x 8 warps x 1024 floats,
+    // wgmma_peak's 132 x 4 blocks x 2 warpgroups x 64 x 256 floats, and
     // cuBLAS's 8192^3 bf16 A and B and f32 D.
-    let tensor = 132 * 32 * 8 * 1024 * 4 + 8192 * 8192 * (2 + 2 + 4);
+    let tensor = 132 * 32 * 8 * 1024 * 4 + 132 * 4 * 2 * 64 * 256 * 4 + 8192 * 8192 * (2 + 2 + 4);
     assert_eq!(s.device_bytes(), (3 * 536_870_912 + 524_288) * 4 + tensor);
     // A T4's 4 MiB L2 keeps the seed's 4096^2 for the placed kernels; the
     // streams take 128 MiB a buffer; the reduction's 65,536 partials are

@@ -123,6 +123,7 @@ fn every_launch_covers_its_output_with_no_idle_block() {
             let (per_x, per_y) = match kernel {
                 Kernel::Naive => (NAIVE_BLOCK.0, NAIVE_BLOCK.1),
                 Kernel::Tiled => (TILE, TILE),
+                Kernel::Regblock1d => (R1_BLOCK_N, R1_BLOCK_M),
                 Kernel::Regblock | Kernel::Vectorized | Kernel::Warptiled => (BLOCK_N, BLOCK_M),
             };
             let (gx, gy) = (cfg.grid_dim.0 as usize, cfg.grid_dim.1 as usize);
@@ -154,6 +155,15 @@ fn every_kernel_is_in_the_ptx_with_its_fmas() {
         let want = (BLOCK_K * THREAD_M * THREAD_N + THREAD_M * THREAD_N) as usize;
         assert_eq!(fmas, want, "{symbol}'s FMAs");
     }
+    // The 1D register-blocked kernel's step too: R1_BLOCK_K x R1_THREAD_M
+    // FMAs, one a thread output in the epilogue; a step reads one B value
+    // and R1_THREAD_M A values a k, and stores one element of each tile.
+    let body = entry_body(PTX, "gemm_regblock_1d").expect("an entry has a body");
+    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+    assert_eq!(count("fma.rn.f32"), (R1_BLOCK_K * R1_THREAD_M + R1_THREAD_M) as usize, "gemm_regblock_1d's FMAs");
+    assert_eq!(count("ld.shared.f32"), (R1_BLOCK_K * (R1_THREAD_M + 1)) as usize, "gemm_regblock_1d's shared reads");
+    assert_eq!(count("st.shared.f32"), 2, "gemm_regblock_1d's tile stores");
+    assert_eq!(count("bar.sync"), 2, "gemm_regblock_1d's two barriers a step");
     // The vectorized kernel moves its tiles in 16-byte accesses: one
     // float4 of each tile from global memory a step (and the scalar
     // fallback), the B tile stored as one, and 4 float4 reads a k.

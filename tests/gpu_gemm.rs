@@ -58,8 +58,34 @@ fn main() -> std::process::ExitCode {
             same.first().map_or(Ok(()), |f| Err(f.to_string()))
         }));
     }
+    // The quick run; from compute capability 8.0 on, its tensor-core rows
+    // are read against the tensor-core ceiling measured in the same run,
+    // which is at least every timed rate (cuBLAS's in the ceiling's own
+    // run), and the report says what set it.
     trials.push(trial("gemm::the_lesson_runs_quick", |gpu| {
-        lab_tests::run_quick::<GemmLesson>(gpu).map(drop)
+        let (table, lines) = lab_tests::run_quick::<GemmLesson>(gpu)?;
+        if gpu.info.compute_capability < (8, 0) {
+            return Ok(());
+        }
+        lab_tests::report_contains(&table, &["Measured before the timings below, as lab roofline measures it: The BF16 tensor-core ceiling is"])?;
+        let facts = lines
+            .iter()
+            .find(|l| l["variant"] == "facts")
+            .map(|l| &l["facts"]["tensor_ceiling"])
+            .filter(|t| !t.is_null())
+            .ok_or("no tensor_ceiling in the JSON")?;
+        let value = facts["gflop_per_s"].as_f64().ok_or(format!("no measured ceiling: {facts}"))?;
+        let tc_rows: Vec<_> = lines.iter().filter(|l| l["precision"] == "bf16" && l["symbol"].is_string()).collect();
+        if tc_rows.is_empty() {
+            return Err("no bf16 rows".into());
+        }
+        for row in tc_rows {
+            if row["limit"] != host::gemm::TENSOR_CEILING || row["limit_value"].as_f64() != Some(value) {
+                return Err(format!("{} is not read against the measured ceiling {value}: {}", row["symbol"], row["limit"]));
+            }
+        }
+        println!("    the measured tensor-core ceiling: {:.1} TFLOP/s, set by {}", value / 1e3, facts["source"]);
+        Ok(())
     }));
     // Last: a TMA kernel whose copies never land traps (after 4 s), and a
     // trap ends the process's context for every trial after it.

@@ -280,6 +280,16 @@ pub enum RowLimit {
         /// The value, GB/s.
         value: Option<f64>,
     },
+    /// A limit the lesson names, in GFLOP/s (read against the row's
+    /// GFLOP/s): a measured compute ceiling. `None` where the lesson could
+    /// not tell the value: no reading then.
+    GflopPerS {
+        /// The name, as the reading prints it ("the measured tensor-core
+        /// ceiling").
+        name: String,
+        /// The value, GFLOP/s.
+        value: Option<f64>,
+    },
     /// No limit applies: a CPU row, GPU work timed by the host clock (its
     /// time is not the kernel's), or a row its lesson says has none.
     None,
@@ -328,6 +338,18 @@ impl Row {
         }
     }
 
+    /// The same row, read against a limit of `value` GFLOP/s named `name`
+    /// (`None`: unknown, no reading) instead of the derived limits.
+    pub fn against_gflop_per_s(self, name: impl Into<String>, value: Option<f64>) -> Row {
+        Row {
+            limit: RowLimit::GflopPerS {
+                name: name.into(),
+                value,
+            },
+            ..self
+        }
+    }
+
     /// The same row, read against no limit.
     pub fn no_limit(self) -> Row {
         Row {
@@ -349,6 +371,7 @@ impl Row {
                 self.gflop_per_s(),
             ),
             RowLimit::GbPerS { name, value } => verdict(self.gb_per_s()?, *value, name, "GB/s"),
+            RowLimit::GflopPerS { name, value } => verdict(self.gflop_per_s()?, *value, name, "GFLOP/s"),
             RowLimit::None => None,
         }
     }

@@ -34,6 +34,29 @@ pub const NAIVE_BLOCK: (u32, u32) = (32, 8);
 /// output each, stages a `TILE x TILE` tile of `A` and of `B` per step.
 pub const TILE: u32 = 32;
 
+/// The 1D register-blocked kernel's tile of `D` per block: `R1_BLOCK_M x
+/// R1_BLOCK_N`, `R1_BLOCK_K` deep per step.
+pub const R1_BLOCK_M: u32 = 64;
+/// See [`R1_BLOCK_M`].
+pub const R1_BLOCK_N: u32 = 64;
+/// See [`R1_BLOCK_M`].
+pub const R1_BLOCK_K: u32 = 8;
+/// Outputs a thread of the 1D register-blocked kernel keeps in registers:
+/// `R1_THREAD_M` consecutive rows of one column of `D`.
+pub const R1_THREAD_M: u32 = 8;
+/// Threads of a 1D register-blocked block: one per column of `R1_THREAD_M`
+/// outputs of the block's tile.
+pub const R1_THREADS: u32 = R1_BLOCK_M / R1_THREAD_M * R1_BLOCK_N;
+
+const _: () = assert!(
+    R1_THREADS == R1_BLOCK_M * R1_BLOCK_K && R1_THREADS == R1_BLOCK_K * R1_BLOCK_N,
+    "each thread of gemm_regblock_1d loads exactly one element of each tile a step"
+);
+const _: () = assert!(
+    R1_BLOCK_N % 32 == 0,
+    "a warp's 32 threads share one group of rows, so their reads of the A tile are one broadcast"
+);
+
 /// The register-blocked kernel's tile of `D` per block: `BLOCK_M x BLOCK_N`.
 pub const BLOCK_M: u32 = 128;
 /// See [`BLOCK_M`].
@@ -241,6 +264,8 @@ mod kernels {
 
     shared_array!(GEMM_TILE_A: [f32; (TILE * TILE) as usize]);
     shared_array!(GEMM_TILE_B: [f32; (TILE * TILE) as usize]);
+    shared_array!(GEMM_R1_A: [f32; (R1_BLOCK_M * R1_BLOCK_K) as usize]);
+    shared_array!(GEMM_R1_B: [f32; (R1_BLOCK_K * R1_BLOCK_N) as usize]);
     shared_array!(GEMM_REG_A: [f32; (BLOCK_K * BLOCK_M) as usize]);
     shared_array!(GEMM_REG_B: [f32; (BLOCK_K * BLOCK_N) as usize]);
     shared_array!(GEMM_WARP_A: [f32; (2 * BLOCK_K * BLOCK_M) as usize]);
@@ -436,6 +461,84 @@ mod kernels {
         unsafe { store_d(d, c, row, col, m, n, alpha, beta, acc) };
     }
     // ANCHOR_END: gemm_tiled
+
+    // ANCHOR: gemm_regblock_1d
+    /// Each thread keeps `R1_THREAD_M` outputs of one column of `D` in
+    /// registers (1D register blocking): per step of depth `R1_BLOCK_K`, a
+    /// block stages an `R1_BLOCK_M x R1_BLOCK_K` tile of `A` and an
+    /// `R1_BLOCK_K x R1_BLOCK_N` tile of `B`, and for each k each thread
+    /// reads one value of `B` and multiplies it by its `R1_THREAD_M` values
+    /// of `A`'s column.
+    ///
+    /// # Memory
+    /// Per step each thread loads one element of each tile (consecutive
+    /// threads: 8 consecutive k of a row of A, consecutive columns of a row
+    /// of B) and, per k, reads 1 + `R1_THREAD_M` values from shared memory
+    /// for `R1_THREAD_M` FMAs: 9 per 8, where the tiled kernel reads 2 per
+    /// FMA. The 32 threads of a warp share their rows, so each read of the A
+    /// tile is one broadcast, and they read 32 consecutive floats of B.
+    /// Edges load 0 and skip the store, so any m, n, k works.
+    ///
+    /// # Launch assumption
+    /// `R1_THREADS` (512) threads in one dimension per block, a grid of
+    /// `ceil(n / R1_BLOCK_N) x ceil(m / R1_BLOCK_M)` blocks. Every thread
+    /// reaches every barrier.
+    ///
+    /// # Safety
+    /// As [`gemm_naive`].
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "ptx-kernel" fn gemm_regblock_1d(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const f32,
+        b: *const f32,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let (tile_a, tile_b) = (GEMM_R1_A::shared(), GEMM_R1_B::shared());
+        let tid = thread_idx_x();
+        let (block_row, block_col) = (block_idx_y() * R1_BLOCK_M, block_idx_x() * R1_BLOCK_N);
+        // This thread's outputs: rows first_row.. of column col of the
+        // block's tile.
+        let (first_row, col) = ((tid / R1_BLOCK_N) * R1_THREAD_M, tid % R1_BLOCK_N);
+        // The element of each tile this thread loads: A (r, q), stored at
+        // [r][q]; B (qb, cb), stored at [qb][cb].
+        let (r, q) = (tid / R1_BLOCK_K, tid % R1_BLOCK_K);
+        let (qb, cb) = (tid / R1_BLOCK_N, tid % R1_BLOCK_N);
+        let mut acc = [0.0f32; R1_THREAD_M as usize];
+        let mut p0 = 0;
+        while p0 < k {
+            // SAFETY: the loads are guarded; both shared indices are below
+            // R1_THREADS, the tiles' size.
+            unsafe {
+                tile_a.write(tid, load_or_zero(a, block_row + r, p0 + q, m, k));
+                tile_b.write(tid, load_or_zero(b, p0 + qb, block_col + cb, k, n));
+            }
+            sync_threads();
+            unrolled::<{ R1_BLOCK_K as usize }>(|q| {
+                let q = q as u32;
+                // SAFETY: q < R1_BLOCK_K, col < R1_BLOCK_N, first_row + i <
+                // R1_BLOCK_M.
+                unsafe {
+                    let b_value = tile_b.read(q * R1_BLOCK_N + col);
+                    unrolled::<{ R1_THREAD_M as usize }>(|i| {
+                        acc[i] = fma(tile_a.read((first_row + i as u32) * R1_BLOCK_K + q), b_value, acc[i]);
+                    });
+                }
+            });
+            sync_threads();
+            p0 += R1_BLOCK_K;
+        }
+        unrolled::<{ R1_THREAD_M as usize }>(|i| {
+            // SAFETY: the store is guarded.
+            unsafe { store_d(d, c, block_row + first_row + i as u32, block_col + col, m, n, alpha, beta, acc[i]) };
+        });
+    }
+    // ANCHOR_END: gemm_regblock_1d
 
     // ANCHOR: gemm_regblock
     /// Each thread keeps a `THREAD_M x THREAD_N` block of `D` in registers

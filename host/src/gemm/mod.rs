@@ -55,6 +55,9 @@ crate::kernel_ids! {
         Naive = "gemm_naive" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
         /// Shared-memory tiles of TILE x TILE.
         Tiled = "gemm_tiled" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// 1D register blocking: 8 outputs of a column a thread, 64 x 64 a
+        /// block.
+        Regblock1d = "gemm_regblock_1d" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
         /// 2D register blocking: 8 x 8 outputs a thread, 128 x 128 a block.
         Regblock = "gemm_regblock" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
         /// The same tiles with float4 global and shared accesses.
@@ -225,6 +228,7 @@ impl Kernel {
         match self {
             Kernel::Naive => "FP32, a thread per output",
             Kernel::Tiled => "FP32, 32 x 32 shared tiles",
+            Kernel::Regblock1d => "FP32, 8 outputs of a column a thread in registers",
             Kernel::Regblock => "FP32, 8 x 8 outputs a thread in registers",
             Kernel::Vectorized => "FP32, the same with float4 loads",
             Kernel::Warptiled => "FP32, float4 tiles by warp, loads a step ahead",
@@ -240,6 +244,7 @@ impl Kernel {
                 (NAIVE_BLOCK.0, NAIVE_BLOCK.1, 1),
             ),
             Kernel::Tiled => ((blocks(n, TILE), blocks(m, TILE), 1), (TILE, TILE, 1)),
+            Kernel::Regblock1d => ((blocks(n, R1_BLOCK_N), blocks(m, R1_BLOCK_M), 1), (R1_THREADS, 1, 1)),
             Kernel::Regblock | Kernel::Vectorized | Kernel::Warptiled => ((blocks(n, BLOCK_N), blocks(m, BLOCK_M), 1), (REG_THREADS, 1, 1)),
         };
         LaunchConfig {
@@ -1172,6 +1177,41 @@ fn occupancy_of(gpu: &Gpu, f: &cudarc::driver::CudaFunction, threads: u32, dynam
     Ok((stats, blocks, occupancy))
 }
 
+/// The name the tensor-core rows' readings give their limit.
+pub const TENSOR_CEILING: &str = "the measured tensor-core ceiling";
+
+/// The BF16 tensor-core ceiling as `lab roofline` measures it
+/// ([`crate::roofline::tensor`]: `mma_peak`, `wgmma_peak` on 9.0 and
+/// cuBLAS's BF16 GEMM, the fastest of them), at the roofline's sizes (its
+/// quick ones for `--quick`), checked, then timed with `options.plan`.
+/// Returns the ceiling, or why there is none (no sizes for this GPU, too
+/// little memory, a module that does not load), and the checks' failures
+/// (the lesson fails on any).
+///
+/// # Errors
+/// A fault in a check or a timing, or a driver error during them.
+fn measured_tensor_ceiling(
+    gpu: &Gpu,
+    options: &RunOptions<'_>,
+) -> Result<(std::result::Result<crate::roofline::tensor::TensorCeiling, String>, Vec<Failure>)> {
+    use crate::roofline::tensor::{TensorCeiling, TensorPeak, TensorSizes, unavailable};
+    let sizes = if options.quick { TensorSizes::quick(&gpu.info) } else { TensorSizes::for_device(&gpu.info) };
+    let Some(sizes) = sizes else {
+        return Ok((Err(unavailable(&gpu.info).unwrap_or_else(|| "no tensor-core sizes for this GPU".into())), Vec::new()));
+    };
+    let mut peak = match TensorPeak::new(gpu, sizes) {
+        Ok(p) => p,
+        Err(e @ (Error::OutOfMemory { .. } | Error::Size(_) | Error::Driver { .. })) => return Ok((Err(e.to_string()), Vec::new())),
+        Err(e) => return Err(e),
+    };
+    let failures = peak.check()?;
+    if !failures.is_empty() {
+        return Ok((Err("its checks failed".into()), failures));
+    }
+    let timings = peak.time(options.plan, &indicatif::ProgressBar::hidden())?;
+    Ok((Ok(TensorCeiling::new(&gpu.info, sizes, timings)), Vec::new()))
+}
+
 /// The lesson's sizes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Sizes {
@@ -1242,6 +1282,7 @@ impl lesson::Lesson for GemmLesson {
         json!({
             "gemm_naive": [NAIVE_BLOCK.0, NAIVE_BLOCK.1],
             "gemm_tiled": [TILE, TILE],
+            "gemm_regblock_1d": {"threads": R1_THREADS, "block_tile": [R1_BLOCK_M, R1_BLOCK_N, R1_BLOCK_K], "thread_tile": [R1_THREAD_M, 1]},
             "gemm_regblock": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "thread_tile": [THREAD_M, THREAD_N]},
             "gemm_vectorized": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "thread_tile": [THREAD_M, THREAD_N]},
             "gemm_warptiled": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "warp_tile": [64, 32],
@@ -1260,7 +1301,9 @@ impl lesson::Lesson for GemmLesson {
     /// The constants the twins use, as `#define`s, then the twins.
     fn cuda_c() -> String {
         format!(
-            "#define NAIVE_BLOCK_X {}\n#define NAIVE_BLOCK_Y {}\n#define TILE {TILE}\n#define BLOCK_M {BLOCK_M}\n\
+            "#define NAIVE_BLOCK_X {}\n#define NAIVE_BLOCK_Y {}\n#define TILE {TILE}\n#define R1_BLOCK_M {R1_BLOCK_M}\n\
+             #define R1_BLOCK_N {R1_BLOCK_N}\n#define R1_BLOCK_K {R1_BLOCK_K}\n#define R1_THREAD_M {R1_THREAD_M}\n\
+             #define R1_THREADS {R1_THREADS}\n#define BLOCK_M {BLOCK_M}\n\
              #define BLOCK_N {BLOCK_N}\n#define BLOCK_K {BLOCK_K}\n#define THREAD_M {THREAD_M}\n#define THREAD_N {THREAD_N}\n\
              #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define WARP_MIN_BLOCKS {WARP_MIN_BLOCKS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
              #define TC_BLOCK_N {TC_BLOCK_N}\n#define TC_BLOCK_K {TC_BLOCK_K}\n#define TC_THREADS {TC_THREADS}\n\
@@ -1347,6 +1390,20 @@ impl lesson::Lesson for GemmLesson {
         if !failures.is_empty() {
             return Ok(Outcome::Failed(failures));
         }
+        // The tensor-core rows are read against the BF16 ceiling `lab
+        // roofline` measures, measured here in the same run (its chains and
+        // cuBLAS checked first), before any GEMM is timed.
+        let ceiling = match &lesson.tensor {
+            Ok(_) => {
+                let (ceiling, found) = measured_tensor_ceiling(gpu, options)?;
+                if !found.is_empty() {
+                    return Ok(Outcome::Failed(found));
+                }
+                Some(ceiling)
+            }
+            Err(_) => None,
+        };
+        let ceiling_value = ceiling.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.gflop_per_s());
 
         let mut sections = Vec::new();
         let mut shares = Vec::new();
@@ -1385,6 +1442,15 @@ impl lesson::Lesson for GemmLesson {
             if let Err(why) = &tc.hopper {
                 occupancy_lines.push(format!("No wgmma kernel: {why}."));
             }
+        }
+        match &ceiling {
+            Some(Ok(c)) => occupancy_lines.push(format!(
+                "Measured before the timings below, as lab roofline measures it: {} The tensor-core rows are read \
+                 against that ceiling.",
+                c.sentence()
+            )),
+            Some(Err(why)) => occupancy_lines.push(format!("No measured tensor-core ceiling: {why}.")),
+            None => {}
         }
         for &side in &sizes.sides {
             lesson.set_shape((side, side, side))?;
@@ -1432,9 +1498,9 @@ impl lesson::Lesson for GemmLesson {
                     let mut tc_rows = Vec::new();
                     for &kernel in &tensor_kernels {
                         let timing = lesson.time_tc(Some(kernel), options.plan)?;
-                        tc_rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_bf16).flop(fl).no_limit());
+                        tc_rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_bf16).flop(fl).against_gflop_per_s(TENSOR_CEILING, ceiling_value));
                     }
-                    let reference = cublas_tc.map(|t| Row::new(format!("cublasGemmEx_bf16/{side}"), "cuBLAS GemmEx, BF16 in, FP32 sums", t).bytes(by_bf16).flop(fl).no_limit());
+                    let reference = cublas_tc.map(|t| Row::new(format!("cublasGemmEx_bf16/{side}"), "cuBLAS GemmEx, BF16 in, FP32 sums", t).bytes(by_bf16).flop(fl).against_gflop_per_s(TENSOR_CEILING, ceiling_value));
                     if let Some(reference_rate) = reference.as_ref().and_then(Row::gflop_per_s) {
                         for row in &mut tc_rows {
                             if let Some(rate) = row.gflop_per_s() {
@@ -1509,6 +1575,11 @@ impl lesson::Lesson for GemmLesson {
                     "cublas": lesson.cublas.as_ref().map(|c| c.version()).map_err(Clone::clone),
                     "cublas_share": shares,
                     "kernels": occupancy_facts,
+                    "tensor_ceiling": match &ceiling {
+                        Some(Ok(c)) => c.json(),
+                        Some(Err(why)) => json!({ "why_none": why }),
+                        None => serde_json::Value::Null,
+                    },
                 }),
             },
         )
