@@ -1460,3 +1460,80 @@ fn a_gpu_below_8_0_has_one_line_and_no_tensor_ceiling() {
     );
     assert!(json.iter().all(|l| l["variant"] != "ridge-point-tensor"));
 }
+
+// ---- the GEMM lesson's kernels on the roofline -----------------------------------
+
+/// The synthetic report with the tensor ceiling cuBLAS sets (755 TFLOP/s)
+/// and two placed GEMMs at 4096^3: FP32 at 45 TFLOP/s, BF16 at 580.
+fn synthetic_report_with_gemm() -> host::roofline::report::Report {
+    use host::roofline::gemm_points::{GemmPoint, Precision};
+    let mut r = synthetic_report_with_tensor(640.0, vec![(4096, 755.0)]);
+    let side = 4096;
+    let flop = host::gemm::flop(side, side, side);
+    let ms = |tflop: f64| flop / (tflop * 1e12) * 1e3;
+    r.gemm = Ok(vec![
+        GemmPoint {
+            symbol: "gemm_warptiled",
+            label: "FP32, float4 tiles by warp, loads a step ahead",
+            precision: Precision::Fp32,
+            side,
+            flop,
+            bytes: host::gemm::bytes(side, side, side),
+            timing: timing(ms(45.0)),
+        },
+        GemmPoint {
+            symbol: "gemm_bf16_tma",
+            label: "BF16 in, FP32 sums: the same wgmma tiles, copied by TMA onto mbarriers",
+            precision: Precision::Bf16,
+            side,
+            flop,
+            bytes: host::gemm::bytes_bf16(side, side, side),
+            timing: timing(ms(580.0)),
+        },
+    ]);
+    r
+}
+
+#[test]
+fn the_gemm_kernels_sit_under_the_roof_of_their_precision() {
+    let r = synthetic_report_with_gemm();
+    let table = r.table();
+    // FP32: 2 x 4096^3 over 4 matrices of 64 MiB, 512 FLOP/byte; 45000 of
+    // the FMA ceiling's 60000 GFLOP/s. BF16: A and B in bf16, 682.7
+    // FLOP/byte; 580000 of the tensor ceiling's 755000.
+    for want in [
+        "The GEMM lesson's last steps on this roofline, checked and timed at 4096^3",
+        "- gemm_warptiled (FP32, float4 tiles by warp, loads a step ahead): 3.0542 ms, 45000.0 GFLOP/s at 512.0 \
+         FLOP/byte, 75.0% of the FMA ceiling above it.",
+        "- gemm_bf16_tma (BF16 in, FP32 sums: the same wgmma tiles, copied by TMA onto mbarriers): 0.2370 ms, \
+         580000.0 GFLOP/s at 682.7 FLOP/byte, 76.8% of the tensor-core ceiling above it.",
+    ] {
+        assert!(table.contains(want), "{want}:\n{table}");
+    }
+    let lines = r.json_lines();
+    let gemm: Vec<_> = lines.iter().filter(|l| l["variant"] == "gemm").collect();
+    assert_eq!(gemm.len(), 2);
+    assert_eq!(gemm[1]["precision"], "bf16");
+    assert_eq!(gemm[1]["roof"], "the tensor-core ceiling");
+    assert!((gemm[1]["share_of_roof"].as_f64().unwrap() - 580.0 / 755.0).abs() < 1e-9);
+    let runs = host::record::runs_of(&lines).unwrap();
+    assert!(runs[0].samples.contains_key("gemm_bf16_tma/4096"), "a distinct record key");
+    let chart = r.chart();
+    let placed: Vec<_> = chart
+        .points
+        .iter()
+        .filter(|p| p.series == host::plot::Series::Gemm)
+        .map(|p| p.label.as_str())
+        .collect();
+    assert_eq!(placed, ["gemm_warptiled", "gemm_bf16_tma"]);
+    let svg = host::plot::roofline_svg_text(&chart).unwrap();
+    assert!(svg.contains("GEMM lesson (Rust), compulsory bytes"), "the series in the legend");
+    // Without a tensor ceiling the BF16 point has no roof to be read against.
+    let mut r = synthetic_report_with_gemm();
+    r.tensor = Err("none".into());
+    assert!(r.table().contains("at 682.7 FLOP/byte."), "{}", r.table());
+    // A run without them says why in one line.
+    let mut r = synthetic_report_with_gemm();
+    r.gemm = Err("not measured in this run".into());
+    assert!(r.table().contains("No GEMM kernels on this roofline: not measured in this run."));
+}

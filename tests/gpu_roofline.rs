@@ -332,8 +332,22 @@ fn main() -> std::process::ExitCode {
                     "| vector_add/ragged ",
                     "| transpose_naive_guarded/ragged ",
                     "95^2 (9025 elements)",
+                    "The GEMM lesson's last steps on this roofline, checked and timed at 256^3",
+                    "- gemm_warptiled (",
                 ],
             )?;
+            // The GEMM points: gemm_warptiled, and from compute capability
+            // 8.0 on the last tensor-core step, each under its roof.
+            let gemm: Vec<_> = lines.iter().filter(|l| l["variant"] == "gemm").collect();
+            let want = if gpu.info.compute_capability >= (8, 0) { 2 } else { 1 };
+            if gemm.len() != want {
+                return Err(format!("{} GEMM points, not {want}", gemm.len()));
+            }
+            for g in &gemm {
+                if g["roof"].is_null() || g["intensity"].as_f64().is_none_or(|i| i <= 0.0) {
+                    return Err(format!("a GEMM point without a roof or an intensity: {g}"));
+                }
+            }
             host::record::runs_of(&lines).map(drop)
         }),
     ]);

@@ -17,6 +17,9 @@ pub enum Series {
     /// A Rust kernel at the intensity of the bytes DRAM actually moved
     /// (Nsight Compute's `dram__bytes.sum`).
     MeasuredDram,
+    /// A GEMM lesson kernel at its compulsory intensity, under the flat
+    /// roof of its precision.
+    Gemm,
 }
 
 impl Series {
@@ -25,6 +28,7 @@ impl Series {
             Series::Rust => "Rust, compulsory bytes",
             Series::CudaC => "CUDA C, compulsory bytes",
             Series::MeasuredDram => "Rust, DRAM bytes measured by ncu",
+            Series::Gemm => "GEMM lesson (Rust), compulsory bytes",
         }
     }
 
@@ -33,6 +37,7 @@ impl Series {
             Series::Rust => RGBColor(0xc0, 0x39, 0x2b),
             Series::CudaC => RGBColor(0x1f, 0x77, 0xb4),
             Series::MeasuredDram => RGBColor(0x2c, 0xa0, 0x2c),
+            Series::Gemm => RGBColor(0x8e, 0x44, 0xad),
         }
     }
 }
@@ -241,7 +246,7 @@ fn draw_roofline<DB: DrawingBackend>(
         root.draw(&Polygon::new(vec![tip, wing(4.5), wing(-4.5)], colour.filled()))
             .map_err(|e| err(&e))?;
     }
-    for series in [Series::Rust, Series::CudaC, Series::MeasuredDram] {
+    for series in [Series::Rust, Series::CudaC, Series::MeasuredDram, Series::Gemm] {
         let pts: Vec<&&Point> = shown.iter().filter(|p| p.series == series).collect();
         if pts.is_empty() {
             continue;

@@ -8,6 +8,7 @@
 pub mod model;
 pub mod reference;
 pub mod report;
+pub mod gemm_points;
 pub mod tensor;
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
@@ -1373,9 +1374,26 @@ impl lesson::Lesson for RooflineLesson {
             (None, Some(t)) => Ok(TensorPeak::new(gpu, t)?),
         };
         let outcome = run(&mut lesson, &mut tensor, options.plan, options.progress)?;
+        // The GEMM lesson's last steps, placed on this roofline: checked and
+        // timed after the roofline's own buffers are freed.
+        drop(lesson);
+        drop(tensor);
+        let gemm = match &outcome {
+            Outcome::Passed(_) => {
+                let side = if options.quick { gemm_points::GEMM_QUICK_SIDE } else { gemm_points::GEMM_SIDE };
+                options.progress.set_message(format!("checking and timing the GEMM lesson's kernels at {side}^3"));
+                let (points, failures) = gemm_points::measure(gpu, side, options.plan)?;
+                if !failures.is_empty() {
+                    return Ok(Outcome::Failed(failures));
+                }
+                Ok(points)
+            }
+            _ => Err("not measured: the run did not pass".to_string()),
+        };
         Ok(outcome.map(|t| {
             let mut report = report::build(&gpu.info, *sizes, context, &t.measured, t.driver_copy);
             report.ragged = t.ragged;
+            report.gemm = gemm;
             report.tensor = match (t.tensor, sizes.tensor) {
                 (Ok(timings), Some(ts)) => Ok(tensor::TensorCeiling::new(&gpu.info, ts, timings)),
                 (Err(why), _) => Err(why),

@@ -136,6 +136,10 @@ pub struct Report {
     /// The BF16 tensor-core ceiling, or the one line saying why the run has
     /// none ([`build`] leaves "not measured"; the lesson's run sets it).
     pub tensor: std::result::Result<TensorCeiling, String>,
+    /// The GEMM lesson's last steps placed on this roofline
+    /// ([`super::gemm_points`]), or why the run has none ([`build`] leaves
+    /// "not measured"; the lesson's run sets them).
+    pub gemm: std::result::Result<Vec<super::gemm_points::GemmPoint>, String>,
 }
 
 /// The block shapes as the JSON context records them.
@@ -236,6 +240,7 @@ pub fn build(
         counters: None,
         ragged: Vec::new(),
         tensor: Err("No BF16 tensor-core ceiling: not measured in this run".to_string()),
+        gemm: Err("not measured in this run".to_string()),
     }
 }
 
@@ -392,6 +397,14 @@ impl Report {
                 }
             }
         }
+        for g in self.gemm.iter().flatten() {
+            points.push(Point {
+                label: g.symbol.to_string(),
+                intensity: g.intensity(),
+                gflop_per_s: g.gflop_per_s(),
+                series: Series::Gemm,
+            });
+        }
         Chart {
             title: format!("Roofline, {} ({})", self.info.name, self.context.date),
             bandwidth_gb_per_s: self.ceilings.bandwidth_gb_per_s,
@@ -402,6 +415,58 @@ impl Report {
             }),
             points,
         }
+    }
+
+    /// The roof above a placed GEMM, GFLOP/s, and its name: the FMA
+    /// ceiling for FP32, the tensor-core ceiling for BF16 (none where the
+    /// run has none), each capped by the bandwidth ceiling times its
+    /// intensity (which, right of the ridge point, does not bind).
+    pub fn gemm_roof(&self, g: &super::gemm_points::GemmPoint) -> Option<(f64, &'static str)> {
+        use super::gemm_points::Precision;
+        let (flat, name) = match g.precision {
+            Precision::Fp32 => (self.ceilings.fma_gflop_per_s, "the FMA ceiling"),
+            Precision::Bf16 => (self.tensor.as_ref().ok()?.gflop_per_s(), "the tensor-core ceiling"),
+        };
+        let sloped = g.intensity() * self.ceilings.bandwidth_gb_per_s;
+        Some(if sloped < flat { (sloped, "the bandwidth ceiling") } else { (flat, name) })
+    }
+
+    /// The GEMM lesson's placed kernels: one line each (time, rate,
+    /// intensity, share of its roof), or the one line saying why there are
+    /// none.
+    fn gemm_section(&self) -> String {
+        let points = match &self.gemm {
+            Err(why) => return format!("\nNo GEMM kernels on this roofline: {why}.\n"),
+            Ok(p) => p,
+        };
+        let Some(side) = points.first().map(|g| g.side) else {
+            return String::new();
+        };
+        let mut s = format!(
+            "\nThe GEMM lesson's last steps on this roofline, checked and timed at {side}^3 (compulsory bytes: A, B and C \
+             read once, D written once):\n"
+        );
+        for g in points {
+            let roof = self.gemm_roof(g).map_or(String::new(), |(value, name)| {
+                format!(", {:.1}% of {name} above it", 100.0 * g.gflop_per_s() / value)
+            });
+            let flag = self
+                .context
+                .clocks
+                .while_timed(g.timing.window.as_ref())
+                .and_then(|w| w.flag())
+                .map_or(String::new(), |f| format!(" ({f})"));
+            let _ = writeln!(
+                s,
+                "- {} ({}): {:.4} ms, {:.1} GFLOP/s at {:.1} FLOP/byte{roof}{flag}.",
+                g.symbol,
+                g.label,
+                g.timing.median_ms(),
+                g.gflop_per_s(),
+                g.intensity()
+            );
+        }
+        s
     }
 
     /// The seed's copy's rate over its compulsory bytes, GB/s.
@@ -943,11 +1008,13 @@ impl crate::lesson::Report for Report {
         if !self.ragged.is_empty() {
             s.push_str(&self.ragged_section());
         }
+        s.push_str(&self.gemm_section());
         if let Some(counters) = &self.counters {
             s.push_str(&self.counters_table(counters));
         }
         s
     }
+
 
     /// One JSON object per row: the bandwidth ceiling (which stream set it),
     /// the six stream rows, the seed's copy, the FMA ceiling, the driver
@@ -1121,6 +1188,21 @@ impl crate::lesson::Report for Report {
                 "value": tc.ridge(self.ceilings.bandwidth_gb_per_s), "unit": "FLOP/byte",
                 "context": ctx.clone(),
             }));
+        }
+        for g in self.gemm.iter().flatten() {
+            let roof = self.gemm_roof(g);
+            lines.push(merge(
+                json!({
+                    "variant": "gemm", "symbol": g.symbol, "key": format!("{}/{}", g.symbol, g.side),
+                    "label": g.label, "precision": g.precision, "side": g.side,
+                    "flop": g.flop, "bytes": g.bytes, "intensity": g.intensity(),
+                    "metric": "throughput", "value": g.gflop_per_s(), "unit": "GFLOP/s",
+                    "roof_gflop_per_s": roof.map(|r| r.0), "roof": roof.map(|r| r.1),
+                    "share_of_roof": roof.map(|r| g.gflop_per_s() / r.0),
+                }),
+                &g.timing,
+                None,
+            ));
         }
         for r in &self.rows {
             let measured = self.counters.as_ref().and_then(|c| c.get(r.kernel.symbol())).map(|c| {

@@ -1,0 +1,110 @@
+//! The GEMM lesson's last steps placed on the roofline: its fastest FP32
+//! kernel (`gemm_warptiled`) and its last tensor-core step on this GPU
+//! (`gemm_bf16_tma` on compute capability 9.0, `gemm_bf16_pipelined` from
+//! 8.0), each checked and timed in the roofline's own run at one square
+//! size, at the intensity of its compulsory bytes (A, B and C read once, D
+//! written once: [`crate::gemm::bytes`], [`crate::gemm::bytes_bf16`]).
+//! A GEMM of that size sits far right of both ridge points, so its roof is
+//! the flat one of its precision: the FMA ceiling for FP32, the tensor-core
+//! ceiling for BF16.
+
+use crate::check::Failure;
+use crate::error::Result;
+use crate::gemm::{self, Gemm, Kernel, TensorKernel};
+use crate::gpu::Gpu;
+use crate::timing::{Plan, Timing};
+
+/// The square side (m = n = k) of the placed GEMMs in a full run: the GEMM
+/// lesson's compared size.
+pub const GEMM_SIDE: usize = 4096;
+
+/// The side in `--quick` runs (a multiple of the tensor-core kernels' 8).
+pub const GEMM_QUICK_SIDE: usize = 256;
+
+/// The precision of a placed GEMM, which picks its roof.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// FP32 in and out, on the FMA units: under the FMA ceiling.
+    Fp32,
+    /// BF16 in, FP32 sums, on the tensor cores: under the tensor-core
+    /// ceiling.
+    Bf16,
+}
+
+/// One placed GEMM kernel.
+#[derive(Debug, Clone)]
+pub struct GemmPoint {
+    /// The kernel's exported name.
+    pub symbol: &'static str,
+    /// Its row label in the GEMM lesson.
+    pub label: &'static str,
+    /// Its precision.
+    pub precision: Precision,
+    /// m = n = k.
+    pub side: usize,
+    /// 2 side^3 ([`gemm::flop`]).
+    pub flop: f64,
+    /// Compulsory bytes.
+    pub bytes: f64,
+    /// Its timing.
+    pub timing: Timing,
+}
+
+impl GemmPoint {
+    /// FLOP per compulsory byte.
+    pub fn intensity(&self) -> f64 {
+        self.flop / self.bytes
+    }
+
+    /// FLOP over the median time, GFLOP/s.
+    pub fn gflop_per_s(&self) -> f64 {
+        super::model::per_second_e9(self.flop, self.timing.median_ms())
+    }
+}
+
+/// Checks `gemm_warptiled` and the last tensor-core step the GPU has at
+/// `side`^3 (the GEMM lesson's checks: the f64 reference at its sampled
+/// elements; for the tensor-core kernel also the exact check on integer
+/// inputs), then, if both are right, times them with `plan`. Returns the
+/// points (only the FP32 one where the GPU has no tensor-core kernel) and
+/// the failures (no point where there is one).
+///
+/// # Errors
+/// A fault (charged to the kernel), too little memory, or a driver error.
+pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<(Vec<GemmPoint>, Vec<Failure>)> {
+    let shape = (side, side, side);
+    let mut lesson = Gemm::new(gpu, side)?;
+    let (mut failures, _) = lesson.check(Kernel::Warptiled, shape, None, None)?;
+    lesson.enable_tensor_cores()?;
+    let tensor: Option<TensorKernel> = lesson.tensor_kernels().last().copied().filter(|k| k.refusal(shape).is_none());
+    if let Some(kernel) = tensor {
+        failures.extend(lesson.check_tc(kernel, shape, None)?);
+        failures.extend(lesson.check_tc_exact(kernel, shape)?);
+    }
+    if !failures.is_empty() {
+        return Ok((Vec::new(), failures));
+    }
+    lesson.set_shape(shape)?;
+    let mut points = vec![GemmPoint {
+        symbol: Kernel::Warptiled.symbol(),
+        label: Kernel::Warptiled.label(),
+        precision: Precision::Fp32,
+        side,
+        flop: gemm::flop(side, side, side),
+        bytes: gemm::bytes(side, side, side),
+        timing: lesson.time_at(Some(Kernel::Warptiled), plan)?,
+    }];
+    if let Some(kernel) = tensor {
+        points.push(GemmPoint {
+            symbol: kernel.symbol(),
+            label: kernel.label(),
+            precision: Precision::Bf16,
+            side,
+            flop: gemm::flop(side, side, side),
+            bytes: gemm::bytes_bf16(side, side, side),
+            timing: lesson.time_tc(Some(kernel), plan)?,
+        });
+    }
+    Ok((points, Vec::new()))
+}
