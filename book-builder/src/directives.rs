@@ -652,12 +652,30 @@ fn roofline(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<Stri
              with an arrow from the first point to the second where the two are apart."
         )
     };
+    let gemm: Vec<&str> = chart
+        .points
+        .iter()
+        .filter(|p| p.series == host::plot::Series::Gemm)
+        .map(|p| p.label.as_str())
+        .collect();
+    let tensor = chart.tensor.as_ref().map_or(String::new(), |t| {
+        format!(" The roof above the FP32 one is the BF16 tensor-core ceiling, set by {}.", t.set_by)
+    });
+    let gemm = if gemm.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The GEMM lesson's {} (purple) sit far right, each under the flat roof of its precision.",
+            gemm.join(" and ")
+        )
+    };
     Ok(figure(
         fig,
         "the roofline chart of the run",
         format!(
             "The roofline: both measured ceilings, the ridge point, and each kernel (red) at the bytes its algorithm asks for \
-             (compulsory bytes). {dram} Left of the ridge the memory-bound region, right of it the compute-bound region. {}",
+             (compulsory bytes). {dram}{tensor}{gemm} Left of the ridge the memory-bound region, right of it the compute-bound \
+             region. {}",
             run_caption(path, &ctx)
         ),
     ))
@@ -667,7 +685,8 @@ fn roofline(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<Stri
 /// `ceiling-bandwidth` and `ceiling-fma` rows (and the tensor-core roof from
 /// its `ceiling-tensor` row, where it has one with a value), each placed kernel (a
 /// `time` row with an intensity) at its compulsory intensity, and at
-/// FLOP / `ncu.dram_bytes` where the run was profiled.
+/// FLOP / `ncu.dram_bytes` where the run was profiled; and the GEMM
+/// lesson's kernels of its `gemm` rows, where it placed them.
 ///
 /// # Errors
 /// A ceiling row is missing, or no kernel row is.
@@ -717,6 +736,21 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
                 intensity: flop / dram,
                 gflop_per_s: gflop,
                 series: Series::MeasuredDram,
+            });
+        }
+    }
+    // The GEMM lesson's kernels the run placed (`gemm` rows).
+    for r in rows.iter().filter(|r| r.get("variant").and_then(Value::as_str) == Some("gemm")) {
+        if let (Some(symbol), Some(intensity), Some(gflop)) = (
+            r.get("symbol").and_then(Value::as_str),
+            r.get("intensity").and_then(Value::as_f64),
+            r.get("value").and_then(Value::as_f64),
+        ) {
+            points.push(Point {
+                label: symbol.to_string(),
+                intensity,
+                gflop_per_s: gflop,
+                series: Series::Gemm,
             });
         }
     }
