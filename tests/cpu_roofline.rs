@@ -1466,31 +1466,34 @@ fn a_gpu_below_8_0_has_one_line_and_no_tensor_ceiling() {
 /// The synthetic report with the tensor ceiling cuBLAS sets (755 TFLOP/s)
 /// and two placed GEMMs at 4096^3: FP32 at 45 TFLOP/s, BF16 at 580.
 fn synthetic_report_with_gemm() -> host::roofline::report::Report {
-    use host::roofline::gemm_points::{GemmPoint, Precision};
+    use host::roofline::gemm_points::{GemmPoint, Measured, Precision};
     let mut r = synthetic_report_with_tensor(640.0, vec![(4096, 755.0)]);
     let side = 4096;
     let flop = host::gemm::flop(side, side, side);
     let ms = |tflop: f64| flop / (tflop * 1e12) * 1e3;
-    r.gemm = Ok(vec![
-        GemmPoint {
-            symbol: "gemm_warptiled",
-            label: "FP32, float4 tiles by warp, loads a step ahead",
-            precision: Precision::Fp32,
-            side,
-            flop,
-            bytes: host::gemm::bytes(side, side, side),
-            timing: timing(ms(45.0)),
-        },
-        GemmPoint {
-            symbol: "gemm_bf16_tma",
-            label: "BF16 in, FP32 sums: the same wgmma tiles, copied by TMA onto mbarriers",
-            precision: Precision::Bf16,
-            side,
-            flop,
-            bytes: host::gemm::bytes_bf16(side, side, side),
-            timing: timing(ms(580.0)),
-        },
-    ]);
+    r.gemm = Ok(Measured {
+        points: vec![
+            GemmPoint {
+                symbol: "gemm_warptiled",
+                label: "FP32, float4 tiles by warp, loads a step ahead",
+                precision: Precision::Fp32,
+                side,
+                flop,
+                bytes: host::gemm::bytes(side, side, side),
+                timing: timing(ms(45.0)),
+            },
+            GemmPoint {
+                symbol: "gemm_bf16_tma",
+                label: "BF16 in, FP32 sums: the same wgmma tiles, copied by TMA onto mbarriers",
+                precision: Precision::Bf16,
+                side,
+                flop,
+                bytes: host::gemm::bytes_bf16(side, side, side),
+                timing: timing(ms(580.0)),
+            },
+        ],
+        ..Measured::default()
+    });
     r
 }
 
@@ -1511,8 +1514,12 @@ fn the_gemm_kernels_sit_under_the_roof_of_their_precision() {
         assert!(table.contains(want), "{want}:\n{table}");
     }
     let lines = r.json_lines();
-    let gemm: Vec<_> = lines.iter().filter(|l| l["variant"] == "gemm").collect();
+    let gemm: Vec<_> = lines
+        .iter()
+        .filter(|l| l["variant"].as_str().is_some_and(|v| v.starts_with("gemm-")))
+        .collect();
     assert_eq!(gemm.len(), 2);
+    assert_eq!((gemm[0]["variant"].as_str(), gemm[1]["variant"].as_str()), (Some("gemm-fp32"), Some("gemm-bf16")));
     assert_eq!(gemm[1]["precision"], "bf16");
     assert_eq!(gemm[1]["roof"], "the tensor-core ceiling");
     assert!((gemm[1]["share_of_roof"].as_f64().unwrap() - 580.0 / 755.0).abs() < 1e-9);
@@ -1532,6 +1539,13 @@ fn the_gemm_kernels_sit_under_the_roof_of_their_precision() {
     let mut r = synthetic_report_with_gemm();
     r.tensor = Err("none".into());
     assert!(r.table().contains("at 682.7 FLOP/byte."), "{}", r.table());
+    // A GPU without a tensor-core step says why under the FP32 point.
+    let mut r = synthetic_report_with_gemm();
+    if let Ok(m) = &mut r.gemm {
+        m.points.truncate(1);
+        m.no_tensor_point = Some("no sm_80 module".into());
+    }
+    assert!(r.table().contains("No tensor-core GEMM on it: no sm_80 module."), "{}", r.table());
     // A run without them says why in one line.
     let mut r = synthetic_report_with_gemm();
     r.gemm = Err("not measured in this run".into());

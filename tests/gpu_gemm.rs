@@ -60,8 +60,7 @@ fn main() -> std::process::ExitCode {
     }
     // The quick run; from compute capability 8.0 on, its tensor-core rows
     // are read against the tensor-core ceiling measured in the same run,
-    // which is at least every timed rate (cuBLAS's in the ceiling's own
-    // run), and the report says what set it.
+    // and the report says what set it.
     trials.push(trial("gemm::the_lesson_runs_quick", |gpu| {
         let (table, lines) = lab_tests::run_quick::<GemmLesson>(gpu)?;
         if gpu.info.compute_capability < (8, 0) {

@@ -338,7 +338,10 @@ fn main() -> std::process::ExitCode {
             )?;
             // The GEMM points: gemm_warptiled, and from compute capability
             // 8.0 on the last tensor-core step, each under its roof.
-            let gemm: Vec<_> = lines.iter().filter(|l| l["variant"] == "gemm").collect();
+            let gemm: Vec<_> = lines
+                .iter()
+                .filter(|l| l["variant"].as_str().is_some_and(|v| v.starts_with("gemm-")))
+                .collect();
             let want = if gpu.info.compute_capability >= (8, 0) { 2 } else { 1 };
             if gemm.len() != want {
                 return Err(format!("{} GEMM points, not {want}", gemm.len()));

@@ -740,7 +740,9 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
         }
     }
     // The GEMM lesson's kernels the run placed (`gemm` rows).
-    for r in rows.iter().filter(|r| r.get("variant").and_then(Value::as_str) == Some("gemm")) {
+    // (`gemm` in the run of 903d0a9, `gemm-fp32` and `gemm-bf16` since.)
+    let placed = |v: &str| v == "gemm" || v.starts_with("gemm-");
+    for r in rows.iter().filter(|r| r.get("variant").and_then(Value::as_str).is_some_and(placed)) {
         if let (Some(symbol), Some(intensity), Some(gflop)) = (
             r.get("symbol").and_then(Value::as_str),
             r.get("intensity").and_then(Value::as_f64),

@@ -202,6 +202,24 @@ pub struct KernelSet<K: KernelId> {
     _ids: PhantomData<K>,
 }
 
+/// Raises `f`'s dynamic shared-memory limit to `bytes`
+/// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): a launch with more
+/// than 48 KiB of dynamic shared memory fails without it.
+///
+/// # Errors
+/// [`Error::Driver`] where the driver refuses the size (more than the GPU
+/// gives a block).
+pub fn allow_dynamic_shared(f: &CudaFunction, bytes: u32) -> Result<()> {
+    f.set_attribute(
+        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        bytes as i32,
+    )
+    .map_err(|source| Error::Driver {
+        call: "cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+        source,
+    })
+}
+
 impl<K: KernelId> KernelSet<K> {
     /// Every kernel of `K` from the embedded PTX.
     ///

@@ -1274,6 +1274,11 @@ pub(crate) mod tensor_kernels {
         /// # Safety
         /// `a` (m x k) and `b` (k x n) are 16-byte aligned with k and n
         /// multiples of 8; the stage holds `wg_stage_bytes(BN)` bytes.
+        /// Every one of the block's `WG_THREADS` threads calls it (each
+        /// queues only its own chunks); the copies have landed only after
+        /// the caller commits and waits for the group (`cp_async_commit`,
+        /// `cp_async_wait`), and a `wgmma` may read the stage only after
+        /// every thread's [`fence_proxy_async_shared`] and a barrier.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
         pub(crate) unsafe fn load_wg_stage<const B_CHUNKS: usize>(

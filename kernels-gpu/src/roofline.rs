@@ -223,7 +223,7 @@ pub const fn mma_c0(warp: u32, chain: u32) -> u32 {
 // checked bit for bit.
 
 /// Steps of each warpgroup in the lesson's own run: WGMMA_BLOCKS_PER_SM x
-/// 2 warpgroups x 2048 steps x 4 `wgmma` m64n256k16 = 16384 instructions
+/// 2 warpgroups x 2048 steps x 4 `wgmma` m64n256k16 = 65536 instructions
 /// an SM (about 4.5 TFLOP on 132 SMs, a few ms at several hundred
 /// TFLOP/s). A run-time argument.
 pub const WGMMA_ITERS: u32 = 2048;
@@ -252,6 +252,9 @@ pub const WGMMA_ITERS_EXACT_MAX: u32 = ((1 << 24) - 1 - (WGMMA_C0_GROUPS - 1)) /
 /// GEMM lesson's tiles and the slack to align it to 1024 bytes (past 48
 /// KiB: the host raises the kernel's limit).
 pub const WGMMA_SHARED_BYTES: u32 = crate::gemm::WG_STAGE_BYTES + crate::gemm::WG_TILE_ALIGN;
+/// Threads of a `wgmma_peak` block: 2 warpgroups, the GEMM lesson's Hopper
+/// block.
+pub const WGMMA_THREADS: u32 = crate::gemm::WG_THREADS;
 
 /// The initial value of every accumulator of warpgroup `group` (its index
 /// in the grid, 2 a block): distinct for WGMMA_C0_GROUPS consecutive
@@ -260,6 +263,11 @@ pub const fn wgmma_c0(group: u32) -> u32 {
     group % WGMMA_C0_GROUPS
 }
 
+const _: () = assert!(
+    WGMMA_SHARED_BYTES > 48 * 1024 && WGMMA_SHARED_BYTES <= 227 * 1024,
+    "past the 48 KiB a launch gets unasked (the host raises the limit), within the 227 KiB of a 9.0 block"
+);
+const _: () = assert!(WGMMA_THREADS == 256, "two warpgroups of 128 threads");
 const _: () = assert!(
     WGMMA_ITERS <= WGMMA_ITERS_EXACT_MAX && WGMMA_QUICK_ITERS <= WGMMA_ITERS_EXACT_MAX,
     "every accumulator of wgmma_peak stays an integer below 2^24, exact in f32"
@@ -1206,7 +1214,7 @@ mod hopper_kernels {
                     let row = row_of_lane + 8 * (r as u32 / 2);
                     let col = 128 * h as u32 + 8 * j as u32 + col_of_lane + r as u32 % 2;
                     // SAFETY: inside this warpgroup's tile of `out`.
-                    unsafe { *tile.add((row * 256 + col) as usize) = acc[h][j][r] };
+                    unsafe { *tile.add((row * WG_BLOCK_N + col) as usize) = acc[h][j][r] };
                 });
             });
         });

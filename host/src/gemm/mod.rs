@@ -788,7 +788,7 @@ impl TensorCores {
         }
         let kernels = KernelSet::from_module(gpu, Module::Sm80)?;
         for &kernel in TcKernel::ALL {
-            allow_dynamic_shared(kernels.active(kernel), kernel.into())?;
+            crate::kernels::allow_dynamic_shared(kernels.active(kernel), TensorKernel::from(kernel).dynamic_shared_bytes())?;
         }
         let hopper = if Module::Sm90a.runs_on((major, minor)) {
             // A driver that cannot load the module (it is PTX ISA 8.3, from
@@ -796,7 +796,7 @@ impl TensorCores {
             match KernelSet::from_module(gpu, Module::Sm90a) {
                 Ok(set) => {
                     for &kernel in WgKernel::ALL {
-                        allow_dynamic_shared(set.active(kernel), kernel.into())?;
+                        crate::kernels::allow_dynamic_shared(set.active(kernel), TensorKernel::from(kernel).dynamic_shared_bytes())?;
                     }
                     Ok(set)
                 }
@@ -1099,13 +1099,13 @@ impl TwinRows for Gemm<'_> {
             tc.kernels.load_twins(gpu, c_ptx)?;
             for &kernel in TcKernel::ALL {
                 let twin = tc.kernels.get(kernel, Side::CudaC).expect("the twins just loaded");
-                allow_dynamic_shared(twin, kernel.into())?;
+                crate::kernels::allow_dynamic_shared(twin, TensorKernel::from(kernel).dynamic_shared_bytes())?;
             }
             if let Ok(set) = &mut tc.hopper {
                 set.load_twins(gpu, c_ptx)?;
                 for &kernel in WgKernel::ALL {
                     let twin = set.get(kernel, Side::CudaC).expect("the twins just loaded");
-                    allow_dynamic_shared(twin, kernel.into())?;
+                    crate::kernels::allow_dynamic_shared(twin, TensorKernel::from(kernel).dynamic_shared_bytes())?;
                 }
             }
         }
@@ -1146,19 +1146,6 @@ impl TwinRows for Gemm<'_> {
             GemmRow::Tensor(k) => self.time_tc(Some(k), plan),
         }
     }
-}
-
-/// Lets `f` (tensor-core `kernel`, on either side) take its dynamic shared
-/// memory: past 48 KiB a kernel must ask (`cuFuncSetAttribute`).
-///
-/// # Errors
-/// The driver refusing the size.
-fn allow_dynamic_shared(f: &cudarc::driver::CudaFunction, kernel: TensorKernel) -> Result<()> {
-    f.set_attribute(
-        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        kernel.dynamic_shared_bytes() as i32,
-    )
-    .map_err(|source| Error::Driver { call: "cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)", source })
 }
 
 /// `f`'s registers, shared and local bytes, the blocks of `threads`
@@ -1445,9 +1432,14 @@ impl lesson::Lesson for GemmLesson {
         }
         match &ceiling {
             Some(Ok(c)) => occupancy_lines.push(format!(
-                "Measured before the timings below, as lab roofline measures it: {} The tensor-core rows are read \
+                "Measured before the timings below, as lab roofline measures it: {}{} The tensor-core rows are read \
                  against that ceiling.",
-                c.sentence()
+                c.sentence(),
+                context
+                    .clocks
+                    .while_timed(c.timing().window.as_ref())
+                    .and_then(|w| w.flag())
+                    .map_or(String::new(), |f| format!(" It was timed while: {f}."))
             )),
             Some(Err(why)) => occupancy_lines.push(format!("No measured tensor-core ceiling: {why}.")),
             None => {}

@@ -1,8 +1,8 @@
 //! The GEMM lesson's last steps placed on the roofline: its fastest FP32
 //! kernel (`gemm_warptiled`) and its last tensor-core step on this GPU
 //! (`gemm_bf16_tma` on compute capability 9.0, `gemm_bf16_pipelined` from
-//! 8.0), each checked and timed in the roofline's own run at one square
-//! size, at the intensity of its compulsory bytes (A, B and C read once, D
+//! 8.0), each checked (at sampled elements) and timed in the roofline's own
+//! run at one square size, at the intensity of its compulsory bytes (A, B and C read once, D
 //! written once: [`crate::gemm::bytes`], [`crate::gemm::bytes_bf16`]).
 //! A GEMM of that size sits far right of both ridge points, so its roof is
 //! the flat one of its precision: the FMA ceiling for FP32, the tensor-core
@@ -30,6 +30,16 @@ pub enum Precision {
     /// BF16 in, FP32 sums, on the tensor cores: under the tensor-core
     /// ceiling.
     Bf16,
+}
+
+impl Precision {
+    /// Its name in the JSON rows' `variant` (`gemm-fp32`, `gemm-bf16`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+        }
+    }
 }
 
 /// One placed GEMM kernel.
@@ -63,27 +73,55 @@ impl GemmPoint {
     }
 }
 
-/// Checks `gemm_warptiled` and the last tensor-core step the GPU has at
-/// `side`^3 (the GEMM lesson's checks: the f64 reference at its sampled
-/// elements; for the tensor-core kernel also the exact check on integer
-/// inputs), then, if both are right, times them with `plan`. Returns the
-/// points (only the FP32 one where the GPU has no tensor-core kernel) and
-/// the failures (no point where there is one).
+/// The tensor-core step placed on a GPU: `gemm_bf16_tma` where the sm_90a
+/// module loaded (compute capability 9.0), else `gemm_bf16_pipelined` where
+/// the sm_80 module did; or why there is none (the module's reason, or the
+/// kernel refusing the shape).
+fn tensor_kernel(lesson: &Gemm<'_>, shape: (usize, usize, usize)) -> std::result::Result<TensorKernel, String> {
+    let tc = lesson.tensor.as_ref().map_err(Clone::clone)?;
+    let kernel = match &tc.hopper {
+        Ok(_) => TensorKernel::Wgmma(gemm::WgKernel::Bf16Tma),
+        Err(_) => TensorKernel::Mma(gemm::TcKernel::Bf16Pipelined),
+    };
+    match kernel.refusal(shape) {
+        Some(why) => Err(why),
+        None => Ok(kernel),
+    }
+}
+
+/// What [`measure`] placed: the points, why the run has no BF16 point
+/// (where it has none), and the checks' failures (no point where there is
+/// one).
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// The placed kernels, FP32 first.
+    pub points: Vec<GemmPoint>,
+    /// Why there is no tensor-core point, where there is none.
+    pub no_tensor_point: Option<String>,
+    /// The checks' failures.
+    pub failures: Vec<Failure>,
+}
+
+/// Checks `gemm_warptiled` and the tensor-core step the GPU has
+/// ([`tensor_kernel`]) at `side`^3 (at 512 sampled elements against the
+/// f64 reference, within the GEMM lesson's bounds; the tensor-core kernel
+/// also exactly on integer inputs whose sums are exact), then, if both are
+/// right, times them with `plan`.
 ///
 /// # Errors
 /// A fault (charged to the kernel), too little memory, or a driver error.
-pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<(Vec<GemmPoint>, Vec<Failure>)> {
+pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<Measured> {
     let shape = (side, side, side);
     let mut lesson = Gemm::new(gpu, side)?;
     let (mut failures, _) = lesson.check(Kernel::Warptiled, shape, None, None)?;
     lesson.enable_tensor_cores()?;
-    let tensor: Option<TensorKernel> = lesson.tensor_kernels().last().copied().filter(|k| k.refusal(shape).is_none());
-    if let Some(kernel) = tensor {
+    let tensor = tensor_kernel(&lesson, shape);
+    if let Ok(kernel) = tensor {
         failures.extend(lesson.check_tc(kernel, shape, None)?);
         failures.extend(lesson.check_tc_exact(kernel, shape)?);
     }
     if !failures.is_empty() {
-        return Ok((Vec::new(), failures));
+        return Ok(Measured { failures, ..Measured::default() });
     }
     lesson.set_shape(shape)?;
     let mut points = vec![GemmPoint {
@@ -95,7 +133,7 @@ pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<(Vec<GemmPoint>, Ve
         bytes: gemm::bytes(side, side, side),
         timing: lesson.time_at(Some(Kernel::Warptiled), plan)?,
     }];
-    if let Some(kernel) = tensor {
+    if let Ok(kernel) = tensor {
         points.push(GemmPoint {
             symbol: kernel.symbol(),
             label: kernel.label(),
@@ -106,5 +144,5 @@ pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<(Vec<GemmPoint>, Ve
             timing: lesson.time_tc(Some(kernel), plan)?,
         });
     }
-    Ok((points, Vec::new()))
+    Ok(Measured { points, no_tensor_point: tensor.err(), failures: Vec::new() })
 }

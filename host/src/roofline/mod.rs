@@ -1382,11 +1382,14 @@ impl lesson::Lesson for RooflineLesson {
             Outcome::Passed(_) => {
                 let side = if options.quick { gemm_points::GEMM_QUICK_SIDE } else { gemm_points::GEMM_SIDE };
                 options.progress.set_message(format!("checking and timing the GEMM lesson's kernels at {side}^3"));
-                let (points, failures) = gemm_points::measure(gpu, side, options.plan)?;
-                if !failures.is_empty() {
-                    return Ok(Outcome::Failed(failures));
+                // Too little memory, a size or a driver refusal costs only
+                // the GEMM points (the report says why); a fault is an error.
+                match gemm_points::measure(gpu, side, options.plan) {
+                    Ok(m) if !m.failures.is_empty() => return Ok(Outcome::Failed(m.failures)),
+                    Ok(m) => Ok(m),
+                    Err(e @ (Error::OutOfMemory { .. } | Error::Size(_) | Error::Driver { .. })) => Err(e.to_string()),
+                    Err(e) => return Err(e),
                 }
-                Ok(points)
             }
             _ => Err("not measured: the run did not pass".to_string()),
         };

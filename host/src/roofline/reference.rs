@@ -295,10 +295,10 @@ impl MmaPeak {
 pub const WGMMA_STREAMS: [u64; 2] = [0x5747_4d4d_4131, 0x5747_4d4d_4232];
 
 /// Rows of `wgmma_peak`'s A tile (2 warpgroups of 64) and of its B tile
-/// (one step's k), and B's columns.
-const WG_ROWS: usize = 128;
-const WG_K: usize = 64;
-const WG_COLS: usize = 256;
+/// (one step's k), and B's columns: the GEMM lesson's Hopper stage.
+const WG_ROWS: usize = kernels_gpu::gemm::WG_BLOCK_M as usize;
+const WG_K: usize = kernels_gpu::gemm::WG_BLOCK_K as usize;
+const WG_COLS: usize = kernels_gpu::gemm::WG_BLOCK_N as usize;
 
 /// What `wgmma_peak` must write, for one step count: its tiles A (128 x 64)
 /// and B (64 x 256), integers 1 to WGMMA_VALUE_MAX in a hashed order

@@ -139,7 +139,7 @@ pub struct Report {
     /// The GEMM lesson's last steps placed on this roofline
     /// ([`super::gemm_points`]), or why the run has none ([`build`] leaves
     /// "not measured"; the lesson's run sets them).
-    pub gemm: std::result::Result<Vec<super::gemm_points::GemmPoint>, String>,
+    pub gemm: std::result::Result<super::gemm_points::Measured, String>,
 }
 
 /// The block shapes as the JSON context records them.
@@ -150,6 +150,21 @@ pub fn block_sizes_json() -> serde_json::Value {
         "matmul": [MAT_TILE, MAT_TILE],
         "stencil": [STENCIL_BLOCK_X, STENCIL_BLOCK_Y],
         "fma": THREADS_PER_BLOCK,
+        "mma_peak": THREADS_PER_BLOCK,
+        "wgmma_peak": {
+            "threads": kernels_gpu::roofline::WGMMA_THREADS,
+            "dynamic_shared_bytes": kernels_gpu::roofline::WGMMA_SHARED_BYTES,
+            "warpgroup_tile": [64, kernels_gpu::gemm::WG_BLOCK_N],
+        },
+        "gemm_points": {
+            "sides": [super::gemm_points::GEMM_SIDE, super::gemm_points::GEMM_QUICK_SIDE],
+            "gemm_warptiled": {"threads": kernels_gpu::gemm::REG_THREADS,
+                "block_tile": [kernels_gpu::gemm::BLOCK_M, kernels_gpu::gemm::BLOCK_N, kernels_gpu::gemm::BLOCK_K]},
+            "gemm_bf16_tma": {"threads": kernels_gpu::gemm::WG_THREADS,
+                "block_tile": [kernels_gpu::gemm::WG_BLOCK_M, kernels_gpu::gemm::WG_BLOCK_N, kernels_gpu::gemm::WG_BLOCK_K]},
+            "gemm_bf16_pipelined": {"threads": kernels_gpu::gemm::TC_THREADS,
+                "block_tile": [kernels_gpu::gemm::TC_BLOCK_M, kernels_gpu::gemm::TC_BLOCK_N, kernels_gpu::gemm::TC_BLOCK_K]},
+        },
     })
 }
 
@@ -397,7 +412,7 @@ impl Report {
                 }
             }
         }
-        for g in self.gemm.iter().flatten() {
+        for g in self.gemm.iter().flat_map(|m| &m.points) {
             points.push(Point {
                 label: g.symbol.to_string(),
                 intensity: g.intensity(),
@@ -435,9 +450,9 @@ impl Report {
     /// intensity, share of its roof), or the one line saying why there are
     /// none.
     fn gemm_section(&self) -> String {
-        let points = match &self.gemm {
+        let (points, no_tensor) = match &self.gemm {
             Err(why) => return format!("\nNo GEMM kernels on this roofline: {why}.\n"),
-            Ok(p) => p,
+            Ok(m) => (&m.points, &m.no_tensor_point),
         };
         let Some(side) = points.first().map(|g| g.side) else {
             return String::new();
@@ -447,8 +462,21 @@ impl Report {
              read once, D written once):\n"
         );
         for g in points {
+            let roof_timing = match (g.precision, &self.tensor) {
+                (super::gemm_points::Precision::Fp32, _) => Some(&self.fma),
+                (super::gemm_points::Precision::Bf16, Ok(tc)) => Some(tc.timing()),
+                _ => None,
+            };
+            let roof_flagged = roof_timing
+                .and_then(|t| self.context.clocks.while_timed(t.window.as_ref()))
+                .and_then(|w| w.flag())
+                .is_some();
             let roof = self.gemm_roof(g).map_or(String::new(), |(value, name)| {
-                format!(", {:.1}% of {name} above it", 100.0 * g.gflop_per_s() / value)
+                format!(
+                    ", {:.1}% of {name} above it{}",
+                    100.0 * g.gflop_per_s() / value,
+                    if roof_flagged && name != "the bandwidth ceiling" { " (timed with a flagged clock, above)" } else { "" }
+                )
             });
             let flag = self
                 .context
@@ -465,6 +493,9 @@ impl Report {
                 g.gflop_per_s(),
                 g.intensity()
             );
+        }
+        if let Some(why) = no_tensor {
+            let _ = writeln!(s, "No tensor-core GEMM on it: {why}.");
         }
         s
     }
@@ -645,9 +676,24 @@ impl crate::lesson::Report for Report {
             ),
             Err(_) => String::new(),
         };
+        let gemm_checks = match self.gemm.as_ref().ok().and_then(|m| m.points.first().map(|g| (m, g.side))) {
+            Some((m, side)) => format!(
+                " The placed GEMM kernels ({}) match the f64 reference at {} sampled elements of {side}^3 within the GEMM \
+                 lesson's bounds{}.",
+                m.points.iter().map(|g| g.symbol).collect::<Vec<_>>().join(", "),
+                crate::gemm::SAMPLES,
+                if m.points.len() > 1 {
+                    "; the tensor-core one also equals the naive FP32 kernel's output on integer inputs whose sums are exact"
+                } else {
+                    ""
+                }
+            ),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "All {} kernels pass their checks against CPU references: exact, except the stencils (1e-5 relative).{tensor_checks}\n",
+            "All {} kernels pass their checks against CPU references: exact, except the stencils (1e-5 \
+             relative).{tensor_checks}{gemm_checks}\n",
             Kernel::ALL.len()
         );
 
@@ -1015,7 +1061,6 @@ impl crate::lesson::Report for Report {
         s
     }
 
-
     /// One JSON object per row: the bandwidth ceiling (which stream set it),
     /// the six stream rows, the seed's copy, the FMA ceiling, the driver
     /// copy, the ridge point; then the tensor-core rows where measured
@@ -1189,11 +1234,12 @@ impl crate::lesson::Report for Report {
                 "context": ctx.clone(),
             }));
         }
-        for g in self.gemm.iter().flatten() {
+        for g in self.gemm.iter().flat_map(|m| &m.points) {
             let roof = self.gemm_roof(g);
             lines.push(merge(
                 json!({
-                    "variant": "gemm", "symbol": g.symbol, "key": format!("{}/{}", g.symbol, g.side),
+                    "variant": format!("gemm-{}", g.precision.name()), "symbol": g.symbol,
+                    "key": format!("{}/{}", g.symbol, g.side),
                     "label": g.label, "precision": g.precision, "side": g.side,
                     "flop": g.flop, "bytes": g.bytes, "intensity": g.intensity(),
                     "metric": "throughput", "value": g.gflop_per_s(), "unit": "GFLOP/s",

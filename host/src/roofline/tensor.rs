@@ -55,9 +55,7 @@ crate::kernel_ids! {
     }
 }
 
-/// Threads of a `wgmma_peak` block: 2 warpgroups (the GEMM lesson's Hopper
-/// block).
-pub const WGMMA_THREADS: u32 = kernels_gpu::gemm::WG_THREADS;
+pub use kernels_gpu::roofline::WGMMA_THREADS;
 
 /// The square sides (m = n = k) cuBLAS's BF16 GEMM is timed at: the first
 /// always, the second where its matrices take at most
@@ -393,15 +391,7 @@ impl<'g> TensorPeak<'g> {
             Some(_) => match KernelSet::<HopperKernel>::from_module(gpu, crate::ptx::Module::Sm90a) {
                 Err(e) => Err(format!("no wgmma chains: the sm_90a module did not load ({e})")),
                 Ok(set) => {
-                    set.active(HopperKernel::WgmmaPeak)
-                        .set_attribute(
-                            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                            WGMMA_SHARED_BYTES as i32,
-                        )
-                        .map_err(|source| Error::Driver {
-                            call: "cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)",
-                            source,
-                        })?;
+                    crate::kernels::allow_dynamic_shared(set.active(HopperKernel::WgmmaPeak), WGMMA_SHARED_BYTES)?;
                     let (a, b) = WgmmaPeak::tiles();
                     Ok(WgmmaChains {
                         kernels: set,
@@ -586,7 +576,7 @@ impl<'g> TensorPeak<'g> {
     /// every element exactly with `reference`, a chunk at a time
     /// ([`WgmmaPeak::mismatch`]); the guard after the output must stay
     /// poisoned. The lesson passes the reference at the launch's step
-    /// count; a GPU test passes one step more, to see the check fail.
+    /// count; a GPU test passes one step fewer, to see the check fail.
     ///
     /// # Errors
     /// [`Error::Size`] where the run has no `wgmma` chains; a fault,
