@@ -47,10 +47,11 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
         )));
     }
     let c_ptx = crate::nvrtc::compile_for(source, name, arch)?;
-    let c = entry_body(&c_ptx, kernel).ok_or_else(|| Error::UnknownKernel {
-        name: kernel.to_string(),
-        known: entries(&c_ptx).join(", "),
-    })?;
+    let Some(c) = entry_body(&c_ptx, kernel) else {
+        // A kernel with no CUDA C twin (the tensor-core ceilings'
+        // `mma_peak` and `wgmma_peak`): its Rust side alone.
+        return rust_only(kernel, module, rust, &rust_target, arch);
+    };
     let mut out = columns(
         &format!("Rust PTX (rustc, {rust_target})"),
         rust,
@@ -67,6 +68,29 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
             out.push_str(&columns(&title("Rust", &r), &r.sass, &title("CUDA C", &c), &c.sass));
         }
         _ => out.push_str(
+            "\nSASS: not shown; ptxas and cuobjdump (from the CUDA toolkit) are not both on the PATH. \
+             `cargo xtask asm` fetches them from PyPI where the machine lacks them.\n",
+        ),
+    }
+    Ok(out)
+}
+
+/// The PTX and SASS of a Rust `kernel` that has no CUDA C twin, with a line
+/// that says so.
+///
+/// # Errors
+/// As [`assemble`].
+fn rust_only(kernel: &str, module: &str, rust: &str, rust_target: &str, arch: &str) -> Result<String> {
+    let mut out = format!(
+        "{kernel} has no CUDA C twin (a ceiling kernel is not compared): its Rust side alone.\n\nRust PTX (rustc, \
+         {rust_target})\n{rust}\n"
+    );
+    match assemble(module, arch, kernel)? {
+        Some(r) => {
+            let registers = r.registers.map_or(String::new(), |n| format!(", {n} registers"));
+            out.push_str(&format!("\nRust SASS ({arch}{registers})\n{}\n", r.sass));
+        }
+        None => out.push_str(
             "\nSASS: not shown; ptxas and cuobjdump (from the CUDA toolkit) are not both on the PATH. \
              `cargo xtask asm` fetches them from PyPI where the machine lacks them.\n",
         ),

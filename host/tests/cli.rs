@@ -90,6 +90,23 @@ fn asm_of_an_unknown_kernel_names_the_kernels() {
     assert!(stderr.contains("vector_add"), "{stderr}");
 }
 
+/// A ceiling kernel has no CUDA C twin: asm shows its Rust side alone, and
+/// says so, instead of refusing the name.
+#[test]
+fn asm_of_a_kernel_without_a_twin_shows_its_rust_side() {
+    // asm compiles the lesson's twins with NVRTC (`cargo xtask test`
+    // provides one); no GPU is needed.
+    if let Err(e) = host::nvrtc::library() {
+        assert!(std::env::var_os("CI").is_none(), "CI must run this: {e}");
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let (code, stdout, stderr) = lab(&["roofline", "--asm", "mma_peak"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("mma_peak has no CUDA C twin"), "{stdout}");
+    assert!(stdout.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), "{stdout}");
+}
+
 #[test]
 fn without_a_driver_the_lesson_says_so_in_one_line() {
     // SAFETY: only tries to dlopen the driver library.
