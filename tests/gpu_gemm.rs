@@ -58,11 +58,25 @@ fn main() -> std::process::ExitCode {
             same.first().map_or(Ok(()), |f| Err(f.to_string()))
         }));
     }
-    // The quick run; from compute capability 8.0 on, its tensor-core rows
-    // are read against the tensor-core ceiling measured in the same run,
-    // and the report says what set it.
+    // The quick run: its FP32 rows are read against the FMA ceiling
+    // measured in the same run, and from compute capability 8.0 on its
+    // tensor-core rows against the tensor-core ceiling measured there, and
+    // the report says what set it.
     trials.push(trial("gemm::the_lesson_runs_quick", |gpu| {
         let (table, lines) = lab_tests::run_quick::<GemmLesson>(gpu)?;
+        // Every FP32 row, on any GPU, against the FMA ceiling measured in
+        // the same run.
+        lab_tests::report_contains(&table, &["Measured before the timings below, as lab roofline measures it: the FP32 ceiling"])?;
+        let fma = lines
+            .iter()
+            .find(|l| l["variant"] == "facts")
+            .and_then(|l| l["facts"]["fma_ceiling_gflop_per_s"].as_f64())
+            .ok_or("no fma_ceiling_gflop_per_s in the facts")?;
+        for row in lines.iter().filter(|l| l["precision"] == "fp32") {
+            if row["limit"] != host::gemm::FMA_CEILING || row["limit_value"].as_f64() != Some(fma) {
+                return Err(format!("{} is not read against the measured FMA ceiling {fma}: {}", row["symbol"], row["limit"]));
+            }
+        }
         if gpu.info.compute_capability < (8, 0) {
             return Ok(());
         }

@@ -1164,6 +1164,9 @@ fn occupancy_of(gpu: &Gpu, f: &cudarc::driver::CudaFunction, threads: u32, dynam
     Ok((stats, blocks, occupancy))
 }
 
+/// The name the FP32 rows' readings give their limit.
+pub const FMA_CEILING: &str = "the measured FMA ceiling";
+
 /// The name the tensor-core rows' readings give their limit.
 pub const TENSOR_CEILING: &str = "the measured tensor-core ceiling";
 
@@ -1391,6 +1394,12 @@ impl lesson::Lesson for GemmLesson {
             Err(_) => None,
         };
         let ceiling_value = ceiling.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.gflop_per_s());
+        // The FP32 rows, likewise, against the FP32 ceiling `lab roofline`
+        // measures (`fma_peak`, checked exactly first).
+        let fma = match crate::roofline::fma_ceiling::measure(gpu, options.quick, options.plan)? {
+            Ok(f) => f,
+            Err(failure) => return Ok(Outcome::Failed(vec![failure])),
+        };
 
         let mut sections = Vec::new();
         let mut shares = Vec::new();
@@ -1430,6 +1439,17 @@ impl lesson::Lesson for GemmLesson {
                 occupancy_lines.push(format!("No wgmma kernel: {why}."));
             }
         }
+        occupancy_lines.push(format!(
+            "Measured before the timings below, as lab roofline measures it: the FP32 ceiling, {} FMA chains a thread \
+             (fma_peak), {:.1} GFLOP/s{}. The FP32 rows are read against it.",
+            kernels_gpu::roofline::FMA_CHAINS,
+            fma.gflop_per_s,
+            context
+                .clocks
+                .while_timed(fma.timing.window.as_ref())
+                .and_then(|w| w.flag())
+                .map_or(String::new(), |f| format!(" (timed while: {f})"))
+        ));
         match &ceiling {
             Some(Ok(c)) => occupancy_lines.push(format!(
                 "Measured before the timings below, as lab roofline measures it: {}{} The tensor-core rows are read \
@@ -1458,10 +1478,10 @@ impl lesson::Lesson for GemmLesson {
             let mut rows = Vec::new();
             for &kernel in Kernel::ALL {
                 let timing = lesson.time_at(Some(kernel), options.plan)?;
-                rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl));
+                rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
             }
             if let Some(t) = cublas_timing {
-                rows.push(Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl));
+                rows.push(Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
             }
             let is_cublas = |r: &&Row| r.key.starts_with("cublasSgemm/");
             let cublas_rate = rows.iter().find(is_cublas).and_then(Row::gflop_per_s);
@@ -1567,6 +1587,7 @@ impl lesson::Lesson for GemmLesson {
                     "cublas": lesson.cublas.as_ref().map(|c| c.version()).map_err(Clone::clone),
                     "cublas_share": shares,
                     "kernels": occupancy_facts,
+                    "fma_ceiling_gflop_per_s": fma.gflop_per_s,
                     "tensor_ceiling": match &ceiling {
                         Some(Ok(c)) => c.json(),
                         Some(Err(why)) => json!({ "why_none": why }),

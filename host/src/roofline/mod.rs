@@ -8,6 +8,7 @@
 pub mod model;
 pub mod reference;
 pub mod report;
+pub mod fma_ceiling;
 pub mod gemm_points;
 pub mod tensor;
 
