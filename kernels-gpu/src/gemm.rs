@@ -846,7 +846,7 @@ pub(crate) mod tensor_kernels {
     use crate::device::math::fma;
     use crate::device::memory::load_readonly;
     use crate::device::memory::{load_readonly_if, store_if};
-    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
+    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_pipeline, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
     use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
     use crate::device::unroll::unrolled;
     use crate::shared_array;
@@ -1139,7 +1139,6 @@ pub(crate) mod tensor_kernels {
         const {
             let (threads, bn) = (64 * WARPS_N, WARPS_N * NJ as u32 * 8);
             assert!(NJ % 2 == 0 && STAGES >= 2, "B fragments come in pairs; a pipeline has 2 stages or more");
-            assert!(IN_FLIGHT + 2 == STAGES, "a step waits for its own copy, leaving the STAGES - 2 newer ones in flight");
             assert!(
                 A_CHUNKS as u32 * threads * 8 == TC_BLOCK_M * TC_BLOCK_K && B_CHUNKS as u32 * threads * 8 == TC_BLOCK_K * bn,
                 "the threads' 16-byte chunks cover each tile once"
@@ -1159,25 +1158,8 @@ pub(crate) mod tensor_kernels {
             load_stage::<A_CHUNKS, B_CHUNKS>(base + stage * stage_bytes, bn, threads, a, b, m, n, k, block_row, block_col, step * TC_BLOCK_K)
         };
 
-        let mut s = 0;
-        while s + 1 < STAGES {
-            if s < steps {
-                load(s, s);
-            }
-            cp_async_commit();
-            s += 1;
-        }
-        let mut step = 0;
-        while step < steps {
-            cp_async_wait::<IN_FLIGHT>();
-            sync_threads();
-            // The stage step - 1 used: every warp is past it (the barrier).
-            let next = step + STAGES - 1;
-            if next < steps {
-                load(next % STAGES, next);
-            }
-            cp_async_commit();
-            let a_tile = base + (step % STAGES) * stage_bytes;
+        cp_async_pipeline::<STAGES, IN_FLIGHT, 1>(steps, load, || {}, |stage, _| {
+            let a_tile = base + stage * stage_bytes;
             let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
             unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
                 let kk = kk as u32 * 16;
@@ -1203,9 +1185,7 @@ pub(crate) mod tensor_kernels {
                     unrolled::<NJ>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
                 });
             });
-            step += 1;
-        }
-        cp_async_wait::<0>();
+        });
         // SAFETY: the caller's C and D (m x n).
         unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
     }
@@ -1406,8 +1386,6 @@ pub(crate) mod tensor_kernels {
             [[[f32; 4]; 16]; H]: WgmmaAcc,
         {
             const {
-                assert!(STAGES >= 3, "a stage is refilled two steps after its wgmmas were issued");
-                assert!(IN_FLIGHT + 3 == STAGES, "a step waits for its own copy, leaving the STAGES - 3 newer ones in flight");
                 assert!(B_CHUNKS == 4 * H, "each thread copies 4 chunks of each 128 columns of B");
             };
             let bn = 128 * H as u32;
@@ -1424,32 +1402,13 @@ pub(crate) mod tensor_kernels {
                 load_wg_stage::<B_CHUNKS>(base + stage * stage_bytes, a, b, m, n, k, block_row, block_col, step * WG_BLOCK_K)
             };
 
-            let mut s = 0;
-            while s + 2 < STAGES {
-                if s < steps {
-                    load(s, s);
-                }
-                cp_async_commit();
-                s += 1;
-            }
-            let mut step = 0;
-            while step < steps {
-                cp_async_wait::<IN_FLIGHT>();
-                fence_proxy_async_shared();
-                sync_threads();
-                let next = step + STAGES - 2;
-                if next < steps {
-                    load(next % STAGES, next);
-                }
-                cp_async_commit();
-                // SAFETY: the stage was written, fenced and published by the
-                // barrier above, and is not rewritten before this group is
-                // waited for; the warpgroup is converged.
-                unsafe { wgmma_step(&mut acc, base + (step % STAGES) * stage_bytes, warpgroup) };
-                step += 1;
-            }
+            // SAFETY (compute): the stage was written, fenced and published
+            // by the barrier before it, and is not rewritten before this
+            // group is waited for (AHEAD 2); the warpgroup is converged.
+            cp_async_pipeline::<STAGES, IN_FLIGHT, 2>(steps, load, fence_proxy_async_shared, |stage, _| unsafe {
+                wgmma_step(&mut acc, base + stage * stage_bytes, warpgroup)
+            });
             acc.wait::<0>();
-            cp_async_wait::<0>();
             // SAFETY: the caller's C and D (m x n).
             unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
         }

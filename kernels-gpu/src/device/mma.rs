@@ -174,3 +174,61 @@ pub fn cp_async_wait<const N: u32>() {
     unsafe { core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags)) };
 }
 // ANCHOR_END: cp_async
+
+// ANCHOR: cp_async_pipeline
+/// The skeleton of a `STAGES`-stage `cp.async` pipeline over `steps` steps,
+/// for every thread of a block. The prologue queues the copies of the first
+/// `STAGES - AHEAD` steps, one group each. Step `s` then:
+/// - waits for its own group (`cp_async_wait::<IN_FLIGHT>`, leaving the
+///   `IN_FLIGHT = STAGES - AHEAD - 1` newer ones in flight);
+/// - calls `publish` (a proxy fence where the tiles are read through the
+///   async proxy, as `wgmma` reads them; nothing otherwise);
+/// - passes the block barrier;
+/// - queues the copy of step `s + STAGES - AHEAD` by `load(stage, step)`,
+///   into the stage step `s - AHEAD` used;
+/// - calls `compute(stage, s)` on its own stage.
+///
+/// Every thread commits one group a step, empty past the last step, so the
+/// waits' counts hold to the end; after the last step all copies are
+/// waited for. `AHEAD` is how many steps back the refilled stage was read:
+/// 1 where a step's reads of its stage are done before the next barrier
+/// (`ldmatrix`), 2 where they may still be in flight across it (a `wgmma`
+/// group left in flight for one step).
+///
+/// Both closures are called at one place each, so LLVM inlines them; the
+/// PTX of the kernels built on it is that of the loops written out.
+#[inline(always)]
+pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u32>(
+    steps: u32,
+    mut load: impl FnMut(u32, u32),
+    mut publish: impl FnMut(),
+    mut compute: impl FnMut(u32, u32),
+) {
+    const {
+        assert!(AHEAD >= 1 && STAGES > AHEAD, "a stage is refilled AHEAD steps after it was used");
+        assert!(IN_FLIGHT + AHEAD + 1 == STAGES, "a step waits for its own copy, leaving the newer ones in flight");
+    };
+    let mut s = 0;
+    while s + AHEAD < STAGES {
+        if s < steps {
+            load(s, s);
+        }
+        cp_async_commit();
+        s += 1;
+    }
+    let mut step = 0;
+    while step < steps {
+        cp_async_wait::<IN_FLIGHT>();
+        publish();
+        crate::device::thread::sync_threads();
+        let next = step + STAGES - AHEAD;
+        if next < steps {
+            load(next % STAGES, next);
+        }
+        cp_async_commit();
+        compute(step % STAGES, step);
+        step += 1;
+    }
+    cp_async_wait::<0>();
+}
+// ANCHOR_END: cp_async_pipeline
