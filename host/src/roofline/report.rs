@@ -1172,43 +1172,45 @@ impl crate::lesson::Report for Report {
                 "GFLOP/s",
             )
         };
+        // A timed tensor-core row: its own fields, then its FLOP, rate and
+        // share of the derived limit, its timing and its reading.
+        let tensor_row = |mut row: serde_json::Value, flop: f64, rate: f64, t: &Timing| {
+            if let Some(obj) = row.as_object_mut() {
+                obj.extend([
+                    ("flop".to_string(), json!(flop)),
+                    ("metric".to_string(), json!("throughput")),
+                    ("value".to_string(), json!(rate)),
+                    ("unit".to_string(), json!("GFLOP/s")),
+                    ("derived_limit".to_string(), json!(tensor_derived)),
+                    ("share_of_derived".to_string(), json!(tensor_derived.map(|d| rate / d))),
+                ]);
+            }
+            merge(row, t, of_tensor(rate))
+        };
         if let Ok(tc) = &self.tensor {
-            lines.push(merge(
-                json!({
-                    "variant": "ceiling-tensor-mma", "symbol": TensorKernel::MmaPeak.symbol(),
-                    "flop": tc.sizes.mma_flop(),
-                    "metric": "throughput", "value": tc.mma_gflop_per_s, "unit": "GFLOP/s",
-                    "derived_limit": tensor_derived,
-                    "share_of_derived": tensor_derived.map(|d| tc.mma_gflop_per_s / d),
-                }),
+            lines.push(tensor_row(
+                json!({"variant": "ceiling-tensor-mma", "symbol": TensorKernel::MmaPeak.symbol()}),
+                tc.sizes.mma_flop(),
+                tc.mma_gflop_per_s,
                 &tc.mma,
-                of_tensor(tc.mma_gflop_per_s),
             ));
             if let Ok(w) = &tc.wgmma {
-                lines.push(merge(
-                    json!({
-                        "variant": "ceiling-tensor-wgmma", "symbol": HopperKernel::WgmmaPeak.symbol(),
-                        "flop": tc.sizes.wgmma_flop(),
-                        "metric": "throughput", "value": w.gflop_per_s, "unit": "GFLOP/s",
-                        "derived_limit": tensor_derived,
-                        "share_of_derived": tensor_derived.map(|d| w.gflop_per_s / d),
-                    }),
+                lines.push(tensor_row(
+                    json!({"variant": "ceiling-tensor-wgmma", "symbol": HopperKernel::WgmmaPeak.symbol()}),
+                    tc.sizes.wgmma_flop(),
+                    w.gflop_per_s,
                     &w.timing,
-                    of_tensor(w.gflop_per_s),
                 ));
             }
             for c in tc.cublas.iter().flatten() {
-                lines.push(merge(
+                lines.push(tensor_row(
                     json!({
                         "variant": format!("cublas-bf16-{}", c.side), "symbol": CUBLAS_NAME,
                         "key": format!("{CUBLAS_NAME}/{}", c.side), "side": c.side,
-                        "flop": super::tensor::cublas_flop(c.side),
-                        "metric": "throughput", "value": c.gflop_per_s, "unit": "GFLOP/s",
-                        "derived_limit": tensor_derived,
-                        "share_of_derived": tensor_derived.map(|d| c.gflop_per_s / d),
                     }),
+                    super::tensor::cublas_flop(c.side),
+                    c.gflop_per_s,
                     &c.timing,
-                    of_tensor(c.gflop_per_s),
                 ));
             }
         }
