@@ -8,7 +8,7 @@
 //!   needs unstable features (`abi_ptx`, `asm_experimental_arch`, ...) and
 //!   `-Zbuild-std=core` (no prebuilt `core` ships for nvptx64). The host
 //!   crates never see it and build on stable Rust.
-//! - `-Ctarget-cpu=$LAB_PTX_ARCH` (default `sm_75`, a T4: PTX ISA 6.3, which
+//! - `-Ctarget-cpu=$LAB_PTX_ARCH` (default `sm_75`, a T4: PTX ISA 6.5, which
 //!   every GPU from a T4 to an H200 loads; the driver compiles it for the GPU
 //!   at hand). Set `LAB_PTX_ARCH=sm_90` (or any `sm_XX`) to target a newer
 //!   GPU only.

@@ -356,7 +356,8 @@ fn ptx_has_all_twelve_entry_points() {
 fn ptx_targets_sm_75_by_default() {
     if std::env::var("LAB_PTX_ARCH").is_err() {
         assert_eq!(ptx::target(), "sm_75");
-        assert_eq!(ptx::isa_version(), "6.3");
+        // PTX ISA 6.5, where ldmatrix and the f16 mma.sync m16n8k8 of gemm_f16_mma begin.
+        assert_eq!(ptx::isa_version(), "6.5");
     }
     assert_eq!(ptx::parse_sm("sm_90a"), Some((9, 0)));
     assert_eq!(ptx::parse_sm("sm_100"), Some((10, 0)));

@@ -1,9 +1,14 @@
-//! Tensor cores and asynchronous copies (compute capability 8.0 and up):
-//! `mma.sync`, `ldmatrix` and `cp.async`, each one PTX instruction in an
-//! `asm!`, for the kernels of the sm_80 module (`--cfg lab_tensor_cores`,
-//! built with `-Ctarget-cpu=sm_80`: PTX ISA 7.0, where these instructions
-//! exist). The sm_75 module never emits them: only kernels compiled under
-//! that cfg call these functions.
+//! Tensor cores and asynchronous copies: `mma.sync`, `ldmatrix` and
+//! `cp.async`, each one PTX instruction in an `asm!`.
+//! - Compute capability 8.0 and up: bf16 m16n8k16 and `cp.async`, for the
+//!   kernels of the sm_80 module (`--cfg lab_tensor_cores`, built with
+//!   `-Ctarget-cpu=sm_80`: PTX ISA 7.0, where these instructions exist).
+//! - Compute capability 7.5 (a T4) and up: `ldmatrix` and f16 m16n8k8,
+//!   for the sm_75 module's FP16 kernel (`--cfg lab_fp16_mma`, which the
+//!   build sets with PTX ISA 6.5, where they first exist).
+//!
+//! Only kernels compiled under those cfgs call these functions, so no
+//! module emits an instruction its target lacks.
 //!
 //! Shapes and fragment layouts are the PTX ISA's ("Matrix Fragments for
 //! mma.m16n8k16 with floating point type", "ldmatrix"): in a warp, lane
@@ -17,7 +22,7 @@
 //!   column `2 pair + r % 2`.
 //!
 //! `tests/cpu_gemm.rs` checks that each instruction appears in the sm_80
-//! PTX as written here.
+//! PTX (and the f16 ones in the sm_75 PTX) as written here.
 
 // ANCHOR: mma_bf16
 /// `D = A * B + C` on the tensor cores for one warp: A 16 x 16 and B 16 x 8
@@ -48,6 +53,48 @@ pub fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     d
 }
 // ANCHOR_END: mma_bf16
+
+// ANCHOR: mma_f16
+/// `D = A * B + C` on the tensor cores for one warp: A 16 x 8 and B 8 x 8
+/// in f16, C and D 16 x 8 in f32 (`mma.sync.aligned.m16n8k8.row.col.f32
+/// .f16.f16.f32`), 2048 FLOP: the shape compute capability 7.5 has (PTX
+/// ISA 6.5 on sm_75). A is 2 registers (register `r`: row `group + 8 r`,
+/// columns `2 pair` and the next), B one (rows `2 pair` and the next,
+/// column `group`), C and D as for m16n8k16 (the module's docs). Safe for
+/// the reason [`mma_bf16_m16n8k16`] is.
+#[inline(always)]
+pub fn mma_f16_m16n8k8(a: [u32; 2], b: u32, c: [f32; 4]) -> [f32; 4] {
+    let (d0, d1, d2, d3): (f32, f32, f32, f32);
+    // SAFETY: a register-only instruction; the caller's warp is converged.
+    unsafe {
+        core::arch::asm!(
+            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}}}, {{{b0}}}, {{{c0}, {c1}, {c2}, {c3}}};",
+            d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+            a0 = in(reg32) a[0], a1 = in(reg32) a[1],
+            b0 = in(reg32) b,
+            c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+            options(pure, nomem, nostack, preserves_flags),
+        )
+    };
+    [d0, d1, d2, d3]
+}
+
+/// A 16 x 16 by 16 x 8 step in f16 with f32 sums, taking m16n8k16's
+/// fragments (the layouts `ldmatrix` gives [`mma_bf16_m16n8k16`]) and
+/// issuing two [`mma_f16_m16n8k8`]: k 0-7 from A registers 0 and 1 and B
+/// register 0, then k 8-15 from A registers 2 and 3 and B register 1. In
+/// the PTX ISA's layouts m16n8k16's A registers 0-1 (and 2-3) are
+/// m16n8k8's for the first (and second) 8 of k, and its B registers 0 and
+/// 1 likewise, so a kernel written for m16n8k16 runs on a Turing GPU with
+/// only this call changed. The two halves' products are summed one `mma`
+/// after the other, so the result may round differently from one
+/// m16n8k16's.
+#[inline(always)]
+pub fn mma_f16_m16n8k16_as_two_k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    let low = mma_f16_m16n8k8([a[0], a[1]], b[0], c);
+    mma_f16_m16n8k8([a[2], a[3]], b[1], low)
+}
+// ANCHOR_END: mma_f16
 
 // ANCHOR: ldmatrix
 /// Four 8 x 8 matrices of 16-bit elements from shared memory into one
