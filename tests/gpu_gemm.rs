@@ -7,7 +7,7 @@
 //! as ignored.
 
 use host::compare::Side;
-use host::gemm::{Gemm, GemmLesson, Kernel, SMALL, TC_SMALL, TcKernel, WgKernel};
+use host::gemm::{F16Kernel, Gemm, GemmLesson, Kernel, SMALL, TC_SMALL, TcKernel, WgKernel};
 use host::gpu::Gpu;
 use host::kernels::KernelId;
 use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
@@ -58,6 +58,34 @@ fn main() -> std::process::ExitCode {
             same.first().map_or(Ok(()), |f| Err(f.to_string()))
         }));
     }
+    // The f16 kernel of the sm_75 module, what a T4 runs: on every GPU of
+    // compute capability 7.5 and up, both sides, at shapes with a partial
+    // block, one step of k and many.
+    for side in [Side::Rust, Side::CudaC] {
+        let name = format!("gemm::the_f16_kernel_matches_the_reference ({})", side.label());
+        trials.push(trial(&name, move |gpu| {
+            let mut lesson = Gemm::new(gpu, 600).map_err(|e| e.to_string())?;
+            lesson.enable_tensor_cores().map_err(|e| e.to_string())?;
+            if let Err(why) = &lesson.fp16 {
+                eprintln!("no f16 tensor-core kernel on this GPU: {why}");
+                return Ok(());
+            }
+            use_side::<GemmLesson>(gpu, &mut lesson, side)?;
+            // (67, 136, 40): two steps, the second 8 deep; (257, 264, 136):
+            // a partial row and column of blocks; (130, 392, 584): 19 steps,
+            // each stage refilled 9 times.
+            for &kernel in F16Kernel::ALL {
+                for shape in [TC_SMALL, (67, 136, 40), (67, 136, 8), (257, 264, 136), (130, 392, 584)] {
+                    let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
+                    failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
+                    if let Some(f) = failures.first() {
+                        return Err(f.to_string());
+                    }
+                }
+            }
+            Ok(())
+        }));
+    }
     // The quick run: its FP32 rows are read against the FMA ceiling
     // measured in the same run, and from compute capability 8.0 on its
     // tensor-core rows against the tensor-core ceiling measured there, and
@@ -75,6 +103,20 @@ fn main() -> std::process::ExitCode {
         for row in lines.iter().filter(|l| l["precision"] == "fp32") {
             if row["limit"] != host::gemm::FMA_CEILING || row["limit_value"].as_f64() != Some(fma) {
                 return Err(format!("{} is not read against the measured FMA ceiling {fma}: {}", row["symbol"], row["limit"]));
+            }
+        }
+        // From 7.5 on, FP16 rows beside cuBLAS's FP16 GEMM, read against no
+        // ceiling (none is measured for FP16), each with its share.
+        if gpu.info.compute_capability < (7, 5) {
+            return Ok(());
+        }
+        let fp16: Vec<_> = lines.iter().filter(|l| l["precision"] == "fp16" && l["symbol"].is_string()).collect();
+        if !fp16.iter().any(|r| r["symbol"] == "gemm_f16_mma") {
+            return Err("no gemm_f16_mma row".into());
+        }
+        for row in &fp16 {
+            if !row["limit"].is_null() {
+                return Err(format!("{} is read against {}, but no FP16 ceiling is measured", row["symbol"], row["limit"]));
             }
         }
         if gpu.info.compute_capability < (8, 0) {

@@ -12,7 +12,7 @@
 //! Only what the lesson needs is bound: a handle on the lesson's stream,
 //! `cublasSgemm_v2` in cuBLAS's default math mode (FP32 throughout: no
 //! TF32 tensor cores unless asked for, and the lesson never asks), and
-//! `cublasGemmEx` for bf16 inputs with f32 accumulation.
+//! `cublasGemmEx` for bf16 or f16 inputs with f32 accumulation.
 
 use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
@@ -55,6 +55,54 @@ type GemmEx = unsafe extern "C" fn(
 const CUDA_R_32F: c_int = 0;
 /// `CUDA_R_16BF` (cudaDataType).
 const CUDA_R_16BF: c_int = 14;
+/// `CUDA_R_16F` (cudaDataType).
+const CUDA_R_16F: c_int = 2;
+
+/// The 16-bit input types [`Cublas::gemm_half_row_major`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Half {
+    /// bfloat16: 8 exponent bits, 8 significant bits (`half::bf16`).
+    Bf16,
+    /// IEEE binary16: 5 exponent bits, 11 significant bits (`half::f16`).
+    F16,
+}
+
+impl Half {
+    /// Both, in the order the GEMM lesson reports them.
+    pub const ALL: [Half; 2] = [Half::Bf16, Half::F16];
+
+    /// The name rows and JSON give the precision: `bf16`, `fp16`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Half::Bf16 => "bf16",
+            Half::F16 => "fp16",
+        }
+    }
+
+    /// The name in report sentences: `BF16`, `FP16`.
+    pub fn upper(self) -> &'static str {
+        match self {
+            Half::Bf16 => "BF16",
+            Half::F16 => "FP16",
+        }
+    }
+
+    /// Its `cudaDataType`.
+    fn cuda_type(self) -> c_int {
+        match self {
+            Half::Bf16 => CUDA_R_16BF,
+            Half::F16 => CUDA_R_16F,
+        }
+    }
+
+    /// The 16 bits of `x` rounded to the nearest value of this type.
+    pub fn bits(self, x: f32) -> u16 {
+        match self {
+            Half::Bf16 => half::bf16::from_f32(x).to_bits(),
+            Half::F16 => half::f16::from_f32(x).to_bits(),
+        }
+    }
+}
 /// `CUBLAS_COMPUTE_32F`: products summed in f32.
 const CUBLAS_COMPUTE_32F: c_int = 68;
 /// `CUBLAS_GEMM_DEFAULT`: cuBLAS picks the algorithm.
@@ -255,19 +303,21 @@ impl Cublas {
     }
 
     /// Row-major `D = alpha * A * B + beta * D` with A (m x k) and B (k x n)
-    /// in bf16 and D in f32, the products summed in f32
+    /// in `half` (bf16 or f16) and D in f32, the products summed in f32
     /// (`cublasGemmEx`, `CUBLAS_COMPUTE_32F`, cuBLAS's default algorithm:
     /// its tensor-core kernels), queued on the handle's stream; the operands
     /// swapped as in [`Cublas::sgemm_row_major`].
     ///
     /// # Safety
-    /// As [`Cublas::sgemm_row_major`], with `a` and `b` holding bf16.
+    /// As [`Cublas::sgemm_row_major`], with `a` and `b` holding `half`'s
+    /// bit patterns.
     ///
     /// # Errors
     /// The status, where cuBLAS refuses the call.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn gemm_bf16_row_major(
+    pub unsafe fn gemm_half_row_major(
         &self,
+        half: Half,
         m: usize,
         n: usize,
         k: usize,
@@ -291,10 +341,10 @@ impl Cublas {
                 k,
                 alpha,
                 b,
-                CUDA_R_16BF,
+                half.cuda_type(),
                 n,
                 a,
-                CUDA_R_16BF,
+                half.cuda_type(),
                 k,
                 beta,
                 d,
@@ -304,11 +354,11 @@ impl Cublas {
                 CUBLAS_GEMM_DEFAULT,
             )
         };
-        succeeded(status, || format!("cublasGemmEx (bf16) (m = {m}, n = {n}, k = {k})"))
+        succeeded(status, || format!("cublasGemmEx ({}) (m = {m}, n = {n}, k = {k})", half.name()))
     }
 
     /// Row-major `D = alpha * A * B + beta * D` in bf16 with f32 sums
-    /// ([`Cublas::gemm_bf16_row_major`]) on device buffers, queued on
+    /// ([`Cublas::gemm_half_row_major`]) on device buffers, queued on
     /// `stream`: A is `m x k` and B `k x n` bf16 bit patterns (as
     /// [`crate::gpu::Gpu::upload_bf16`] makes them), D `m x n` floats; each
     /// buffer's leading elements are the matrix, so one set of buffers
@@ -354,7 +404,7 @@ impl Cublas {
         // SAFETY: A, B and D are live allocations of at least m*k, k*n bf16
         // and m*n floats (checked above), D is a distinct allocation (a
         // mutable borrow), and the buffers' stream is the handle's (checked).
-        unsafe { self.gemm_bf16_row_major(m, n, k, alpha, a_ptr, b_ptr, beta, d_ptr) }
+        unsafe { self.gemm_half_row_major(Half::Bf16, m, n, k, alpha, a_ptr, b_ptr, beta, d_ptr) }
     }
 }
 

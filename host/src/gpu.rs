@@ -447,10 +447,18 @@ impl Gpu {
     /// # Errors
     /// The driver's allocation or copy error.
     pub fn upload_bf16(&self, host: &[f32]) -> Result<CudaSlice<u16>> {
-        let bits: Vec<u16> = host
-            .iter()
-            .map(|&x| half::bf16::from_f32(x).to_bits())
-            .collect();
+        self.upload_half(host, crate::cublas::Half::Bf16)
+    }
+
+    /// A new device buffer holding `host` rounded to `half` (bf16 or f16,
+    /// round to nearest even), as 16-bit patterns: exact for values that
+    /// type holds, such as the GEMM fills (9 significant bits at most, in
+    /// [-1, 1)) in f16.
+    ///
+    /// # Errors
+    /// The driver's allocation or copy error.
+    pub fn upload_half(&self, host: &[f32], half: crate::cublas::Half) -> Result<CudaSlice<u16>> {
+        let bits: Vec<u16> = host.iter().map(|&x| half.bits(x)).collect();
         // SAFETY: every bit pattern is a valid u16; the buffer is written by
         // the copy below before anything reads it.
         let mut buf = unsafe { self.alloc::<u16>(bits.len()) }?;

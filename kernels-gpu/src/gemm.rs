@@ -840,13 +840,323 @@ mod kernels {
 
 /// The tensor-core kernels, compiled only into the sm_80 module
 /// (`--cfg lab_tensor_cores`, `-Ctarget-cpu=sm_80`).
-#[cfg(all(target_arch = "nvptx64", lab_tensor_cores))]
-pub(crate) mod tensor_kernels {
+/// What the `mma.sync` kernels of both modules share (the sm_80 module's
+/// bf16 kernels, the sm_75 module's f16 one): where a thread's 16-byte
+/// chunk of a tile lies, one step of a warp's 64 x 32 tile from the padded
+/// shared stage, and the epilogue.
+#[cfg(all(target_arch = "nvptx64", any(lab_tensor_cores, lab_fp16_mma)))]
+pub(crate) mod mma_tiles {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::load_readonly;
     use crate::device::memory::{load_readonly_if, store_if};
-    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_pipeline, cp_async_wait, ldmatrix_x2_trans, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
+    use crate::device::mma::{ldmatrix_x2_trans, ldmatrix_x4};
+    use crate::device::unroll::unrolled;
+
+    /// The (row, column) of chunk `s` of thread `tid` among `threads` in a
+    /// tile `width` 16-bit elements wide: 16-byte chunks (8 elements) in
+    /// row-major order, so a warp's 32 chunks are 512 consecutive bytes of
+    /// a row, or of consecutive rows (coalesced).
+    #[inline(always)]
+    pub fn chunk_place(tid: u32, s: usize, threads: u32, width: u32) -> (u32, u32) {
+        let chunk = tid + s as u32 * threads;
+        (chunk / (width / 8), (chunk % (width / 8)) * 8)
+    }
+
+    // ANCHOR: mma_warp_tile
+    /// One step (`TC_BLOCK_K` of k) of a warp's 64 x 32 tile from the stage
+    /// at shared address `a_tile` (A `TC_BLOCK_M x TC_BLOCK_K`, rows
+    /// `TC_A_STRIDE` apart, then B `TC_BLOCK_K x TC_BLOCK_N`, rows
+    /// `TC_B_STRIDE` apart): per 16 of k, 4 A fragments by `ldmatrix.x4`, 4
+    /// B fragments by `ldmatrix.x2.trans`, then the 4 x 4 `mma` tiles by
+    /// `mma` (m16n8k16's fragments in, the tile's f32 sums out), in
+    /// ascending k.
+    ///
+    /// # Safety
+    /// The stage's tiles were written before a barrier and are inside a
+    /// shared array; (`warp_row`, `warp_col`) is a 64 x 32 tile inside
+    /// the block's; the warp is converged.
+    #[inline(always)]
+    pub unsafe fn mma_warp_tile(
+        a_tile: u32,
+        warp_row: u32,
+        warp_col: u32,
+        lane: u32,
+        acc: &mut [[[f32; 4]; 4]; 4],
+        mma: impl Fn([u32; 4], [u32; 2], [f32; 4]) -> [f32; 4],
+    ) {
+        let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+        unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
+            let kk = kk as u32 * 16;
+            let mut fa = [[0u32; 4]; 4];
+            let mut fb = [[0u32; 2]; 4];
+            // SAFETY: every address is a 16-byte row inside this stage's
+            // tiles (the caller's contract).
+            unsafe {
+                unrolled::<4>(|i| {
+                    let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
+                    let col = kk + (lane / 16) * 8;
+                    fa[i] = ldmatrix_x4(a_tile + 2 * (row * TC_A_STRIDE + col));
+                });
+                unrolled::<4>(|j| {
+                    let row = kk + lane % 16;
+                    let col = warp_col + j as u32 * 8;
+                    fb[j] = ldmatrix_x2_trans(b_tile + 2 * (row * TC_B_STRIDE + col));
+                });
+            }
+            unrolled::<4>(|i| {
+                unrolled::<4>(|j| acc[i][j] = mma(fa[i], fb[j], acc[i][j]));
+            });
+        });
+    }
+    // ANCHOR_END: mma_warp_tile
+
+    // ANCHOR: store_tiles
+    /// `D = alpha * acc + beta * C` for a warp's `MI x NJ` mma tiles of 16 x
+    /// 8 (C/D fragment layout, device::mma's docs) whose first element is
+    /// at (`row0`, `col0`), inside `m x n` only.
+    ///
+    /// # Memory
+    /// For each row of tiles, the lane's `NJ x 4` elements of C are loaded
+    /// first and then D stored, each a predicated access (`load_readonly_if`,
+    /// `store_if`: no branch). Through raw pointers LLVM may not move a load
+    /// of C past a store to D (they might alias; CUDA C's `__restrict__`
+    /// says they do not), so written element by element each load would
+    /// wait for the store before it; and an `if` around each access
+    /// becomes branches that ptxas schedules one block at a time.
+    ///
+    /// # Safety
+    /// `c` and `d` hold m x n floats; `d` overlaps nothing the kernel reads.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn store_tiles<const MI: usize, const NJ: usize>(
+        acc: &[[[f32; 4]; NJ]; MI],
+        row0: u32,
+        col0: u32,
+        lane: u32,
+        m: u32,
+        n: u32,
+        alpha: f32,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        // The row's body is a function of its own: as a closure it is one
+        // LLVM may decline to inline (it did at NJ = 8), and then `acc`
+        // would have to be in memory (a `.local` array) to be passed.
+        unrolled::<MI>(|i| {
+            // SAFETY: the caller's.
+            unsafe { store_tile_row(&acc[i], row0 + i as u32 * 16, col0, lane, m, n, alpha, beta, c, d) };
+        });
+    }
+
+    /// One row of [`store_tiles`]: `NJ` mma tiles of 16 x 8 from (`row0`,
+    /// `col0`), C loaded first, then D stored.
+    ///
+    /// # Safety
+    /// As [`store_tiles`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn store_tile_row<const NJ: usize>(
+        acc: &[[f32; 4]; NJ],
+        row0: u32,
+        col0: u32,
+        lane: u32,
+        m: u32,
+        n: u32,
+        alpha: f32,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let (group, pair) = (lane / 4, lane % 4);
+        let place = |j: usize, r: usize| {
+            let row = row0 + group + 8 * (r as u32 / 2);
+            let col = col0 + j as u32 * 8 + 2 * pair + r as u32 % 2;
+            (row < m && col < n, row as usize * n as usize + col as usize)
+        };
+        let mut cv = [[0.0f32; 4]; NJ];
+        unrolled::<NJ>(|j| {
+            unrolled::<4>(|r| {
+                let (inside, at) = place(j, r);
+                // SAFETY: read only inside C.
+                cv[j][r] = unsafe { load_readonly_if(inside, c.wrapping_add(at)) };
+            });
+        });
+        unrolled::<NJ>(|j| {
+            unrolled::<4>(|r| {
+                let (inside, at) = place(j, r);
+                // SAFETY: written only inside D.
+                unsafe { store_if(inside, d.wrapping_add(at), fma(alpha, acc[j][r], beta * cv[j][r])) };
+            });
+        });
+    }
+    // ANCHOR_END: store_tiles
+}
+
+/// The FP16 tensor-core kernel of the sm_75 module (`--cfg lab_fp16_mma`,
+/// PTX ISA 6.5): what a T4 runs, with no `cp.async` (compute capability
+/// 8.0) on the way to shared memory.
+#[cfg(all(target_arch = "nvptx64", lab_fp16_mma))]
+pub(crate) mod turing_kernels {
+    use super::mma_tiles::{chunk_place, mma_warp_tile, store_tiles};
+    use super::*;
+    use crate::device::memory::{Float4, load_readonly_v4};
+    use crate::device::mma::mma_f16_m16n8k16_as_two_k8;
+    use crate::device::shared::SharedPtr;
+    use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+    use crate::device::unroll::unrolled;
+    use crate::shared_array;
+
+    shared_array!(GEMM_F16_STAGES: [Float4; (TC_STAGES * TC_STAGE_BYTES / 16) as usize]);
+
+    /// The 16-byte chunks (8 f16 each, carried as a [`Float4`]'s bits) of
+    /// A and B per thread per step: 2 of the A tile and 2 of the B tile.
+    const CHUNKS: usize = (TC_BLOCK_M * TC_BLOCK_K / 8 / TC_THREADS) as usize;
+    const _: () = assert!(CHUNKS == 2 && TC_BLOCK_K * TC_BLOCK_N / 8 / TC_THREADS == CHUNKS as u32);
+
+    /// The places of this thread's chunks in a stage, in `Float4`s from
+    /// its start: `CHUNKS` of the A tile (rows `TC_A_STRIDE` apart), then
+    /// `CHUNKS` of the B tile after it (rows `TC_B_STRIDE` apart); and
+    /// their global (row, column) offsets from the step's corner, as
+    /// (A's rows, A's columns) and (B's rows, B's columns).
+    #[inline(always)]
+    fn places(s: usize) -> ((u32, u32), (u32, u32)) {
+        let tid = thread_idx_x();
+        (chunk_place(tid, s, TC_THREADS, TC_BLOCK_K), chunk_place(tid, s, TC_THREADS, TC_BLOCK_N))
+    }
+
+    /// This thread's chunks of one step's tiles, read from global memory
+    /// into registers: A from row `block_row`, column `p0`; B from row
+    /// `p0`, column `block_col`; one 16-byte read-only load each (`ld
+    /// .global.nc.v4`), zeros for a chunk outside the matrices.
+    ///
+    /// # Safety
+    /// `a` (m x k) and `b` (k x n) are 16-byte aligned with k and n
+    /// multiples of 8, and nothing writes them during the kernel.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn fetch(a: *const u16, b: *const u16, m: u32, n: u32, k: u32, block_row: u32, block_col: u32, p0: u32) -> [Float4; 2 * CHUNKS] {
+        let zero = Float4 { x: 0.0, y: 0.0, z: 0.0, w: 0.0 };
+        let mut staged = [zero; 2 * CHUNKS];
+        unrolled::<CHUNKS>(|s| {
+            let ((row, col), (b_row, b_col)) = places(s);
+            let (grow, gcol) = (block_row + row, p0 + col);
+            if grow < m && gcol < k {
+                // SAFETY: inside A, 16-byte aligned (the caller's shapes).
+                staged[s] = unsafe { load_readonly_v4(a.add(grow as usize * k as usize + gcol as usize).cast()) };
+            }
+            let (grow, gcol) = (p0 + b_row, block_col + b_col);
+            if grow < k && gcol < n {
+                // SAFETY: as above, inside B.
+                staged[CHUNKS + s] = unsafe { load_readonly_v4(b.add(grow as usize * n as usize + gcol as usize).cast()) };
+            }
+        });
+        staged
+    }
+
+    /// Writes this thread's `staged` chunks into the stage at `stage`
+    /// (16-byte `st.shared.v4` each), where [`mma_warp_tile`] reads them.
+    ///
+    /// # Safety
+    /// `stage` is a stage of `TC_STAGE_BYTES` in a shared array that no
+    /// thread reads until the next barrier.
+    #[inline(always)]
+    unsafe fn store(stage: SharedPtr<Float4>, staged: &[Float4; 2 * CHUNKS]) {
+        unrolled::<CHUNKS>(|s| {
+            let ((row, col), (b_row, b_col)) = places(s);
+            // SAFETY: both places are inside the stage (the tiles' shapes);
+            // the caller's barrier discipline.
+            unsafe {
+                stage.write((row * TC_A_STRIDE + col) / 8, staged[s]);
+                stage.write((TC_BLOCK_M * TC_A_STRIDE + b_row * TC_B_STRIDE + b_col) / 8, staged[CHUNKS + s]);
+            }
+        });
+    }
+
+    // ANCHOR: gemm_f16_mma
+    /// `D = alpha * A * B + beta * C` with A and B in f16 and the products
+    /// summed in f32 on the tensor cores of compute capability 7.5 and up:
+    /// [`gemm_bf16_mma`](super::tensor_kernels)'s tiles (a `TC_BLOCK_M x
+    /// TC_BLOCK_N` tile of D a block, its 8 warps as 2 x 4 of 64 x 32, each
+    /// 4 x 4 `mma` tiles) and fragments (`ldmatrix`), each 16 of k as two
+    /// `mma.sync` m16n8k8, the shape a T4 has.
+    ///
+    /// # Memory
+    /// No `cp.async` before compute capability 8.0, so the copies go
+    /// through registers: each thread loads its 4 chunks of the next step
+    /// (16-byte read-only loads) before this step's `mma`s, which run while
+    /// those loads are in flight, and writes them into the other of the two
+    /// stages after; one barrier a step (the other stage was last read
+    /// before the previous one). Rows padded by `TC_PAD`, as in the bf16
+    /// kernels, so `ldmatrix` has no bank conflict; chunks outside the
+    /// matrices are zeros; the store is guarded.
+    ///
+    /// # Launch assumption
+    /// As `gemm_bf16_mma`: `TC_THREADS` threads in one dimension, a grid of
+    /// `ceil(n / TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
+    /// `TC_ALIGN`. Every thread reaches every barrier and every warp-wide
+    /// instruction.
+    ///
+    /// # Safety
+    /// `a` holds m x k f16, `b` k x n f16 (both 16-byte aligned), `c` and
+    /// `d` m x n floats; `d` overlaps none of them.
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "ptx-kernel" fn gemm_f16_mma(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const u16,
+        b: *const u16,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let stages = GEMM_F16_STAGES::shared();
+        let stage = |s: u32| stages.add(s * (TC_STAGE_BYTES / 16));
+        let tid = thread_idx_x();
+        let (warp, lane) = (tid / 32, tid % 32);
+        let (warp_row, warp_col) = ((warp / 4) * 64, (warp % 4) * 32);
+        let (block_row, block_col) = (block_idx_y() * TC_BLOCK_M, block_idx_x() * TC_BLOCK_N);
+        let steps = k.div_ceil(TC_BLOCK_K);
+        // SAFETY (every fetch): the launch assumption's shapes and alignment.
+        let fetch = |step: u32| unsafe { fetch(a, b, m, n, k, block_row, block_col, step * TC_BLOCK_K) };
+        let mut acc = [[[0.0f32; 4]; 4]; 4];
+
+        let mut staged = fetch(0);
+        // SAFETY: no thread reads stage 0 before the barrier below.
+        unsafe { store(stage(0), &staged) };
+        sync_threads();
+        let mut step = 0;
+        while step < steps {
+            let more = step + 1 < steps;
+            if more {
+                staged = fetch(step + 1);
+            }
+            // SAFETY: this step's stage, written before the last barrier;
+            // the warp is converged.
+            unsafe { mma_warp_tile(stage(step % TC_STAGES).addr(), warp_row, warp_col, lane, &mut acc, mma_f16_m16n8k16_as_two_k8) };
+            if more {
+                // SAFETY: the other stage was last read in the previous
+                // step, before the barrier that ended it.
+                unsafe { store(stage((step + 1) % TC_STAGES), &staged) };
+            }
+            sync_threads();
+            step += 1;
+        }
+
+        // SAFETY: the caller's C and D (m x n).
+        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+    }
+    // ANCHOR_END: gemm_f16_mma
+}
+
+#[cfg(all(target_arch = "nvptx64", lab_tensor_cores))]
+pub(crate) mod tensor_kernels {
+    use super::mma_tiles::{chunk_place, mma_warp_tile, store_tiles};
+    use super::*;
+    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_pipeline, cp_async_wait, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
     use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
     use crate::device::unroll::unrolled;
     use crate::shared_array;
@@ -888,8 +1198,7 @@ pub(crate) mod tensor_kernels {
         let tid = thread_idx_x();
         let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
         unrolled::<A_CHUNKS>(|s| {
-            let chunk = tid + s as u32 * THREADS;
-            let (row, col) = (chunk / (TC_BLOCK_K / 8), (chunk % (TC_BLOCK_K / 8)) * 8);
+            let (row, col) = chunk_place(tid, s, THREADS, TC_BLOCK_K);
             let (grow, gcol) = (block_row + row, p0 + col);
             let inside = grow < m && gcol < k;
             let src = if inside { a.wrapping_add(grow as usize * k as usize + gcol as usize) } else { a };
@@ -898,8 +1207,7 @@ pub(crate) mod tensor_kernels {
             unsafe { cp_async_16(a_tile + 2 * (row * TC_A_STRIDE + col), src.cast(), if inside { 16 } else { 0 }) };
         });
         unrolled::<B_CHUNKS>(|s| {
-            let chunk = tid + s as u32 * THREADS;
-            let (row, col) = (chunk / (BN / 8), (chunk % (BN / 8)) * 8);
+            let (row, col) = chunk_place(tid, s, THREADS, BN);
             let (grow, gcol) = (p0 + row, block_col + col);
             let inside = grow < k && gcol < n;
             let src = if inside { b.wrapping_add(grow as usize * n as usize + gcol as usize) } else { b };
@@ -974,30 +1282,9 @@ pub(crate) mod tensor_kernels {
             sync_threads();
 
             let a_tile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
-            let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
-            unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
-                let kk = kk as u32 * 16;
-                let mut fa = [[0u32; 4]; 4];
-                let mut fb = [[0u32; 2]; 4];
-                // SAFETY: every address is a 16-byte row inside this stage's
-                // tiles, written before the barrier above; the warp is
-                // converged (no divergent branch reaches here).
-                unsafe {
-                    unrolled::<4>(|i| {
-                        let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
-                        let col = kk + (lane / 16) * 8;
-                        fa[i] = ldmatrix_x4(a_tile + 2 * (row * TC_A_STRIDE + col));
-                    });
-                    unrolled::<4>(|j| {
-                        let row = kk + lane % 16;
-                        let col = warp_col + j as u32 * 8;
-                        fb[j] = ldmatrix_x2_trans(b_tile + 2 * (row * TC_B_STRIDE + col));
-                    });
-                }
-                unrolled::<4>(|i| {
-                    unrolled::<4>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
-                });
-            });
+            // SAFETY: this stage's tiles, written before the barrier above;
+            // the warp is converged (no divergent branch reaches here).
+            unsafe { mma_warp_tile(a_tile, warp_row, warp_col, lane, &mut acc, mma_bf16_m16n8k16) };
             sync_threads();
             step += 1;
         }
@@ -1008,87 +1295,6 @@ pub(crate) mod tensor_kernels {
     }
     // ANCHOR_END: gemm_bf16_mma
 
-    // ANCHOR: store_tiles
-    /// `D = alpha * acc + beta * C` for a warp's `MI x NJ` mma tiles of 16 x
-    /// 8 (C/D fragment layout, device::mma's docs) whose first element is
-    /// at (`row0`, `col0`), inside `m x n` only.
-    ///
-    /// # Memory
-    /// For each row of tiles, the lane's `NJ x 4` elements of C are loaded
-    /// first and then D stored, each a predicated access (`load_readonly_if`,
-    /// `store_if`: no branch). Through raw pointers LLVM may not move a load
-    /// of C past a store to D (they might alias; CUDA C's `__restrict__`
-    /// says they do not), so written element by element each load would
-    /// wait for the store before it; and an `if` around each access
-    /// becomes branches that ptxas schedules one block at a time.
-    ///
-    /// # Safety
-    /// `c` and `d` hold m x n floats; `d` overlaps nothing the kernel reads.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn store_tiles<const MI: usize, const NJ: usize>(
-        acc: &[[[f32; 4]; NJ]; MI],
-        row0: u32,
-        col0: u32,
-        lane: u32,
-        m: u32,
-        n: u32,
-        alpha: f32,
-        beta: f32,
-        c: *const f32,
-        d: *mut f32,
-    ) {
-        // The row's body is a function of its own: as a closure it is one
-        // LLVM may decline to inline (it did at NJ = 8), and then `acc`
-        // would have to be in memory (a `.local` array) to be passed.
-        unrolled::<MI>(|i| {
-            // SAFETY: the caller's.
-            unsafe { store_tile_row(&acc[i], row0 + i as u32 * 16, col0, lane, m, n, alpha, beta, c, d) };
-        });
-    }
-
-    /// One row of [`store_tiles`]: `NJ` mma tiles of 16 x 8 from (`row0`,
-    /// `col0`), C loaded first, then D stored.
-    ///
-    /// # Safety
-    /// As [`store_tiles`].
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn store_tile_row<const NJ: usize>(
-        acc: &[[f32; 4]; NJ],
-        row0: u32,
-        col0: u32,
-        lane: u32,
-        m: u32,
-        n: u32,
-        alpha: f32,
-        beta: f32,
-        c: *const f32,
-        d: *mut f32,
-    ) {
-        let (group, pair) = (lane / 4, lane % 4);
-        let place = |j: usize, r: usize| {
-            let row = row0 + group + 8 * (r as u32 / 2);
-            let col = col0 + j as u32 * 8 + 2 * pair + r as u32 % 2;
-            (row < m && col < n, row as usize * n as usize + col as usize)
-        };
-        let mut cv = [[0.0f32; 4]; NJ];
-        unrolled::<NJ>(|j| {
-            unrolled::<4>(|r| {
-                let (inside, at) = place(j, r);
-                // SAFETY: read only inside C.
-                cv[j][r] = unsafe { load_readonly_if(inside, c.wrapping_add(at)) };
-            });
-        });
-        unrolled::<NJ>(|j| {
-            unrolled::<4>(|r| {
-                let (inside, at) = place(j, r);
-                // SAFETY: written only inside D.
-                unsafe { store_if(inside, d.wrapping_add(at), fma(alpha, acc[j][r], beta * cv[j][r])) };
-            });
-        });
-    }
-    // ANCHOR_END: store_tiles
 
     crate::dynamic_shared!(GEMM_TC_PIPELINE: [u32]);
 
@@ -1234,6 +1440,7 @@ pub(crate) mod tensor_kernels {
     #[cfg(lab_hopper)]
     pub(crate) mod hopper {
         use super::*;
+        use crate::gemm::mma_tiles::store_tile_row;
         use crate::device::tma::{
             fence_mbarrier_init, fence_tensormap_acquire, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity, tma_load_2d,
         };

@@ -64,6 +64,57 @@ __device__ __forceinline__ void mma_bf16_m16n8k16(float (&acc)[4], const unsigne
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// acc = A B + acc for one warp: A 16 x 16, B 16 x 8 in f16 from m16n8k16's
+// fragments, as compute capability 7.5's two m16n8k8: k 0-7 (a[0], a[1], b[0])
+// then k 8-15 (a[2], a[3], b[1]).
+__device__ __forceinline__ void mma_f16_m16n8k16_as_two_k8(float (&acc)[4], const unsigned (&a)[4],
+                                                           const unsigned (&b)[2]) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[2]), "r"(a[3]), "r"(b[1]));
+}
+
+struct MmaBf16 {
+    static __device__ __forceinline__ void run(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+        mma_bf16_m16n8k16(acc, a, b);
+    }
+};
+
+struct MmaF16 {
+    static __device__ __forceinline__ void run(float (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+        mma_f16_m16n8k16_as_two_k8(acc, a, b);
+    }
+};
+
+// One TC_BLOCK_K step of a warp's 64 x 32 tile from the stage at shared
+// address aTile (A rows TC_A_STRIDE apart, then B rows TC_B_STRIDE apart): per
+// 16 of k, ldmatrix the 4 A and 4 B fragments (B transposed on the way), then
+// the 4 x 4 mma tiles by Mma::run, in ascending k.
+template <typename Mma>
+__device__ __forceinline__ void mma_warp_tile(float (&acc)[4][4][4], unsigned aTile, unsigned warpRow,
+                                              unsigned warpCol, unsigned lane) {
+    const unsigned bTile = aTile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+#pragma unroll
+    for (unsigned kk = 0; kk < TC_BLOCK_K; kk += 16) {
+        unsigned fa[4][4], fb[4][2];
+#pragma unroll
+        for (unsigned i = 0; i < 4; ++i) {
+            const unsigned row = warpRow + i * 16 + (lane / 8 % 2) * 8 + lane % 8;
+            ldmatrix_x4(fa[i], aTile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8));
+        }
+#pragma unroll
+        for (unsigned j = 0; j < 4; ++j)
+            ldmatrix_x2_trans(fb[j], bTile + 2 * ((kk + lane % 16) * TC_B_STRIDE + warpCol + j * 8));
+#pragma unroll
+        for (unsigned i = 0; i < 4; ++i)
+#pragma unroll
+            for (unsigned j = 0; j < 4; ++j) Mma::run(acc[i][j], fa[i], fb[j]);
+    }
+}
+
 // Queues one step's A tile (TC_BLOCK_M x TC_BLOCK_K from blockRow, p0) and B
 // tile (TC_BLOCK_K x TC_BLOCK_N from p0, blockCol) into the stage at shared
 // address `stage`, 16-byte chunks, zeros outside the matrices.
@@ -581,24 +632,7 @@ __global__ void gemm_bf16_mma(unsigned m, unsigned n, unsigned k, float alpha, c
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
-        const unsigned aTile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
-        const unsigned bTile = aTile + 2 * TC_BLOCK_M * TC_A_STRIDE;
-#pragma unroll
-        for (unsigned kk = 0; kk < TC_BLOCK_K; kk += 16) {
-            unsigned fa[4][4], fb[4][2];
-#pragma unroll
-            for (unsigned i = 0; i < 4; ++i) {
-                const unsigned row = warpRow + i * 16 + (lane / 8 % 2) * 8 + lane % 8;
-                ldmatrix_x4(fa[i], aTile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8));
-            }
-#pragma unroll
-            for (unsigned j = 0; j < 4; ++j)
-                ldmatrix_x2_trans(fb[j], bTile + 2 * ((kk + lane % 16) * TC_B_STRIDE + warpCol + j * 8));
-#pragma unroll
-            for (unsigned i = 0; i < 4; ++i)
-#pragma unroll
-                for (unsigned j = 0; j < 4; ++j) mma_bf16_m16n8k16(acc[i][j], fa[i], fb[j]);
-        }
+        mma_warp_tile<MmaBf16>(acc, base + (step % TC_STAGES) * TC_STAGE_BYTES, warpRow, warpCol, lane);
         __syncthreads();
     }
     cp_async_wait<0>();
@@ -607,6 +641,70 @@ __global__ void gemm_bf16_mma(unsigned m, unsigned n, unsigned k, float alpha, c
 #endif
 }
 // ANCHOR_END: gemm_bf16_mma
+
+// ANCHOR: gemm_f16_mma
+// F16 A and B, f32 sums on the tensor cores of compute capability 7.5 and up:
+// gemm_bf16_mma's tiles and fragments, each 16 of k as two mma.sync m16n8k8.
+// Memory: no cp.async before 8.0, so each thread loads its 4 chunks of the
+// next step into registers (16-byte __ldg) before this step's mma and stores
+// them into the other of two shared stages after; one barrier a step. Launch:
+// as gemm_bf16_mma. Below compute capability 7.5 the body is empty.
+__global__ void gemm_f16_mma(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
+                             const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
+                             float* __restrict__ d) {
+#if __CUDA_ARCH__ >= 750
+    __shared__ uint4 stages[TC_STAGES * TC_STAGE_BYTES / 16];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(stages);
+    const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const unsigned warpRow = (warp / 4) * 64, warpCol = (warp % 4) * 32;
+    const unsigned blockRow = blockIdx.y * TC_BLOCK_M, blockCol = blockIdx.x * TC_BLOCK_N;
+    const unsigned steps = (k + TC_BLOCK_K - 1) / TC_BLOCK_K;
+    constexpr unsigned CHUNKS = TC_BLOCK_M * TC_BLOCK_K / 8 / TC_THREADS;
+    float acc[4][4][4] = {};
+    uint4 staged[2 * CHUNKS];
+
+    // This thread's chunks of the step at p0 into registers (zeros outside),
+    // and from registers into a stage.
+    auto fetch = [&](unsigned p0) {
+#pragma unroll
+        for (unsigned s = 0; s < CHUNKS; ++s) {
+            const unsigned chunk = tid + s * TC_THREADS;
+            const unsigned aRow = chunk / (TC_BLOCK_K / 8), aCol = (chunk % (TC_BLOCK_K / 8)) * 8;
+            const unsigned bRow = chunk / (TC_BLOCK_N / 8), bCol = (chunk % (TC_BLOCK_N / 8)) * 8;
+            staged[s] = blockRow + aRow < m && p0 + aCol < k
+                            ? __ldg((const uint4*)(a + (size_t)(blockRow + aRow) * k + p0 + aCol))
+                            : make_uint4(0, 0, 0, 0);
+            staged[CHUNKS + s] = p0 + bRow < k && blockCol + bCol < n
+                                     ? __ldg((const uint4*)(b + (size_t)(p0 + bRow) * n + blockCol + bCol))
+                                     : make_uint4(0, 0, 0, 0);
+        }
+    };
+    auto store = [&](uint4* stage) {
+#pragma unroll
+        for (unsigned s = 0; s < CHUNKS; ++s) {
+            const unsigned chunk = tid + s * TC_THREADS;
+            const unsigned aRow = chunk / (TC_BLOCK_K / 8), aCol = (chunk % (TC_BLOCK_K / 8)) * 8;
+            const unsigned bRow = chunk / (TC_BLOCK_N / 8), bCol = (chunk % (TC_BLOCK_N / 8)) * 8;
+            stage[(aRow * TC_A_STRIDE + aCol) / 8] = staged[s];
+            stage[(TC_BLOCK_M * TC_A_STRIDE + bRow * TC_B_STRIDE + bCol) / 8] = staged[CHUNKS + s];
+        }
+    };
+
+    fetch(0);
+    store(stages);
+    __syncthreads();
+    for (unsigned step = 0; step < steps; ++step) {
+        const bool more = step + 1 < steps;
+        if (more) fetch((step + 1) * TC_BLOCK_K);
+        mma_warp_tile<MmaF16>(acc, base + (step % TC_STAGES) * TC_STAGE_BYTES, warpRow, warpCol, lane);
+        if (more) store(stages + ((step + 1) % TC_STAGES) * (TC_STAGE_BYTES / 16));
+        __syncthreads();
+    }
+
+    store_tiles(acc, blockRow + warpRow, blockCol + warpCol, lane, m, n, alpha, beta, c, d);
+#endif
+}
+// ANCHOR_END: gemm_f16_mma
 
 // ANCHOR: gemm_bf16_pipelined
 // gemm_bf16_mma through a TC_PIPE_STAGES-stage cp.async pipeline in dynamic

@@ -1,11 +1,12 @@
 //! The GEMM lesson on the host: `D = alpha * A * B + beta * C` from a
 //! thread per output to 2D register blocking and float4 accesses in FP32,
-//! then BF16 on the tensor cores (`mma.sync` with two and four `cp.async`
-//! stages, from the sm_80 module; on compute capability 9.0, `wgmma` fed by
-//! `cp.async` and by the tensor memory accelerator, from the sm_90a
-//! module), each kernel checked and timed at square sizes from 1024 to
-//! 8192 (and 4095, whose edges no tile divides) beside cuBLAS at the same
-//! size and precision.
+//! then on the tensor cores: FP16 with `mma.sync` m16n8k8 (the sm_75
+//! module, compute capability 7.5 and up, a T4 included), BF16 with
+//! `mma.sync` m16n8k16 and two and four `cp.async` stages (the sm_80
+//! module), and on compute capability 9.0 BF16 `wgmma` fed by `cp.async`
+//! and by the tensor memory accelerator (the sm_90a module); each kernel
+//! checked and timed at square sizes from 1024 to 8192 (and 4095, whose
+//! edges no tile divides) beside cuBLAS at the same size and precision.
 //!
 //! The checks, all of which can fail:
 //! - a small shape (67, 131, 97 for FP32; 67, 136, 104 for the tensor-core
@@ -22,8 +23,8 @@
 //! - each tensor-core kernel, on integer inputs whose every partial sum is
 //!   exact ([`reference::integer`]), equal to the naive kernel's output in
 //!   every element: a wrong or stale tile anywhere shows; and the
-//!   `mma.sync` kernels equal to each other on the fills, bit for bit, and
-//!   the `wgmma` kernels to each other.
+//!   BF16 `mma.sync` kernels equal to each other on the fills, bit for
+//!   bit, and the `wgmma` kernels to each other.
 //!
 //! `D` is poisoned (NaN) before every checked launch, so a kernel that
 //! skips a tile fails.
@@ -35,7 +36,7 @@ use serde_json::json;
 
 use crate::check::{Failure, Tolerance, first_mismatch};
 use crate::compare::{Shown, Side, TwinRows, shown_from, shown_in};
-use crate::cublas::Cublas;
+use crate::cublas::{Cublas, Half};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{KernelId, KernelSet};
@@ -119,6 +120,19 @@ impl TcKernel {
 }
 
 crate::kernel_ids! {
+    /// The FP16 tensor-core kernel, from the sm_75 module every lesson
+    /// loads (PTX ISA 6.5, `--cfg lab_fp16_mma`), so it runs on every GPU
+    /// of compute capability 7.5 and up, a T4 included: (m, n, k, alpha, A
+    /// in f16, B in f16, beta, C, D).
+    pub enum F16Kernel {
+        /// FP16 inputs, FP32 accumulation: `gemm_bf16_mma`'s tiles and
+        /// fragments, each 16 of k as two `mma.sync` m16n8k8, the copies
+        /// through registers into two stages (no `cp.async` before 8.0).
+        F16Mma = "gemm_f16_mma" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+    }
+}
+
+crate::kernel_ids! {
     /// The Hopper kernels, from the sm_90a module (`host::ptx::PTX_SM90A`),
     /// loaded on GPUs of compute capability 9.0: (m, n, k, alpha, A in bf16,
     /// B in bf16, beta, C, D).
@@ -134,15 +148,24 @@ crate::kernel_ids! {
     }
 }
 
-/// A tensor-core kernel of either module: `mma.sync` (sm_80) or `wgmma`
-/// (sm_90a). Both take the same parameters, read the same bf16 inputs and
-/// are checked the same way.
+/// A tensor-core kernel of any module: bf16 `mma.sync` (sm_80), bf16
+/// `wgmma` (sm_90a) or f16 `mma.sync` (sm_75). All take the same
+/// parameters, read 16-bit copies of the same inputs and are checked the
+/// same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TensorKernel {
     /// A kernel of the sm_80 module.
     Mma(TcKernel),
     /// A kernel of the sm_90a module.
     Wgmma(WgKernel),
+    /// The f16 kernel of the sm_75 module.
+    Turing(F16Kernel),
+}
+
+impl From<F16Kernel> for TensorKernel {
+    fn from(k: F16Kernel) -> TensorKernel {
+        TensorKernel::Turing(k)
+    }
 }
 
 impl From<TcKernel> for TensorKernel {
@@ -163,6 +186,15 @@ impl TensorKernel {
         match self {
             TensorKernel::Mma(k) => k.symbol(),
             TensorKernel::Wgmma(k) => k.symbol(),
+            TensorKernel::Turing(k) => k.symbol(),
+        }
+    }
+
+    /// The 16-bit type of its A and B.
+    pub fn precision(self) -> Half {
+        match self {
+            TensorKernel::Mma(_) | TensorKernel::Wgmma(_) => Half::Bf16,
+            TensorKernel::Turing(_) => Half::F16,
         }
     }
 
@@ -172,14 +204,18 @@ impl TensorKernel {
             TensorKernel::Mma(k) => k.label(),
             TensorKernel::Wgmma(WgKernel::Bf16Wgmma) => "BF16 in, FP32 sums: wgmma m64n256k16 from swizzled shared tiles, 4 cp.async stages",
             TensorKernel::Wgmma(WgKernel::Bf16Tma) => "BF16 in, FP32 sums: the same wgmma tiles, copied by TMA onto mbarriers",
+            TensorKernel::Turing(F16Kernel::F16Mma) => {
+                "FP16 in, FP32 sums: mma.sync m16n8k8 (compute capability 7.5), ldmatrix, loads through registers, 2 stages"
+            }
         }
     }
 
-    /// The module its Rust side comes from.
-    pub fn module(self) -> crate::ptx::Module {
+    /// The name of the module its Rust side comes from: `sm_80 module`.
+    pub fn module_name(self) -> &'static str {
         match self {
-            TensorKernel::Mma(_) => crate::ptx::Module::Sm80,
-            TensorKernel::Wgmma(_) => crate::ptx::Module::Sm90a,
+            TensorKernel::Mma(_) => Module::Sm80.name(),
+            TensorKernel::Wgmma(_) => Module::Sm90a.name(),
+            TensorKernel::Turing(_) => "sm_75 module",
         }
     }
 
@@ -188,6 +224,7 @@ impl TensorKernel {
     pub fn dynamic_shared_bytes(self) -> u32 {
         match self {
             TensorKernel::Mma(k) => k.dynamic_shared_bytes(),
+            TensorKernel::Turing(_) => 0,
             TensorKernel::Wgmma(WgKernel::Bf16Wgmma) => WG_SHARED_BYTES,
             TensorKernel::Wgmma(WgKernel::Bf16Tma) => WG_TMA_SHARED_BYTES,
         }
@@ -197,6 +234,8 @@ impl TensorKernel {
     pub fn launch_config(self, m: usize, n: usize) -> LaunchConfig {
         match self {
             TensorKernel::Mma(k) => k.launch_config(m, n),
+            // gemm_bf16_mma's tiles and block, with static shared stages.
+            TensorKernel::Turing(_) => TcKernel::Bf16Mma.launch_config(m, n),
             TensorKernel::Wgmma(_) => {
                 let blocks = |extent: usize, per: u32| extent.div_ceil(per as usize).max(1) as u32;
                 LaunchConfig {
@@ -209,13 +248,13 @@ impl TensorKernel {
     }
 
     /// Why the kernel cannot run at (m, n, k), if it cannot: every one
-    /// copies 16-byte chunks (8 bf16) of A's and B's rows, so k and n must
-    /// be multiples of 8.
+    /// copies 16-byte chunks (8 16-bit elements) of A's and B's rows, so k
+    /// and n must be multiples of 8.
     pub fn refusal(self, shape: (usize, usize, usize)) -> Option<String> {
         let (_, n, k) = shape;
         (n % TC_ALIGN != 0 || k % TC_ALIGN != 0).then(|| {
             format!(
-                "{} needs k and n multiples of {TC_ALIGN} (16-byte cp.async rows of bf16); {n} x {k} is not",
+                "{} needs k and n multiples of {TC_ALIGN} (rows copied in 16-byte chunks of 16-bit elements); {n} x {k} is not",
                 self.symbol()
             )
         })
@@ -436,9 +475,16 @@ pub struct Gemm<'g> {
     c_host: Vec<f32>,
     /// cuBLAS on the lesson's stream, or why not.
     pub cublas: std::result::Result<Cublas, String>,
-    /// The tensor-core kernels and the bf16 copies of A and B, or why this
-    /// GPU has none.
+    /// The bf16 tensor-core kernels and the bf16 copies of A and B, or why
+    /// this GPU has none.
     pub tensor: std::result::Result<TensorCores, String>,
+    /// The f16 tensor-core kernel and the f16 copies of A and B, or why
+    /// this GPU has none.
+    pub fp16: std::result::Result<Fp16Cores, String>,
+    /// The integer inputs ([`reference::integer`]) in f32, A's and B's, for
+    /// the naive kernel the tensor-core kernels' exact check compares with
+    /// (uploaded by [`Gemm::enable_tensor_cores`]).
+    int_f32: Option<(CudaSlice<f32>, CudaSlice<f32>)>,
     /// The inputs launches read.
     inputs: Inputs,
     /// The shape launches use: set by [`Gemm::set_shape`].
@@ -484,7 +530,8 @@ impl<'g> Gemm<'g> {
         let d = gpu.alloc_f32(elems)?;
         gpu.sync_after("uploading the GEMM inputs")?;
         let cublas = Cublas::find(&gpu.stream);
-        let tensor = Err("the tensor-core kernels are loaded by Gemm::enable_tensor_cores".to_string());
+        let later = "the tensor-core kernels are loaded by Gemm::enable_tensor_cores";
+        let (tensor, fp16) = (Err(later.to_string()), Err(later.to_string()));
         Ok(Gemm {
             gpu,
             kernels: KernelSet::new(gpu)?,
@@ -497,24 +544,40 @@ impl<'g> Gemm<'g> {
             c_host,
             cublas,
             tensor,
+            fp16,
+            int_f32: None,
             inputs: Inputs::Fills,
             shape: (side, side, side),
         })
     }
 
-    /// Loads the sm_80 module and uploads the tensor-core side's inputs (A
-    /// and B in bf16, and the integer inputs in f32 and bf16), on a GPU of
-    /// compute capability 8.0 or more; on an older one `tensor` says why it
-    /// has none. Separate from [`Gemm::new`] so that what runs only the
-    /// FP32 kernels does not load the module.
+    /// Uploads the integer inputs in f32, then loads the tensor-core sides
+    /// with their 16-bit copies of A and B and of the integer inputs: the
+    /// bf16 one (the sm_80 module) on compute capability 8.0 or more, the
+    /// f16 one (the sm_75 module's kernel) on 7.5 or more; `tensor` and
+    /// `fp16` say why a GPU has none. Separate from [`Gemm::new`] so that
+    /// what runs only the FP32 kernels does not load the modules.
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`]; driver errors on a GPU that should run it.
+    /// [`Error::OutOfMemory`]; driver errors on a GPU that should run them.
     pub fn enable_tensor_cores(&mut self) -> Result<()> {
-        if self.tensor.is_ok() {
+        if self.int_f32.is_some() {
             return Ok(());
         }
-        self.tensor = TensorCores::new(self.gpu, &self.a_host, &self.b_host)?;
+        let (gpu, len) = (self.gpu, self.a_host.len());
+        gpu.require_free_memory(2 * len * size_of::<f32>(), "the GEMM lesson's integer inputs in f32")?;
+        let [ia, ib] = reference::INTEGER_STREAMS;
+        let (int_a, int_b) = (reference::matrix_of(len, ia, reference::integer), reference::matrix_of(len, ib, reference::integer));
+        let upload_f32 = |host: &[f32]| -> Result<CudaSlice<f32>> {
+            let mut buf = gpu.alloc_f32(host.len())?;
+            gpu.upload(host, &mut buf)?;
+            Ok(buf)
+        };
+        let ints = (upload_f32(&int_a)?, upload_f32(&int_b)?);
+        let (a, b) = (&self.a_host, &self.b_host);
+        self.tensor = TensorCores::new(gpu, a, b, &int_a, &int_b)?;
+        self.fp16 = Fp16Cores::new(gpu, a, b, &int_a, &int_b)?;
+        self.int_f32 = Some(ints);
         Ok(())
     }
 
@@ -546,10 +609,12 @@ impl<'g> Gemm<'g> {
     /// A launch the driver refuses.
     pub fn launch(&mut self, kernel: Kernel) -> Result<()> {
         let (m, n, k) = self.shape;
-        let (a, b) = match (self.inputs, &self.tensor) {
+        let (a, b) = match (self.inputs, &self.int_f32) {
             (Inputs::Fills, _) => (&self.a, &self.b),
-            (Inputs::Integers, Ok(tc)) => (&tc.a_int_f32, &tc.b_int_f32),
-            (Inputs::Integers, Err(why)) => return Err(Error::Size(why.clone())),
+            (Inputs::Integers, Some((a, b))) => (a, b),
+            (Inputs::Integers, None) => {
+                return Err(Error::Size("the integer inputs are uploaded by Gemm::enable_tensor_cores".into()));
+            }
         };
         let launch = self
             .kernels
@@ -754,8 +819,6 @@ pub struct TensorCores {
     b: CudaSlice<u16>,
     a_int: CudaSlice<u16>,
     b_int: CudaSlice<u16>,
-    a_int_f32: CudaSlice<f32>,
-    b_int_f32: CudaSlice<f32>,
     /// The TMA kernel's tensor maps of A and B, for the shape and inputs
     /// they were encoded for.
     maps: Option<TensorMaps>,
@@ -772,12 +835,13 @@ struct TensorMaps {
 
 impl TensorCores {
     /// Loads the sm_80 module (and the sm_90a module on compute capability
-    /// 9.0) and uploads A and B as bf16, on a GPU of compute capability 8.0
-    /// or more; on an older one, the reason it has none (the outer `Ok`).
+    /// 9.0) and uploads A and B and the integer inputs `int_a` and `int_b`
+    /// as bf16, on a GPU of compute capability 8.0 or more; on an older one,
+    /// the reason it has none (the outer `Ok`).
     ///
     /// # Errors
     /// Driver errors on a GPU that should run the module.
-    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<std::result::Result<TensorCores, String>> {
+    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32], int_a: &[f32], int_b: &[f32]) -> Result<std::result::Result<TensorCores, String>> {
         let (major, minor) = gpu.info.compute_capability;
         if !Module::Sm80.runs_on((major, minor)) {
             return Ok(Err(format!(
@@ -810,23 +874,8 @@ impl TensorCores {
                 gpu.info.name
             ))
         };
-        let len = a.len();
-        gpu.require_free_memory(
-            len * (4 * size_of::<u16>() + 2 * size_of::<f32>()),
-            "the GEMM lesson's bf16 A and B and its integer inputs",
-        )?;
-        let [ia, ib] = reference::INTEGER_STREAMS;
-        let (int_a, int_b) = (reference::matrix_of(len, ia, reference::integer), reference::matrix_of(len, ib, reference::integer));
-        let upload_f32 = |host: &[f32]| -> Result<CudaSlice<f32>> {
-            let mut buf = gpu.alloc_f32(host.len())?;
-            gpu.upload(host, &mut buf)?;
-            Ok(buf)
-        };
-        let (a, b) = (gpu.upload_bf16(a)?, gpu.upload_bf16(b)?);
-        let (a_int, b_int) = (gpu.upload_bf16(&int_a)?, gpu.upload_bf16(&int_b)?);
-        let (a_int_f32, b_int_f32) = (upload_f32(&int_a)?, upload_f32(&int_b)?);
-        gpu.sync_after("uploading the tensor-core inputs")?;
-        Ok(Ok(TensorCores { kernels, hopper, a, b, a_int, b_int, a_int_f32, b_int_f32, maps: None }))
+        let [a, b, a_int, b_int] = upload_half(gpu, Half::Bf16, [a, b, int_a, int_b])?;
+        Ok(Ok(TensorCores { kernels, hopper, a, b, a_int, b_int, maps: None }))
     }
 
     /// Encodes the tensor maps of A and B (the `inputs` in bf16) for
@@ -874,7 +923,73 @@ impl TensorCores {
             (TensorKernel::Mma(k), _) => self.kernels.active(k),
             (TensorKernel::Wgmma(k), Ok(set)) => set.active(k),
             (TensorKernel::Wgmma(_), Err(why)) => panic!("a Hopper kernel without the sm_90a module ({why}): a caller bug"),
+            (TensorKernel::Turing(k), _) => panic!("{} is the f16 side's (Gemm::tensor_function): a caller bug", k.symbol()),
         }
+    }
+}
+
+/// The four matrices `host` (A, B and the integer A and B) rounded to
+/// `half` in device memory, checked for room first.
+///
+/// # Errors
+/// [`Error::OutOfMemory`]; the driver's allocation or copy error.
+fn upload_half(gpu: &Gpu, half: Half, host: [&[f32]; 4]) -> Result<[CudaSlice<u16>; 4]> {
+    let bytes = host.iter().map(|m| m.len() * size_of::<u16>()).sum();
+    gpu.require_free_memory(bytes, &format!("the GEMM lesson's {} A and B and integer inputs", half.name()))?;
+    let [a, b, a_int, b_int] = host;
+    let buffers = [gpu.upload_half(a, half)?, gpu.upload_half(b, half)?, gpu.upload_half(a_int, half)?, gpu.upload_half(b_int, half)?];
+    gpu.sync_after(&format!("uploading the {} tensor-core inputs", half.name()))?;
+    Ok(buffers)
+}
+
+/// The FP16 tensor-core side: the sm_75 module's f16 kernel (compute
+/// capability 7.5 and up, a T4 included) and A and B in f16 (the fills,
+/// multiples of 1/256 in [-1, 1), and the integer inputs are exact in f16,
+/// so they are the FP32 kernels' inputs exactly).
+pub struct Fp16Cores {
+    kernels: KernelSet<F16Kernel>,
+    a: CudaSlice<u16>,
+    b: CudaSlice<u16>,
+    a_int: CudaSlice<u16>,
+    b_int: CudaSlice<u16>,
+}
+
+impl Fp16Cores {
+    /// Finds the f16 kernel in the sm_75 module and uploads A, B and the
+    /// integer inputs as f16, on a GPU of compute capability 7.5 or more; on
+    /// an older one, or where the module was built without the kernel (for
+    /// an architecture below sm_75), the reason (the outer `Ok`).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`]; driver errors during the uploads.
+    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32], int_a: &[f32], int_b: &[f32]) -> Result<std::result::Result<Fp16Cores, String>> {
+        let (major, minor) = gpu.info.compute_capability;
+        if (major, minor) < (7, 5) {
+            return Ok(Err(format!(
+                "{} has compute capability {major}.{minor}; the f16 mma.sync m16n8k8 and ldmatrix need 7.5 or more",
+                gpu.info.name
+            )));
+        }
+        let kernels = match KernelSet::new(gpu) {
+            Ok(set) => set,
+            Err(e) => {
+                return Ok(Err(format!(
+                    "the sm_75 module has no {} (it is built for {}; the kernel needs sm_75 or later): {e}",
+                    F16Kernel::F16Mma.symbol(),
+                    crate::ptx::PTX_ARCH
+                )));
+            }
+        };
+        let [a, b, a_int, b_int] = upload_half(gpu, Half::F16, [a, b, int_a, int_b])?;
+        Ok(Ok(Fp16Cores { kernels, a, b, a_int, b_int }))
+    }
+}
+
+/// The name cuBLAS's GEMM of `half` inputs has in rows, errors and checks.
+pub fn cublas_half_symbol(half: Half) -> &'static str {
+    match half {
+        Half::Bf16 => "cublasGemmEx_bf16",
+        Half::F16 => "cublasGemmEx_fp16",
     }
 }
 
@@ -891,28 +1006,36 @@ impl Gemm<'_> {
             return Err(Error::Size(why));
         }
         let (gpu, inputs) = (self.gpu, self.inputs);
-        let tc = self.tensor.as_mut().map_err(|why| Error::Size(why.clone()))?;
-        if let (TensorKernel::Wgmma(_), Err(why)) = (kernel, &tc.hopper) {
-            return Err(Error::Size(why.clone()));
-        }
+        let ints = inputs == Inputs::Integers;
         if kernel == TensorKernel::Wgmma(WgKernel::Bf16Tma) {
+            let tc = self.tensor.as_mut().map_err(|why| Error::Size(why.clone()))?;
             tc.encode_maps(gpu, self.shape, inputs)?;
         }
-        let tc = self.tensor.as_ref().map_err(|why| Error::Size(why.clone()))?;
-        let (a, b) = if inputs == Inputs::Integers { (&tc.a_int, &tc.b_int) } else { (&tc.a, &tc.b) };
-        let launch = match (kernel, &tc.hopper) {
-            (TensorKernel::Mma(id), _) => tc.kernels.launch(self.gpu, id),
-            (TensorKernel::Wgmma(id), Ok(set)) => set.launch(self.gpu, id),
-            (TensorKernel::Wgmma(_), Err(why)) => return Err(Error::Size(why.clone())),
-        };
-        let launch = launch.scalar(m as u32).scalar(n as u32).scalar(k as u32).scalar(ALPHA);
-        // The TMA kernel reads A and B through their tensor maps.
-        let launch = match (&tc.maps, kernel) {
-            (Some(maps), TensorKernel::Wgmma(WgKernel::Bf16Tma)) => launch.input(&maps.a).input(&maps.b),
-            _ => launch.input(a).input(b),
+        let launch = match kernel {
+            TensorKernel::Turing(id) => {
+                let h = self.fp16.as_ref().map_err(|why| Error::Size(why.clone()))?;
+                let (a, b) = if ints { (&h.a_int, &h.b_int) } else { (&h.a, &h.b) };
+                h.kernels.launch(gpu, id).scalar(m as u32).scalar(n as u32).scalar(k as u32).scalar(ALPHA).input(a).input(b)
+            }
+            TensorKernel::Mma(_) | TensorKernel::Wgmma(_) => {
+                let tc = self.tensor.as_ref().map_err(|why| Error::Size(why.clone()))?;
+                let (a, b) = if ints { (&tc.a_int, &tc.b_int) } else { (&tc.a, &tc.b) };
+                let launch = match (kernel, &tc.hopper) {
+                    (TensorKernel::Wgmma(id), Ok(set)) => set.launch(gpu, id),
+                    (TensorKernel::Wgmma(_), Err(why)) => return Err(Error::Size(why.clone())),
+                    (TensorKernel::Mma(id), _) => tc.kernels.launch(gpu, id),
+                    (TensorKernel::Turing(_), _) => unreachable!("matched above"),
+                };
+                let launch = launch.scalar(m as u32).scalar(n as u32).scalar(k as u32).scalar(ALPHA);
+                // The TMA kernel reads A and B through their tensor maps.
+                match (&tc.maps, kernel) {
+                    (Some(maps), TensorKernel::Wgmma(WgKernel::Bf16Tma)) => launch.input(&maps.a).input(&maps.b),
+                    _ => launch.input(a).input(b),
+                }
+            }
         };
         let launch = launch.scalar(BETA).input(&self.c).output(&mut self.d);
-        // SAFETY: A and B (bf16) hold the fills' first elements, at least
+        // SAFETY: A and B (16-bit) hold the fills' first elements, at least
         // m*k and k*n (set_shape checked the f32 buffers of the same
         // length), C and D m*n floats; k and n are multiples of 8 (checked
         // above); the grid covers D and the block has its dynamic shared
@@ -921,66 +1044,106 @@ impl Gemm<'_> {
         unsafe { launch.launch(kernel.launch_config(m, n)) }
     }
 
+    /// The Rust or twin function (the side in use) of a tensor-core
+    /// `kernel`, where its side loaded.
+    pub fn tensor_function(&self, kernel: TensorKernel) -> Option<&cudarc::driver::CudaFunction> {
+        match kernel {
+            TensorKernel::Turing(k) => self.fp16.as_ref().ok().map(|h| h.kernels.active(k)),
+            TensorKernel::Wgmma(_) if self.tensor.as_ref().is_ok_and(|tc| tc.hopper.is_err()) => None,
+            _ => self.tensor.as_ref().ok().map(|tc| tc.function(kernel)),
+        }
+    }
+
+    /// The tensor-core kernels of `half` this GPU runs: the bf16 side's
+    /// ([`Gemm::tensor_kernels`]), or the f16 kernel; none where that side
+    /// did not load.
+    pub fn tensor_kernels_of(&self, half: Half) -> Vec<TensorKernel> {
+        match (half, &self.fp16) {
+            (Half::Bf16, _) => self.tensor_kernels(),
+            (Half::F16, Ok(_)) => F16Kernel::ALL.iter().map(|&k| k.into()).collect(),
+            (Half::F16, Err(_)) => Vec::new(),
+        }
+    }
+
+    /// Why this GPU has no tensor-core kernel of `half`, if it has none.
+    pub fn no_tensor_kernels(&self, half: Half) -> Option<&str> {
+        match half {
+            Half::Bf16 => self.tensor.as_ref().err().map(String::as_str),
+            Half::F16 => self.fp16.as_ref().err().map(String::as_str),
+        }
+    }
+
     /// The tensor-core kernels this GPU runs ([`TensorCores::kernels`]);
     /// none where the tensor-core side did not load.
     pub fn tensor_kernels(&self) -> Vec<TensorKernel> {
         self.tensor.as_ref().map(TensorCores::kernels).unwrap_or_default()
     }
 
-    /// cuBLAS's bf16 GEMM (`cublasGemmEx`, f32 sums) at the current shape,
-    /// in place on D after copying C into it (queued).
+    /// cuBLAS's GEMM of `half` inputs (`cublasGemmEx`, f32 sums) at the
+    /// current shape, in place on D after copying C into it (queued).
     ///
     /// # Errors
     /// [`Error::Cublas`] where cuBLAS is missing or refuses; [`Error::Size`]
-    /// without the bf16 inputs.
-    pub fn launch_cublas_bf16(&mut self) -> Result<()> {
+    /// without the inputs of `half`.
+    pub fn launch_cublas_half(&mut self, half: Half) -> Result<()> {
         self.copy_c_into_d()?;
-        self.cublas_bf16_gemm()
+        self.cublas_half_gemm(half)
     }
 
-    /// cuBLAS's bf16 GEMM alone, in place on D: what its timing measures.
+    /// cuBLAS's GEMM of `half` inputs alone, in place on D: what its timing
+    /// measures.
     ///
     /// # Errors
-    /// As [`Gemm::launch_cublas_bf16`].
-    pub fn cublas_bf16_gemm(&mut self) -> Result<()> {
+    /// As [`Gemm::launch_cublas_half`].
+    pub fn cublas_half_gemm(&mut self, half: Half) -> Result<()> {
         let (m, n, k) = self.shape;
         let cublas = self.cublas.as_ref().map_err(|why| Error::Cublas(why.clone()))?;
-        let tc = self.tensor.as_ref().map_err(|why| Error::Size(why.clone()))?;
+        let (a, b) = match half {
+            Half::Bf16 => self.tensor.as_ref().map(|tc| (&tc.a, &tc.b)),
+            Half::F16 => self.fp16.as_ref().map(|h| (&h.a, &h.b)),
+        }
+        .map_err(|why| Error::Size(why.clone()))?;
         let stream = &self.gpu.stream;
         let (d_ptr, _d) = self.d.device_ptr_mut(stream);
-        let (a_ptr, _a) = tc.a.device_ptr(stream);
-        let (b_ptr, _b) = tc.b.device_ptr(stream);
-        // SAFETY: A and B hold m*k and k*n bf16, D m*n floats, D overlaps
-        // neither, and the handle is bound to this stream.
-        unsafe { cublas.gemm_bf16_row_major(m, n, k, ALPHA, a_ptr, b_ptr, BETA, d_ptr) }.map_err(Error::Cublas)
+        let (a_ptr, _a) = a.device_ptr(stream);
+        let (b_ptr, _b) = b.device_ptr(stream);
+        // SAFETY: A and B hold m*k and k*n 16-bit values of `half`, D m*n
+        // floats, D overlaps neither, and the handle is bound to this stream.
+        unsafe { cublas.gemm_half_row_major(half, m, n, k, ALPHA, a_ptr, b_ptr, BETA, d_ptr) }.map_err(Error::Cublas)
     }
 
-    /// Runs a tensor-core `kernel` (or cuBLAS's bf16 GEMM, for `None`) at
-    /// the current shape into a poisoned D and returns D.
+    /// Runs a tensor-core `kernel` at the current shape into a poisoned D
+    /// and returns D.
     ///
     /// # Errors
     /// As the launches; a fault, charged to the kernel.
-    pub fn output_tc(&mut self, kernel: Option<TensorKernel>) -> Result<Vec<f32>> {
-        match kernel {
-            Some(kernel) => self.output_of(kernel.symbol(), |g| g.launch_tc(kernel)),
-            None => self.output_of("cublasGemmEx_bf16", Self::launch_cublas_bf16),
-        }
+    pub fn output_tc(&mut self, kernel: TensorKernel) -> Result<Vec<f32>> {
+        self.output_of(kernel.symbol(), |g| g.launch_tc(kernel))
+    }
+
+    /// Runs cuBLAS's GEMM of `half` inputs at the current shape into a
+    /// poisoned D (C copied in first) and returns D.
+    ///
+    /// # Errors
+    /// As [`Gemm::launch_cublas_half`]; a fault, charged to cuBLAS.
+    pub fn output_cublas_half(&mut self, half: Half) -> Result<Vec<f32>> {
+        self.output_of(cublas_half_symbol(half), |g| g.launch_cublas_half(half))
     }
 
     /// Checks a tensor-core `kernel` at `shape`: in full against the f64
     /// reference for [`TC_SMALL`], else at the sampled positions, each
     /// within [`TC_BOUND_FACTOR`] times [`bound`]; and against `cublas`
-    /// (cuBLAS's bf16 output at this shape), within twice that at the
-    /// largest magnitudes.
+    /// (cuBLAS's output at this shape for the kernel's precision), within
+    /// twice that at the largest magnitudes.
     ///
     /// # Errors
     /// As [`Gemm::output_tc`].
     pub fn check_tc(&mut self, kernel: impl Into<TensorKernel>, shape: (usize, usize, usize), cublas: Option<&[f32]>) -> Result<Vec<Failure>> {
         let kernel = kernel.into();
         self.set_shape(shape)?;
-        let got = self.output_tc(Some(kernel))?;
-        let failures =
-            self.reference_failures(kernel.symbol(), &got, shape, TC_SMALL, TC_BOUND_FACTOR, cublas, "cuBLAS's bf16 GEMM");
+        let got = self.output_tc(kernel)?;
+        let what = format!("cuBLAS's {} GEMM", kernel.precision().name());
+        let failures = self.reference_failures(kernel.symbol(), &got, shape, TC_SMALL, TC_BOUND_FACTOR, cublas, &what);
         Ok(failures)
     }
 
@@ -996,7 +1159,7 @@ impl Gemm<'_> {
         self.set_shape(shape)?;
         self.set_inputs(Inputs::Integers);
         let naive = self.output(Some(Kernel::Naive));
-        let got = naive.and_then(|naive| Ok((naive, self.output_tc(Some(kernel))?)));
+        let got = naive.and_then(|naive| Ok((naive, self.output_tc(kernel)?)));
         self.set_inputs(Inputs::Fills);
         let (naive, got) = got?;
         let (m, n, k) = shape;
@@ -1025,9 +1188,9 @@ impl Gemm<'_> {
         let mut failures = Vec::new();
         for family in [mma, wgmma] {
             let Some((&first, rest)) = family.split_first() else { continue };
-            let want = self.output_tc(Some(first))?;
+            let want = self.output_tc(first)?;
             for &kernel in rest {
-                let got = self.output_tc(Some(kernel))?;
+                let got = self.output_tc(kernel)?;
                 let (m, n, k) = shape;
                 failures.extend(first_mismatch(&got, &want, Tolerance::Exact).map(|e| Failure {
                     kernel: kernel.symbol(),
@@ -1038,17 +1201,23 @@ impl Gemm<'_> {
         Ok(failures)
     }
 
-    /// Times a tensor-core `kernel` (or cuBLAS's bf16 GEMM, for `None`) at
-    /// the current shape.
+    /// Times a tensor-core `kernel` at the current shape.
     ///
     /// # Errors
     /// As the launches.
-    pub fn time_tc(&mut self, kernel: Option<TensorKernel>, plan: Plan) -> Result<Timing> {
+    pub fn time_tc(&mut self, kernel: TensorKernel, plan: Plan) -> Result<Timing> {
         let gpu = self.gpu;
-        match kernel {
-            Some(kernel) => timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch_tc(kernel)),
-            None => timing::time_kernel(gpu, "cublasGemmEx_bf16", plan, || self.cublas_bf16_gemm()),
-        }
+        timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch_tc(kernel))
+    }
+
+    /// Times cuBLAS's GEMM of `half` inputs at the current shape (in place
+    /// on D, no copy of C: [`Gemm::cublas_half_gemm`]).
+    ///
+    /// # Errors
+    /// As [`Gemm::launch_cublas_half`].
+    pub fn time_cublas_half(&mut self, half: Half, plan: Plan) -> Result<Timing> {
+        let gpu = self.gpu;
+        timing::time_kernel(gpu, cublas_half_symbol(half), plan, || self.cublas_half_gemm(half))
     }
 }
 
@@ -1070,7 +1239,8 @@ impl TwinRows for Gemm<'_> {
     fn units(&self) -> Vec<GemmRow> {
         let mut units: Vec<GemmRow> = Kernel::ALL.iter().map(|&k| GemmRow::Fp32(k)).collect();
         let runs = |k: &TensorKernel| k.refusal(self.shape).is_none();
-        units.extend(self.tensor_kernels().into_iter().filter(runs).map(GemmRow::Tensor));
+        let tensor = Half::ALL.into_iter().flat_map(|half| self.tensor_kernels_of(half));
+        units.extend(tensor.filter(runs).map(GemmRow::Tensor));
         units
     }
 
@@ -1084,6 +1254,10 @@ impl TwinRows for Gemm<'_> {
     fn shown(&mut self, unit: GemmRow) -> Shown<'_> {
         match (unit, &self.tensor) {
             (GemmRow::Fp32(k), _) => shown_in(&self.kernels, k),
+            (GemmRow::Tensor(TensorKernel::Turing(k)), _) => match &self.fp16 {
+                Ok(h) => shown_in(&h.kernels, k),
+                Err(why) => panic!("an f16 row ({}) without its side ({why}): a caller bug", k.symbol()),
+            },
             (GemmRow::Tensor(TensorKernel::Mma(k)), Ok(tc)) => shown_from(&tc.kernels, k, Module::Sm80.ptx()),
             (GemmRow::Tensor(TensorKernel::Wgmma(k)), Ok(TensorCores { hopper: Ok(set), .. })) => {
                 shown_from(set, k, Module::Sm90a.ptx())
@@ -1095,6 +1269,9 @@ impl TwinRows for Gemm<'_> {
     /// Every kernel set's twins come from the one NVRTC module.
     fn load_twins(&mut self, gpu: &Gpu, c_ptx: &str) -> Result<()> {
         self.kernels.load_twins(gpu, c_ptx)?;
+        if let Ok(h) = &mut self.fp16 {
+            h.kernels.load_twins(gpu, c_ptx)?;
+        }
         if let Ok(tc) = &mut self.tensor {
             tc.kernels.load_twins(gpu, c_ptx)?;
             for &kernel in TcKernel::ALL {
@@ -1114,6 +1291,9 @@ impl TwinRows for Gemm<'_> {
 
     fn use_side(&mut self, side: Side) {
         self.kernels.use_side(side);
+        if let Ok(h) = &mut self.fp16 {
+            h.kernels.use_side(side);
+        }
         if let Ok(tc) = &mut self.tensor {
             tc.kernels.use_side(side);
             if let Ok(set) = &mut tc.hopper {
@@ -1132,7 +1312,7 @@ impl TwinRows for Gemm<'_> {
             GemmRow::Tensor(k) => {
                 let mut failures = self.check_tc_exact(k, TC_SMALL)?;
                 failures.extend(self.check_tc(k, TC_SMALL, None)?);
-                (failures, self.output_tc(Some(k))?)
+                (failures, self.output_tc(k)?)
             }
         };
         self.set_shape(shape)?;
@@ -1143,7 +1323,7 @@ impl TwinRows for Gemm<'_> {
     fn time_unit(&mut self, unit: GemmRow, plan: Plan) -> Result<Timing> {
         match unit {
             GemmRow::Fp32(k) => self.time_at(Some(k), plan),
-            GemmRow::Tensor(k) => self.time_tc(Some(k), plan),
+            GemmRow::Tensor(k) => self.time_tc(k, plan),
         }
     }
 }
@@ -1212,9 +1392,9 @@ pub struct Sizes {
 }
 
 /// The device memory the lesson holds, in f32 matrices of the largest
-/// size: A, B, C and D; A and B in bf16 (one); the integer A and B in f32
-/// (two) and bf16 (one).
-pub const MATRICES: usize = 8;
+/// size: A, B, C and D; A and B in bf16 (one) and f16 (one); the integer A
+/// and B in f32 (two), bf16 (one) and f16 (one).
+pub const MATRICES: usize = 10;
 
 /// The square sizes of a full run: 1024 to 8192, and 4095, whose edges no
 /// tile divides.
@@ -1222,7 +1402,7 @@ pub const SIDES: [usize; 5] = [1024, 2048, 4095, 4096, 8192];
 
 impl Sizes {
     /// A full run: those of [`SIDES`] whose [`MATRICES`] take at most a
-    /// quarter of the GPU's memory (all five on a 16 GiB T4: 2 GiB at 8192);
+    /// quarter of the GPU's memory (all five on a 16 GiB T4: 2.5 GiB at 8192);
     /// `quick`: 128 (for the sanitizer).
     pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
         if quick {
@@ -1263,7 +1443,7 @@ pub struct GemmLesson;
 
 impl lesson::Lesson for GemmLesson {
     const NAME: &'static str = "gemm";
-    const ABOUT: &'static str = "GEMM from a thread per output to 2D register blocking, float4 accesses and warp tiles with loads a step ahead in FP32, then BF16 on the tensor cores (mma.sync, ldmatrix, cp.async; on Hopper wgmma, fed by cp.async and by TMA), checked against a CPU reference and cuBLAS, timed beside cuBLAS at 1024 to 8192.";
+    const ABOUT: &'static str = "GEMM from a thread per output to 2D register blocking, float4 accesses and warp tiles with loads a step ahead in FP32, then on the tensor cores: FP16 mma.sync m16n8k8 (from a T4 on), BF16 mma.sync, ldmatrix, cp.async (from compute capability 8.0), on Hopper wgmma fed by cp.async and by TMA, checked against a CPU reference and cuBLAS, timed beside cuBLAS at 1024 to 8192.";
     type Kernel = Kernel;
     type Sizes = Sizes;
     type Twins<'g> = Gemm<'g>;
@@ -1278,6 +1458,8 @@ impl lesson::Lesson for GemmLesson {
             "gemm_warptiled": {"threads": REG_THREADS, "block_tile": [BLOCK_M, BLOCK_N, BLOCK_K], "warp_tile": [64, 32],
                 "thread_tile": [THREAD_M, THREAD_N], "launch_bounds": [REG_THREADS, WARP_MIN_BLOCKS]},
             "gemm_bf16_mma": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
+                "stages": TC_STAGES},
+            "gemm_f16_mma": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
                 "stages": TC_STAGES},
             "gemm_bf16_pipelined": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
                 "stages": TC_PIPE_STAGES},
@@ -1345,36 +1527,41 @@ impl lesson::Lesson for GemmLesson {
                 failures.extend(lesson.check(kernel, shape, cublas.as_deref(), Some(&naive))?.0);
             }
         }
-        // The tensor-core kernel: in full at its small shape, then at each
-        // size it runs at, exactly on the integer inputs, and against the
-        // samples and cuBLAS's bf16 GEMM on the fills.
+        // The tensor-core kernels of each 16-bit precision: in full at
+        // their small shape, then at each size they run at, exactly on the
+        // integer inputs, and against the samples and cuBLAS's GEMM of that
+        // precision on the fills.
         lesson.enable_tensor_cores()?;
         let tensor_kernels = lesson.tensor_kernels();
-        if lesson.tensor.is_ok() {
-            for &kernel in &tensor_kernels {
+        for half in Half::ALL {
+            let kernels = lesson.tensor_kernels_of(half);
+            let Some(&first) = kernels.first() else { continue };
+            for &kernel in &kernels {
                 failures.extend(lesson.check_tc(kernel, TC_SMALL, None)?);
                 failures.extend(lesson.check_tc_exact(kernel, TC_SMALL)?);
             }
             for &side in &sizes.sides {
                 let shape = (side, side, side);
-                if TcKernel::Bf16Mma.refusal(shape).is_some() {
+                if first.refusal(shape).is_some() {
                     continue;
                 }
                 lesson.set_shape(shape)?;
                 let cublas = match lesson.cublas {
                     Ok(_) => {
-                        let got = lesson.output_tc(None)?;
+                        let got = lesson.output_cublas_half(half)?;
                         let (a, b, c) = (&lesson.a_host[..side * side], &lesson.b_host[..side * side], &lesson.c_host[..side * side]);
-                        failures.extend(check_samples_within("cublasGemmEx_bf16", &got, a, b, c, shape, TC_BOUND_FACTOR));
+                        failures.extend(check_samples_within(cublas_half_symbol(half), &got, a, b, c, shape, TC_BOUND_FACTOR));
                         Some(got)
                     }
                     Err(_) => None,
                 };
-                for &kernel in &tensor_kernels {
+                for &kernel in &kernels {
                     failures.extend(lesson.check_tc(kernel, shape, cublas.as_deref())?);
                     failures.extend(lesson.check_tc_exact(kernel, shape)?);
                 }
-                failures.extend(lesson.check_tc_same_sums(shape)?);
+                if half == Half::Bf16 {
+                    failures.extend(lesson.check_tc_same_sums(shape)?);
+                }
             }
         }
         if !failures.is_empty() {
@@ -1417,27 +1604,28 @@ impl lesson::Lesson for GemmLesson {
             occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers, "shared_bytes": stats.shared_bytes,
                 "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct}));
         }
-        if let Ok(tc) = &lesson.tensor {
-            for &kernel in &tensor_kernels {
+        for kernel in Half::ALL.into_iter().flat_map(|half| lesson.tensor_kernels_of(half)) {
+            let Some(function) = lesson.tensor_function(kernel) else { continue };
+            {
                 let dynamic = kernel.dynamic_shared_bytes();
                 let threads = kernel.launch_config(1, 1).block_dim.0;
-                let (stats, blocks, pct) = occupancy_of(gpu, tc.function(kernel), threads, dynamic)?;
+                let (stats, blocks, pct) = occupancy_of(gpu, function, threads, dynamic)?;
                 occupancy_lines.push(format!(
                     "{} ({}): {} registers a thread, {} bytes of shared memory a block, {blocks} block(s) an SM: \
                      {pct:.1}% theoretical occupancy.",
                     kernel.symbol(),
-                    kernel.module().name(),
+                    kernel.module_name(),
                     stats.registers,
                     stats.shared_bytes + dynamic as i32
                 ));
                 occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers,
                     "shared_bytes": stats.shared_bytes + dynamic as i32, "dynamic_shared_bytes": dynamic,
                     "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct,
-                    "module": kernel.module().name().trim_end_matches(" module")}));
+                    "module": kernel.module_name().trim_end_matches(" module")}));
             }
-            if let Err(why) = &tc.hopper {
-                occupancy_lines.push(format!("No wgmma kernel: {why}."));
-            }
+        }
+        if let Ok(TensorCores { hopper: Err(why), .. }) = &lesson.tensor {
+            occupancy_lines.push(format!("No wgmma kernel: {why}."));
         }
         occupancy_lines.push(format!(
             "Measured before the timings below, as lab roofline measures it: the FP32 ceiling, {} FMA chains a thread \
@@ -1464,9 +1652,16 @@ impl lesson::Lesson for GemmLesson {
             Some(Err(why)) => occupancy_lines.push(format!("No measured tensor-core ceiling: {why}.")),
             None => {}
         }
+        if lesson.fp16.is_ok() {
+            occupancy_lines.push(
+                "The FP16 rows are read against cuBLAS's FP16 GEMM only: no FP16 tensor-core ceiling is measured (lab \
+                 roofline's tensor-core chains are BF16, from compute capability 8.0)."
+                    .into(),
+            );
+        }
         for &side in &sizes.sides {
             lesson.set_shape((side, side, side))?;
-            let (fl, by, by_bf16) = (flop(side, side, side), bytes(side, side, side), bytes_bf16(side, side, side));
+            let (fl, by, by_half) = (flop(side, side, side), bytes(side, side, side), bytes_bf16(side, side, side));
             let mut section = Section::new(format!(
                 "{side} x {side} x {side}{}",
                 if options.quick { ", quick: not a measurement" } else { "" }
@@ -1496,38 +1691,51 @@ impl lesson::Lesson for GemmLesson {
                     row.fields.insert("cublas_share".into(), json!(share));
                 }
             }
-            // The tensor-core rows: BF16 inputs, FP32 sums, against cuBLAS's
-            // bf16 GEMM; a size the kernels refuse (all of them the same
-            // sizes), or a GPU without the sm_80 module, says why.
-            match (&lesson.tensor, TcKernel::Bf16Mma.refusal((side, side, side))) {
-                (Err(why), _) => section.line(format!("No tensor-core rows: {why}.")),
-                (Ok(_), Some(why)) => section.line(format!("No tensor-core rows at {side}: {why}.")),
-                (Ok(_), None) => {
-                    let cublas_tc = match lesson.cublas {
-                        Ok(_) => Some(lesson.time_tc(None, options.plan)?),
-                        Err(_) => None,
-                    };
-                    let mut tc_rows = Vec::new();
-                    for &kernel in &tensor_kernels {
-                        let timing = lesson.time_tc(Some(kernel), options.plan)?;
-                        tc_rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_bf16).flop(fl).against_gflop_per_s(TENSOR_CEILING, ceiling_value));
-                    }
-                    let reference = cublas_tc.map(|t| Row::new(format!("cublasGemmEx_bf16/{side}"), "cuBLAS GemmEx, BF16 in, FP32 sums", t).bytes(by_bf16).flop(fl).against_gflop_per_s(TENSOR_CEILING, ceiling_value));
-                    if let Some(reference_rate) = reference.as_ref().and_then(Row::gflop_per_s) {
-                        for row in &mut tc_rows {
-                            if let Some(rate) = row.gflop_per_s() {
-                                let share = rate / reference_rate;
-                                section.line(format!("{}: {:.1}% of cuBLAS's BF16 throughput.", row.key, 100.0 * share));
-                                shares.push(json!({"row": row.key, "side": side, "precision": "bf16", "cublas_share": share}));
-                                row.fields.insert("cublas_share".into(), json!(share));
-                            }
+            // The tensor-core rows of each 16-bit precision (FP32 sums),
+            // against cuBLAS's GEMM of that precision; a size the kernels
+            // refuse (all of them the same sizes), or a GPU without that
+            // side, says why. The BF16 rows are read against the measured
+            // tensor-core ceiling, the FP16 rows against no limit.
+            for half in Half::ALL {
+                let kernels = lesson.tensor_kernels_of(half);
+                let refused = kernels.first().and_then(|k| k.refusal((side, side, side)));
+                if let Some(why) = lesson.no_tensor_kernels(half) {
+                    section.line(format!("No {} tensor-core rows: {why}.", half.upper()));
+                    continue;
+                }
+                if let Some(why) = refused {
+                    section.line(format!("No {} tensor-core rows at {side}: {why}.", half.upper()));
+                    continue;
+                }
+                let read = |row: Row| match half {
+                    Half::Bf16 => row.against_gflop_per_s(TENSOR_CEILING, ceiling_value),
+                    Half::F16 => row.no_limit(),
+                };
+                let cublas_tc = match lesson.cublas {
+                    Ok(_) => Some(lesson.time_cublas_half(half, options.plan)?),
+                    Err(_) => None,
+                };
+                let mut tc_rows = Vec::new();
+                for &kernel in &kernels {
+                    let timing = lesson.time_tc(kernel, options.plan)?;
+                    tc_rows.push(read(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_half).flop(fl)));
+                }
+                let label = format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper());
+                let reference = cublas_tc.map(|t| read(Row::new(format!("{}/{side}", cublas_half_symbol(half)), label, t).bytes(by_half).flop(fl)));
+                if let Some(reference_rate) = reference.as_ref().and_then(Row::gflop_per_s) {
+                    for row in &mut tc_rows {
+                        if let Some(rate) = row.gflop_per_s() {
+                            let share = rate / reference_rate;
+                            section.line(format!("{}: {:.1}% of cuBLAS's {} throughput.", row.key, 100.0 * share, half.upper()));
+                            shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": share}));
+                            row.fields.insert("cublas_share".into(), json!(share));
                         }
                     }
-                    rows.extend(tc_rows.into_iter().chain(reference).map(|mut r| {
-                        r.fields.insert("precision".into(), json!("bf16"));
-                        r
-                    }));
                 }
+                rows.extend(tc_rows.into_iter().chain(reference).map(|mut r| {
+                    r.fields.insert("precision".into(), json!(half.name()));
+                    r
+                }));
             }
             section.rows = rows;
             sections.push(section);
@@ -1547,20 +1755,26 @@ impl lesson::Lesson for GemmLesson {
                     } else {
                         ""
                     },
-                    if lesson.tensor.is_ok() {
+                    if lesson.tensor.is_ok() || lesson.fp16.is_ok() {
                         format!(
                             " Each tensor-core kernel matches the f64 reference at {} x {} x {} in every element and at the samples of \
                              every size it runs at, within {TC_BOUND_FACTOR} times that bound (tensor cores truncate in their sums){}; \
-                             and, on integer inputs whose sums are exact, equals the naive FP32 kernel's output in every element. \
-                             The mma.sync kernels give the same bits at every size they run at{}.",
+                             and, on integer inputs whose sums are exact, equals the naive FP32 kernel's output in every element.{}",
                             TC_SMALL.0,
                             TC_SMALL.1,
                             TC_SMALL.2,
-                            if lesson.cublas.is_ok() { "; matches cuBLAS's BF16 GEMM in every element within twice that" } else { "" },
-                            if tensor_kernels.iter().any(|k| matches!(k, TensorKernel::Wgmma(_))) {
-                                ", and so do the wgmma kernels among themselves"
+                            if lesson.cublas.is_ok() {
+                                "; matches cuBLAS's GEMM of its precision (BF16 or FP16) in every element within twice that"
                             } else {
                                 ""
+                            },
+                            match (lesson.tensor.is_ok(), tensor_kernels.iter().any(|k| matches!(k, TensorKernel::Wgmma(_)))) {
+                                (true, true) => {
+                                    " The BF16 mma.sync kernels give the same bits at every size they run at, and so do the wgmma \
+                                     kernels among themselves."
+                                }
+                                (true, false) => " The BF16 mma.sync kernels give the same bits at every size they run at.",
+                                (false, _) => "",
                             }
                         )
                     } else {
@@ -1585,6 +1799,7 @@ impl lesson::Lesson for GemmLesson {
                     "tensor_core_bound_factor": TC_BOUND_FACTOR,
                     "sides": sizes.sides,
                     "cublas": lesson.cublas.as_ref().map(|c| c.version()).map_err(Clone::clone),
+                    "fp16": lesson.fp16.as_ref().map(|_| F16Kernel::F16Mma.symbol()).map_err(Clone::clone),
                     "cublas_share": shares,
                     "kernels": occupancy_facts,
                     "fma_ceiling_gflop_per_s": fma.gflop_per_s,
@@ -1603,7 +1818,13 @@ impl lesson::Lesson for GemmLesson {
     fn compare_notes(_sizes: &Sizes) -> Vec<String> {
         let symbols: Vec<&str> = TcKernel::ALL.iter().map(|k| k.symbol()).collect();
         let hopper: Vec<&str> = WgKernel::ALL.iter().map(|k| k.symbol()).collect();
+        let turing: Vec<&str> = F16Kernel::ALL.iter().map(|k| k.symbol()).collect();
         vec![
+            format!(
+                "{}: the Rust side is the sm_75 module every lesson loads (PTX ISA 6.5), compared where the GPU has compute \
+                 capability 7.5 or more.",
+                turing.join(", ")
+            ),
             format!(
                 "{}: the Rust side is the sm_80 module (PTX ISA 7.0), compared where the GPU has compute capability 8.0 or more.",
                 symbols.join(", ")

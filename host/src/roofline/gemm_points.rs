@@ -141,7 +141,7 @@ pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<Measured> {
             side,
             flop: gemm::flop(side, side, side),
             bytes: gemm::bytes_bf16(side, side, side),
-            timing: lesson.time_tc(Some(kernel), plan)?,
+            timing: lesson.time_tc(kernel, plan)?,
         });
     }
     Ok(Measured { points, no_tensor_point: tensor.err(), failures: Vec::new() })
