@@ -93,6 +93,13 @@ const _: () = assert!(BLOCK_M == BLOCK_N, "REG_LOADS serves both tiles");
 /// 2)`): ptxas keeps it at 128 registers a thread or fewer.
 pub const WARP_MIN_BLOCKS: u32 = 2;
 
+/// Blocks of `TC_THREADS` threads the f16 kernel (`gemm_f16_mma`) asks an
+/// SM to hold at once (its launch bounds): ptxas keeps it at 128 registers
+/// a thread or fewer, where it would take 135 on sm_90 and so fit one block
+/// an SM. (On a T4 shared memory holds one block an SM anyway: its 64 KiB
+/// are less than two blocks' `TC_STAGES * TC_STAGE_BYTES`.)
+pub const F16_MIN_BLOCKS: u32 = 2;
+
 /// The tensor-core kernel's tile of `D` per block (BF16 inputs, FP32
 /// accumulation): `TC_BLOCK_M x TC_BLOCK_N`, `TC_BLOCK_K` deep per step.
 pub const TC_BLOCK_M: u32 = 128;
@@ -869,7 +876,8 @@ pub(crate) mod mma_tiles {
     /// `TC_B_STRIDE` apart): per 16 of k, 4 A fragments by `ldmatrix.x4`, 4
     /// B fragments by `ldmatrix.x2.trans`, then the 4 x 4 `mma` tiles by
     /// `mma` (m16n8k16's fragments in, the tile's f32 sums out), in
-    /// ascending k.
+    /// ascending k; after each 16 of k, `after_k16` with its index (the f16
+    /// kernel stores the next step's chunks there; a no-op elsewhere).
     ///
     /// # Safety
     /// The stage's tiles were written before a barrier and are inside a
@@ -883,6 +891,7 @@ pub(crate) mod mma_tiles {
         lane: u32,
         acc: &mut [[[f32; 4]; 4]; 4],
         mma: impl Fn([u32; 4], [u32; 2], [f32; 4]) -> [f32; 4],
+        mut after_k16: impl FnMut(usize),
     ) {
         let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
         unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
@@ -906,6 +915,7 @@ pub(crate) mod mma_tiles {
             unrolled::<4>(|i| {
                 unrolled::<4>(|j| acc[i][j] = mma(fa[i], fb[j], acc[i][j]));
             });
+            after_k16(kk as usize / 16);
         });
     }
     // ANCHOR_END: mma_warp_tile
@@ -1073,6 +1083,8 @@ pub(crate) mod turing_kernels {
         });
     }
 
+    crate::launch_bounds!(gemm_f16_mma, TC_THREADS, F16_MIN_BLOCKS);
+
     // ANCHOR: gemm_f16_mma
     /// `D = alpha * A * B + beta * C` with A and B in f16 and the products
     /// summed in f32 on the tensor cores of compute capability 7.5 and up:
@@ -1086,13 +1098,16 @@ pub(crate) mod turing_kernels {
     /// through registers: each thread loads its 4 chunks of the next step
     /// (16-byte read-only loads) before this step's `mma`s, which run while
     /// those loads are in flight, and writes them into the other of the two
-    /// stages after; one barrier a step (the other stage was last read
-    /// before the previous one). Rows padded by `TC_PAD`, as in the bf16
+    /// stages after the step's first 16 of k (half a step for the loads to
+    /// land; their 16 registers are free for the second half, which keeps
+    /// the kernel in 128 registers without a spill); one barrier a step (the
+    /// other stage was last read before the previous one). Rows padded by `TC_PAD`, as in the bf16
     /// kernels, so `ldmatrix` has no bank conflict; chunks outside the
     /// matrices are zeros; the store is guarded.
     ///
     /// # Launch assumption
-    /// As `gemm_bf16_mma`: `TC_THREADS` threads in one dimension, a grid of
+    /// As `gemm_bf16_mma`: `TC_THREADS` threads in one dimension (declared
+    /// as its launch bounds, with `F16_MIN_BLOCKS` blocks an SM), a grid of
     /// `ceil(n / TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
     /// `TC_ALIGN`. Every thread reaches every barrier and every warp-wide
     /// instruction.
@@ -1136,12 +1151,15 @@ pub(crate) mod turing_kernels {
             }
             // SAFETY: this step's stage, written before the last barrier;
             // the warp is converged.
-            unsafe { mma_warp_tile(stage(step % TC_STAGES).addr(), warp_row, warp_col, lane, &mut acc, mma_f16_m16n8k16_as_two_k8) };
-            if more {
-                // SAFETY: the other stage was last read in the previous
-                // step, before the barrier that ended it.
-                unsafe { store(stage((step + 1) % TC_STAGES), &staged) };
-            }
+            unsafe {
+                mma_warp_tile(stage(step % TC_STAGES).addr(), warp_row, warp_col, lane, &mut acc, mma_f16_m16n8k16_as_two_k8, |k16| {
+                    if more && k16 == 0 {
+                        // SAFETY: the other stage was last read in the
+                        // previous step, before the barrier that ended it.
+                        unsafe { store(stage((step + 1) % TC_STAGES), &staged) };
+                    }
+                })
+            };
             sync_threads();
             step += 1;
         }
@@ -1284,7 +1302,7 @@ pub(crate) mod tensor_kernels {
             let a_tile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
             // SAFETY: this stage's tiles, written before the barrier above;
             // the warp is converged (no divergent branch reaches here).
-            unsafe { mma_warp_tile(a_tile, warp_row, warp_col, lane, &mut acc, mma_bf16_m16n8k16) };
+            unsafe { mma_warp_tile(a_tile, warp_row, warp_col, lane, &mut acc, mma_bf16_m16n8k16, |_| {}) };
             sync_threads();
             step += 1;
         }

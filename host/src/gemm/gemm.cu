@@ -92,10 +92,10 @@ struct MmaF16 {
 // One TC_BLOCK_K step of a warp's 64 x 32 tile from the stage at shared
 // address aTile (A rows TC_A_STRIDE apart, then B rows TC_B_STRIDE apart): per
 // 16 of k, ldmatrix the 4 A and 4 B fragments (B transposed on the way), then
-// the 4 x 4 mma tiles by Mma::run, in ascending k.
-template <typename Mma>
+// the 4 x 4 mma tiles by Mma::run, in ascending k, then after(index of the 16).
+template <typename Mma, typename After>
 __device__ __forceinline__ void mma_warp_tile(float (&acc)[4][4][4], unsigned aTile, unsigned warpRow,
-                                              unsigned warpCol, unsigned lane) {
+                                              unsigned warpCol, unsigned lane, After after) {
     const unsigned bTile = aTile + 2 * TC_BLOCK_M * TC_A_STRIDE;
 #pragma unroll
     for (unsigned kk = 0; kk < TC_BLOCK_K; kk += 16) {
@@ -112,6 +112,7 @@ __device__ __forceinline__ void mma_warp_tile(float (&acc)[4][4][4], unsigned aT
         for (unsigned i = 0; i < 4; ++i)
 #pragma unroll
             for (unsigned j = 0; j < 4; ++j) Mma::run(acc[i][j], fa[i], fb[j]);
+        after(kk / 16);
     }
 }
 
@@ -632,7 +633,7 @@ __global__ void gemm_bf16_mma(unsigned m, unsigned n, unsigned k, float alpha, c
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
-        mma_warp_tile<MmaBf16>(acc, base + (step % TC_STAGES) * TC_STAGE_BYTES, warpRow, warpCol, lane);
+        mma_warp_tile<MmaBf16>(acc, base + (step % TC_STAGES) * TC_STAGE_BYTES, warpRow, warpCol, lane, [](unsigned) {});
         __syncthreads();
     }
     cp_async_wait<0>();
@@ -647,9 +648,11 @@ __global__ void gemm_bf16_mma(unsigned m, unsigned n, unsigned k, float alpha, c
 // gemm_bf16_mma's tiles and fragments, each 16 of k as two mma.sync m16n8k8.
 // Memory: no cp.async before 8.0, so each thread loads its 4 chunks of the
 // next step into registers (16-byte __ldg) before this step's mma and stores
-// them into the other of two shared stages after; one barrier a step. Launch:
-// as gemm_bf16_mma. Below compute capability 7.5 the body is empty.
-__global__ void gemm_f16_mma(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
+// them into the other of two shared stages after the step's first 16 of k;
+// one barrier a step. Launch:
+// as gemm_bf16_mma (launch bounds: F16_MIN_BLOCKS blocks of TC_THREADS an SM).
+// Below compute capability 7.5 the body is empty.
+__global__ void __launch_bounds__(TC_THREADS, F16_MIN_BLOCKS) gemm_f16_mma(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
                              const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
                              float* __restrict__ d) {
 #if __CUDA_ARCH__ >= 750
@@ -696,8 +699,13 @@ __global__ void gemm_f16_mma(unsigned m, unsigned n, unsigned k, float alpha, co
     for (unsigned step = 0; step < steps; ++step) {
         const bool more = step + 1 < steps;
         if (more) fetch((step + 1) * TC_BLOCK_K);
-        mma_warp_tile<MmaF16>(acc, base + (step % TC_STAGES) * TC_STAGE_BYTES, warpRow, warpCol, lane);
-        if (more) store(stages + ((step + 1) % TC_STAGES) * (TC_STAGE_BYTES / 16));
+        // The next step's chunks go into the other stage after the first 16
+        // of k: half a step for the loads to land, and their 16 registers
+        // free for the second half.
+        mma_warp_tile<MmaF16>(acc, base + (step % TC_STAGES) * TC_STAGE_BYTES, warpRow, warpCol, lane,
+                              [&](unsigned k16) {
+                                  if (more && k16 == 0) store(stages + ((step + 1) % TC_STAGES) * (TC_STAGE_BYTES / 16));
+                              });
         __syncthreads();
     }
 

@@ -1460,7 +1460,7 @@ impl lesson::Lesson for GemmLesson {
             "gemm_bf16_mma": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
                 "stages": TC_STAGES},
             "gemm_f16_mma": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
-                "stages": TC_STAGES},
+                "stages": TC_STAGES, "launch_bounds": [TC_THREADS, F16_MIN_BLOCKS]},
             "gemm_bf16_pipelined": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
                 "stages": TC_PIPE_STAGES},
             "gemm_bf16_wgmma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
@@ -1477,7 +1477,7 @@ impl lesson::Lesson for GemmLesson {
              #define R1_BLOCK_N {R1_BLOCK_N}\n#define R1_BLOCK_K {R1_BLOCK_K}\n#define R1_THREAD_M {R1_THREAD_M}\n\
              #define R1_THREADS {R1_THREADS}\n#define BLOCK_M {BLOCK_M}\n\
              #define BLOCK_N {BLOCK_N}\n#define BLOCK_K {BLOCK_K}\n#define THREAD_M {THREAD_M}\n#define THREAD_N {THREAD_N}\n\
-             #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define WARP_MIN_BLOCKS {WARP_MIN_BLOCKS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
+             #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define WARP_MIN_BLOCKS {WARP_MIN_BLOCKS}\n#define F16_MIN_BLOCKS {F16_MIN_BLOCKS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
              #define TC_BLOCK_N {TC_BLOCK_N}\n#define TC_BLOCK_K {TC_BLOCK_K}\n#define TC_THREADS {TC_THREADS}\n\
              #define TC_A_STRIDE {TC_A_STRIDE}\n#define TC_B_STRIDE {TC_B_STRIDE}\n#define TC_STAGES {TC_STAGES}\n\
              #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n#define TC_PIPE_STAGES {TC_PIPE_STAGES}\n#define WG_BLOCK_M {WG_BLOCK_M}\n\
