@@ -261,6 +261,17 @@ fn the_sm75_module_holds_the_f16_kernel_as_written() {
     assert!(!body.contains(".local"), "no local memory");
 }
 
+/// The f16 kernel's shared stages hold it to one block an SM on a T4
+/// (compute capability 7.5: 64 KiB of shared memory an SM), whatever its
+/// launch bounds ask, and let two blocks run on 8.0 and 9.0.
+#[test]
+fn the_f16_kernel_fits_one_block_a_t4_sm_and_two_elsewhere() {
+    let block = (TC_STAGES * TC_STAGE_BYTES) as usize;
+    let blocks = |cc| lab_tests::per_sm_limits(cc).2 * 1024 / block;
+    assert_eq!(blocks((7, 5)), 1);
+    assert!(blocks((8, 0)) >= F16_MIN_BLOCKS as usize && blocks((9, 0)) >= F16_MIN_BLOCKS as usize);
+}
+
 /// ptxas assembles the f16 kernel for sm_75 and sm_90 with no spill
 /// (skipped, saying so, where no ptxas is found outside CI).
 #[test]
