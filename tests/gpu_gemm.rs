@@ -67,6 +67,11 @@ fn main() -> std::process::ExitCode {
             let mut lesson = Gemm::new(gpu, 600).map_err(|e| e.to_string())?;
             lesson.enable_tensor_cores().map_err(|e| e.to_string())?;
             if let Err(why) = &lesson.fp16 {
+                // Only a GPU below 7.5 or a build below sm_75 has none.
+                let built = host::ptx::parse_sm(host::ptx::PTX_ARCH).unwrap_or((0, 0));
+                if gpu.info.compute_capability >= (7, 5) && built >= (7, 5) {
+                    return Err(format!("a GPU of compute capability 7.5 or more and a build for {} have no f16 side: {why}", host::ptx::PTX_ARCH));
+                }
                 eprintln!("no f16 tensor-core kernel on this GPU: {why}");
                 return Ok(());
             }
@@ -105,8 +110,9 @@ fn main() -> std::process::ExitCode {
                 return Err(format!("{} is not read against the measured FMA ceiling {fma}: {}", row["symbol"], row["limit"]));
             }
         }
-        // From 7.5 on, FP16 rows beside cuBLAS's FP16 GEMM, read against no
-        // ceiling (none is measured for FP16), each with its share.
+        // From 7.5 on, FP16 rows read against no ceiling (none is measured
+        // for FP16); where cuBLAS loaded, beside its FP16 GEMM, each kernel
+        // row with its share.
         if gpu.info.compute_capability < (7, 5) {
             return Ok(());
         }
@@ -114,10 +120,18 @@ fn main() -> std::process::ExitCode {
         if !fp16.iter().any(|r| r["symbol"].as_str().is_some_and(|s| s.starts_with("gemm_f16_mma/"))) {
             return Err("no gemm_f16_mma row".into());
         }
+        let with_cublas = lines.iter().find(|l| l["variant"] == "facts").is_some_and(|l| l["facts"]["cublas"].get("Ok").is_some());
         for row in &fp16 {
             if !row["limit"].is_null() {
                 return Err(format!("{} is read against {}, but no FP16 ceiling is measured", row["symbol"], row["limit"]));
             }
+            let is_kernel = row["symbol"].as_str().is_some_and(|s| s.starts_with("gemm_f16_mma/"));
+            if with_cublas && is_kernel && !row["cublas_share"].is_number() {
+                return Err(format!("{} has no share of cuBLAS's FP16 GEMM", row["symbol"]));
+            }
+        }
+        if with_cublas && !fp16.iter().any(|r| r["symbol"].as_str().is_some_and(|s| s.starts_with("cublasGemmEx_fp16/"))) {
+            return Err("cuBLAS loaded, but there is no cublasGemmEx_fp16 row".into());
         }
         if gpu.info.compute_capability < (8, 0) {
             return Ok(());

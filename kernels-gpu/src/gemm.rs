@@ -845,8 +845,6 @@ mod kernels {
     // ANCHOR_END: gemm_warptiled
 }
 
-/// The tensor-core kernels, compiled only into the sm_80 module
-/// (`--cfg lab_tensor_cores`, `-Ctarget-cpu=sm_80`).
 /// What the `mma.sync` kernels of both modules share (the sm_80 module's
 /// bf16 kernels, the sm_75 module's f16 one): where a thread's 16-byte
 /// chunk of a tile lies, one step of a warp's 64 x 32 tile from the padded
@@ -1170,6 +1168,8 @@ pub(crate) mod turing_kernels {
     // ANCHOR_END: gemm_f16_mma
 }
 
+/// The tensor-core kernels, compiled only into the sm_80 module
+/// (`--cfg lab_tensor_cores`, `-Ctarget-cpu=sm_80`).
 #[cfg(all(target_arch = "nvptx64", lab_tensor_cores))]
 pub(crate) mod tensor_kernels {
     use super::mma_tiles::{chunk_place, mma_warp_tile, store_tiles};

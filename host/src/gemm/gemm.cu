@@ -643,6 +643,13 @@ __global__ void gemm_bf16_mma(unsigned m, unsigned n, unsigned k, float alpha, c
 }
 // ANCHOR_END: gemm_bf16_mma
 
+// The (row, column) of chunk s of thread tid in a tile `width` 16-bit elements
+// wide: 16-byte chunks (8 elements) in row-major order, TC_THREADS threads.
+__device__ __forceinline__ uint2 chunk_place(unsigned tid, unsigned s, unsigned width) {
+    const unsigned chunk = tid + s * TC_THREADS;
+    return make_uint2(chunk / (width / 8), (chunk % (width / 8)) * 8);
+}
+
 // ANCHOR: gemm_f16_mma
 // F16 A and B, f32 sums on the tensor cores of compute capability 7.5 and up:
 // gemm_bf16_mma's tiles and fragments, each 16 of k as two mma.sync m16n8k8.
@@ -671,25 +678,21 @@ __global__ void __launch_bounds__(TC_THREADS, F16_MIN_BLOCKS) gemm_f16_mma(unsig
     auto fetch = [&](unsigned p0) {
 #pragma unroll
         for (unsigned s = 0; s < CHUNKS; ++s) {
-            const unsigned chunk = tid + s * TC_THREADS;
-            const unsigned aRow = chunk / (TC_BLOCK_K / 8), aCol = (chunk % (TC_BLOCK_K / 8)) * 8;
-            const unsigned bRow = chunk / (TC_BLOCK_N / 8), bCol = (chunk % (TC_BLOCK_N / 8)) * 8;
-            staged[s] = blockRow + aRow < m && p0 + aCol < k
-                            ? __ldg((const uint4*)(a + (size_t)(blockRow + aRow) * k + p0 + aCol))
+            const uint2 pa = chunk_place(tid, s, TC_BLOCK_K), pb = chunk_place(tid, s, TC_BLOCK_N);
+            staged[s] = blockRow + pa.x < m && p0 + pa.y < k
+                            ? __ldg((const uint4*)(a + (size_t)(blockRow + pa.x) * k + p0 + pa.y))
                             : make_uint4(0, 0, 0, 0);
-            staged[CHUNKS + s] = p0 + bRow < k && blockCol + bCol < n
-                                     ? __ldg((const uint4*)(b + (size_t)(p0 + bRow) * n + blockCol + bCol))
+            staged[CHUNKS + s] = p0 + pb.x < k && blockCol + pb.y < n
+                                     ? __ldg((const uint4*)(b + (size_t)(p0 + pb.x) * n + blockCol + pb.y))
                                      : make_uint4(0, 0, 0, 0);
         }
     };
     auto store = [&](uint4* stage) {
 #pragma unroll
         for (unsigned s = 0; s < CHUNKS; ++s) {
-            const unsigned chunk = tid + s * TC_THREADS;
-            const unsigned aRow = chunk / (TC_BLOCK_K / 8), aCol = (chunk % (TC_BLOCK_K / 8)) * 8;
-            const unsigned bRow = chunk / (TC_BLOCK_N / 8), bCol = (chunk % (TC_BLOCK_N / 8)) * 8;
-            stage[(aRow * TC_A_STRIDE + aCol) / 8] = staged[s];
-            stage[(TC_BLOCK_M * TC_A_STRIDE + bRow * TC_B_STRIDE + bCol) / 8] = staged[CHUNKS + s];
+            const uint2 pa = chunk_place(tid, s, TC_BLOCK_K), pb = chunk_place(tid, s, TC_BLOCK_N);
+            stage[(pa.x * TC_A_STRIDE + pa.y) / 8] = staged[s];
+            stage[(TC_BLOCK_M * TC_A_STRIDE + pb.x * TC_B_STRIDE + pb.y) / 8] = staged[CHUNKS + s];
         }
     };
 

@@ -210,12 +210,13 @@ impl TensorKernel {
         }
     }
 
-    /// The name of the module its Rust side comes from: `sm_80 module`.
+    /// The name of the module its Rust side comes from: `sm_80 module`
+    /// (the base module's by its target, `sm_75 module` by default).
     pub fn module_name(self) -> &'static str {
         match self {
             TensorKernel::Mma(_) => Module::Sm80.name(),
             TensorKernel::Wgmma(_) => Module::Sm90a.name(),
-            TensorKernel::Turing(_) => "sm_75 module",
+            TensorKernel::Turing(_) => concat!(env!("LAB_PTX_ARCH"), " module"),
         }
     }
 
@@ -815,10 +816,7 @@ pub struct TensorCores {
     kernels: KernelSet<TcKernel>,
     /// The Hopper kernels, or why this GPU has none.
     pub hopper: std::result::Result<KernelSet<WgKernel>, String>,
-    a: CudaSlice<u16>,
-    b: CudaSlice<u16>,
-    a_int: CudaSlice<u16>,
-    b_int: CudaSlice<u16>,
+    inputs: HalfInputs,
     /// The TMA kernel's tensor maps of A and B, for the shape and inputs
     /// they were encoded for.
     maps: Option<TensorMaps>,
@@ -874,8 +872,8 @@ impl TensorCores {
                 gpu.info.name
             ))
         };
-        let [a, b, a_int, b_int] = upload_half(gpu, Half::Bf16, [a, b, int_a, int_b])?;
-        Ok(Ok(TensorCores { kernels, hopper, a, b, a_int, b_int, maps: None }))
+        let inputs = HalfInputs::upload(gpu, Half::Bf16, [a, b, int_a, int_b])?;
+        Ok(Ok(TensorCores { kernels, hopper, inputs, maps: None }))
     }
 
     /// Encodes the tensor maps of A and B (the `inputs` in bf16) for
@@ -890,7 +888,7 @@ impl TensorCores {
             return Ok(());
         }
         let (m, n, k) = shape;
-        let (a, b) = if inputs == Inputs::Integers { (&self.a_int, &self.b_int) } else { (&self.a, &self.b) };
+        let (a, b) = self.inputs.pick(inputs);
         let (a_ptr, _a) = a.device_ptr(&gpu.stream);
         let (b_ptr, _b) = b.device_ptr(&gpu.stream);
         let map_a = crate::tma::bf16_tensor_map_128b(a_ptr, m, k, WG_TMA_BOX_A)?;
@@ -928,18 +926,43 @@ impl TensorCores {
     }
 }
 
-/// The four matrices `host` (A, B and the integer A and B) rounded to
-/// `half` in device memory, checked for room first.
-///
-/// # Errors
-/// [`Error::OutOfMemory`]; the driver's allocation or copy error.
-fn upload_half(gpu: &Gpu, half: Half, host: [&[f32]; 4]) -> Result<[CudaSlice<u16>; 4]> {
-    let bytes = host.iter().map(|m| m.len() * size_of::<u16>()).sum();
-    gpu.require_free_memory(bytes, &format!("the GEMM lesson's {} A and B and integer inputs", half.name()))?;
-    let [a, b, a_int, b_int] = host;
-    let buffers = [gpu.upload_half(a, half)?, gpu.upload_half(b, half)?, gpu.upload_half(a_int, half)?, gpu.upload_half(b_int, half)?];
-    gpu.sync_after(&format!("uploading the {} tensor-core inputs", half.name()))?;
-    Ok(buffers)
+/// A and B and the integer A and B ([`reference::integer`]) in one 16-bit
+/// type, in device memory: what a tensor-core side's kernels and cuBLAS
+/// read.
+struct HalfInputs {
+    a: CudaSlice<u16>,
+    b: CudaSlice<u16>,
+    a_int: CudaSlice<u16>,
+    b_int: CudaSlice<u16>,
+}
+
+impl HalfInputs {
+    /// The four matrices `host` (A, B, the integer A and B) rounded to
+    /// `half` and uploaded, checked for room first.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`]; the driver's allocation or copy error.
+    fn upload(gpu: &Gpu, half: Half, host: [&[f32]; 4]) -> Result<HalfInputs> {
+        let bytes = host.iter().map(|m| m.len() * size_of::<u16>()).sum();
+        gpu.require_free_memory(bytes, &format!("the GEMM lesson's {} A and B and integer inputs", half.name()))?;
+        let [a, b, a_int, b_int] = host;
+        let inputs = HalfInputs {
+            a: gpu.upload_half(a, half)?,
+            b: gpu.upload_half(b, half)?,
+            a_int: gpu.upload_half(a_int, half)?,
+            b_int: gpu.upload_half(b_int, half)?,
+        };
+        gpu.sync_after(&format!("uploading the {} tensor-core inputs", half.name()))?;
+        Ok(inputs)
+    }
+
+    /// A and B of the kind `inputs` names.
+    fn pick(&self, inputs: Inputs) -> (&CudaSlice<u16>, &CudaSlice<u16>) {
+        match inputs {
+            Inputs::Fills => (&self.a, &self.b),
+            Inputs::Integers => (&self.a_int, &self.b_int),
+        }
+    }
 }
 
 /// The FP16 tensor-core side: the sm_75 module's f16 kernel (compute
@@ -948,20 +971,19 @@ fn upload_half(gpu: &Gpu, half: Half, host: [&[f32]; 4]) -> Result<[CudaSlice<u1
 /// so they are the FP32 kernels' inputs exactly).
 pub struct Fp16Cores {
     kernels: KernelSet<F16Kernel>,
-    a: CudaSlice<u16>,
-    b: CudaSlice<u16>,
-    a_int: CudaSlice<u16>,
-    b_int: CudaSlice<u16>,
+    inputs: HalfInputs,
 }
 
 impl Fp16Cores {
-    /// Finds the f16 kernel in the sm_75 module and uploads A, B and the
+    /// Finds the f16 kernel in the base module and uploads A, B and the
     /// integer inputs as f16, on a GPU of compute capability 7.5 or more; on
-    /// an older one, or where the module was built without the kernel (for
-    /// an architecture below sm_75), the reason (the outer `Ok`).
+    /// an older one, or where the module was built for an architecture below
+    /// sm_75 (`LAB_PTX_ARCH`, which leaves the kernel out), the reason (the
+    /// outer `Ok`).
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`]; driver errors during the uploads.
+    /// The kernel missing from a module built for sm_75 or later, or any
+    /// other driver error; [`Error::OutOfMemory`].
     pub fn new(gpu: &Gpu, a: &[f32], b: &[f32], int_a: &[f32], int_b: &[f32]) -> Result<std::result::Result<Fp16Cores, String>> {
         let (major, minor) = gpu.info.compute_capability;
         if (major, minor) < (7, 5) {
@@ -970,18 +992,16 @@ impl Fp16Cores {
                 gpu.info.name
             )));
         }
-        let kernels = match KernelSet::new(gpu) {
-            Ok(set) => set,
-            Err(e) => {
-                return Ok(Err(format!(
-                    "the sm_75 module has no {} (it is built for {}; the kernel needs sm_75 or later): {e}",
-                    F16Kernel::F16Mma.symbol(),
-                    crate::ptx::PTX_ARCH
-                )));
-            }
-        };
-        let [a, b, a_int, b_int] = upload_half(gpu, Half::F16, [a, b, int_a, int_b])?;
-        Ok(Ok(Fp16Cores { kernels, a, b, a_int, b_int }))
+        if crate::ptx::parse_sm(crate::ptx::PTX_ARCH).is_some_and(|built| built < (7, 5)) {
+            return Ok(Err(format!(
+                "the PTX is built for {} (LAB_PTX_ARCH), below sm_75, where ldmatrix and the f16 mma.sync m16n8k8 of {} do not exist",
+                crate::ptx::PTX_ARCH,
+                F16Kernel::F16Mma.symbol()
+            )));
+        }
+        let kernels = KernelSet::new(gpu)?;
+        let inputs = HalfInputs::upload(gpu, Half::F16, [a, b, int_a, int_b])?;
+        Ok(Ok(Fp16Cores { kernels, inputs }))
     }
 }
 
@@ -1006,32 +1026,34 @@ impl Gemm<'_> {
             return Err(Error::Size(why));
         }
         let (gpu, inputs) = (self.gpu, self.inputs);
-        let ints = inputs == Inputs::Integers;
         if kernel == TensorKernel::Wgmma(WgKernel::Bf16Tma) {
             let tc = self.tensor.as_mut().map_err(|why| Error::Size(why.clone()))?;
             tc.encode_maps(gpu, self.shape, inputs)?;
         }
-        let launch = match kernel {
+        let size_err = |why: &String| Error::Size(why.clone());
+        let (launch, half_inputs, maps) = match kernel {
             TensorKernel::Turing(id) => {
-                let h = self.fp16.as_ref().map_err(|why| Error::Size(why.clone()))?;
-                let (a, b) = if ints { (&h.a_int, &h.b_int) } else { (&h.a, &h.b) };
-                h.kernels.launch(gpu, id).scalar(m as u32).scalar(n as u32).scalar(k as u32).scalar(ALPHA).input(a).input(b)
+                let h = self.fp16.as_ref().map_err(size_err)?;
+                (h.kernels.launch(gpu, id), &h.inputs, None)
             }
-            TensorKernel::Mma(_) | TensorKernel::Wgmma(_) => {
-                let tc = self.tensor.as_ref().map_err(|why| Error::Size(why.clone()))?;
-                let (a, b) = if ints { (&tc.a_int, &tc.b_int) } else { (&tc.a, &tc.b) };
-                let launch = match (kernel, &tc.hopper) {
-                    (TensorKernel::Wgmma(id), Ok(set)) => set.launch(gpu, id),
-                    (TensorKernel::Wgmma(_), Err(why)) => return Err(Error::Size(why.clone())),
-                    (TensorKernel::Mma(id), _) => tc.kernels.launch(gpu, id),
-                    (TensorKernel::Turing(_), _) => unreachable!("matched above"),
-                };
-                let launch = launch.scalar(m as u32).scalar(n as u32).scalar(k as u32).scalar(ALPHA);
+            TensorKernel::Mma(id) => {
+                let tc = self.tensor.as_ref().map_err(size_err)?;
+                (tc.kernels.launch(gpu, id), &tc.inputs, None)
+            }
+            TensorKernel::Wgmma(id) => {
+                let tc = self.tensor.as_ref().map_err(size_err)?;
+                let set = tc.hopper.as_ref().map_err(size_err)?;
                 // The TMA kernel reads A and B through their tensor maps.
-                match (&tc.maps, kernel) {
-                    (Some(maps), TensorKernel::Wgmma(WgKernel::Bf16Tma)) => launch.input(&maps.a).input(&maps.b),
-                    _ => launch.input(a).input(b),
-                }
+                let maps = tc.maps.as_ref().filter(|_| id == WgKernel::Bf16Tma);
+                (set.launch(gpu, id), &tc.inputs, maps)
+            }
+        };
+        let launch = launch.scalar(m as u32).scalar(n as u32).scalar(k as u32).scalar(ALPHA);
+        let launch = match maps {
+            Some(maps) => launch.input(&maps.a).input(&maps.b),
+            None => {
+                let (a, b) = half_inputs.pick(inputs);
+                launch.input(a).input(b)
             }
         };
         let launch = launch.scalar(BETA).input(&self.c).output(&mut self.d);
@@ -1099,8 +1121,8 @@ impl Gemm<'_> {
         let (m, n, k) = self.shape;
         let cublas = self.cublas.as_ref().map_err(|why| Error::Cublas(why.clone()))?;
         let (a, b) = match half {
-            Half::Bf16 => self.tensor.as_ref().map(|tc| (&tc.a, &tc.b)),
-            Half::F16 => self.fp16.as_ref().map(|h| (&h.a, &h.b)),
+            Half::Bf16 => self.tensor.as_ref().map(|tc| tc.inputs.pick(Inputs::Fills)),
+            Half::F16 => self.fp16.as_ref().map(|h| h.inputs.pick(Inputs::Fills)),
         }
         .map_err(|why| Error::Size(why.clone()))?;
         let stream = &self.gpu.stream;
@@ -1640,8 +1662,8 @@ impl lesson::Lesson for GemmLesson {
         ));
         match &ceiling {
             Some(Ok(c)) => occupancy_lines.push(format!(
-                "Measured before the timings below, as lab roofline measures it: {}{} The tensor-core rows are read \
-                 against that ceiling.",
+                "Measured before the timings below, as lab roofline measures it: {}{} The BF16 tensor-core rows are \
+                 read against that ceiling.",
                 c.sentence(),
                 context
                     .clocks
@@ -1653,11 +1675,11 @@ impl lesson::Lesson for GemmLesson {
             None => {}
         }
         if lesson.fp16.is_ok() {
-            occupancy_lines.push(
-                "The FP16 rows are read against cuBLAS's FP16 GEMM only: no FP16 tensor-core ceiling is measured (lab \
-                 roofline's tensor-core chains are BF16, from compute capability 8.0)."
-                    .into(),
-            );
+            occupancy_lines.push(format!(
+                "No FP16 tensor-core ceiling is measured (lab roofline's tensor-core chains are BF16, from compute \
+                 capability 8.0), so the FP16 rows are read against no limit{}.",
+                if lesson.cublas.is_ok() { "; each gives its share of cuBLAS's FP16 GEMM" } else { "" }
+            ));
         }
         for &side in &sizes.sides {
             lesson.set_shape((side, side, side))?;
@@ -1821,9 +1843,11 @@ impl lesson::Lesson for GemmLesson {
         let turing: Vec<&str> = F16Kernel::ALL.iter().map(|k| k.symbol()).collect();
         vec![
             format!(
-                "{}: the Rust side is the sm_75 module every lesson loads (PTX ISA 6.5), compared where the GPU has compute \
+                "{}: the Rust side is the {} module every lesson loads (PTX ISA {}), compared where the GPU has compute \
                  capability 7.5 or more.",
-                turing.join(", ")
+                turing.join(", "),
+                crate::ptx::PTX_ARCH,
+                crate::ptx::isa_version()
             ),
             format!(
                 "{}: the Rust side is the sm_80 module (PTX ISA 7.0), compared where the GPU has compute capability 8.0 or more.",
