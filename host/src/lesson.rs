@@ -136,6 +136,14 @@ pub trait Lesson {
     /// The block shapes, as the context records them.
     fn block_sizes() -> serde_json::Value;
 
+    /// The lesson's kernels in the base (sm_75) module beyond
+    /// [`Lesson::Kernel`]'s, each symbol with its declared parameters:
+    /// kernels it loads through a set of their own (the GEMM lesson's f16
+    /// kernel). None by default.
+    fn more_base_kernels() -> Vec<(&'static str, &'static [crate::kernels::Param])> {
+        Vec::new()
+    }
+
     /// The CUDA C program NVRTC compiles for the twins (the lesson's
     /// constants as `#define`s, then `<lesson>.cu`).
     fn cuda_c() -> String;

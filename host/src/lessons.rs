@@ -32,7 +32,8 @@ pub struct Entry {
     pub capabilities: Capabilities,
     /// Runs it as the command line asks ([`crate::runner::drive`]).
     pub drive: fn(&Args) -> Result<ExitCode>,
-    /// Each kernel's symbol and declared parameters.
+    /// Each of its kernels in the base module: symbol and declared
+    /// parameters.
     pub kernels: fn() -> Vec<(&'static str, &'static [Param])>,
     /// The CUDA C program of its twins.
     pub cuda_c: fn() -> String,
@@ -53,13 +54,20 @@ fn signatures<K: KernelId>() -> Vec<(&'static str, &'static [Param])> {
     K::ALL.iter().map(|k| (k.symbol(), k.params())).collect()
 }
 
+/// `L::Kernel`'s signatures, then [`Lesson::more_base_kernels`]'s.
+fn lesson_kernels<L: Lesson>() -> Vec<(&'static str, &'static [Param])> {
+    let mut all = signatures::<L::Kernel>();
+    all.extend(L::more_base_kernels());
+    all
+}
+
 const fn entry<L: Lesson>() -> Entry {
     Entry {
         name: L::NAME,
         about: L::ABOUT,
         capabilities: L::CAPABILITIES,
         drive: crate::runner::drive::<L>,
-        kernels: signatures::<L::Kernel>,
+        kernels: lesson_kernels::<L>,
         cuda_c: L::cuda_c,
         sizes: sizes_view::<L>,
     }

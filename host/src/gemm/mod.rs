@@ -1492,6 +1492,16 @@ impl lesson::Lesson for GemmLesson {
         })
     }
 
+    /// The f16 kernel, where the base module has it (built for sm_75 or
+    /// later).
+    fn more_base_kernels() -> Vec<(&'static str, &'static [crate::kernels::Param])> {
+        if crate::ptx::parse_sm(crate::ptx::PTX_ARCH).is_some_and(|built| built >= (7, 5)) {
+            F16Kernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect()
+        } else {
+            Vec::new()
+        }
+    }
+
     /// The constants the twins use, as `#define`s, then the twins.
     fn cuda_c() -> String {
         format!(
