@@ -486,6 +486,8 @@ pub struct Gemm<'g> {
     /// the naive kernel the tensor-core kernels' exact check compares with
     /// (uploaded by [`Gemm::enable_tensor_cores`]).
     int_f32: Option<(CudaSlice<f32>, CudaSlice<f32>)>,
+    /// Whether `fp16` was loaded (it holds the side or why there is none).
+    fp16_loaded: bool,
     /// The inputs launches read.
     inputs: Inputs,
     /// The shape launches use: set by [`Gemm::set_shape`].
@@ -547,6 +549,7 @@ impl<'g> Gemm<'g> {
             tensor,
             fp16,
             int_f32: None,
+            fp16_loaded: false,
             inputs: Inputs::Fills,
             shape: (side, side, side),
         })
@@ -562,23 +565,47 @@ impl<'g> Gemm<'g> {
     /// # Errors
     /// [`Error::OutOfMemory`]; driver errors on a GPU that should run them.
     pub fn enable_tensor_cores(&mut self) -> Result<()> {
-        if self.int_f32.is_some() {
+        self.enable_sides(true)
+    }
+
+    /// [`Gemm::enable_tensor_cores`] for the bf16 side alone (`fp16` stays
+    /// an error that says so): what `lab roofline`'s GEMM points need, with
+    /// no f16 copies of the inputs in device memory.
+    ///
+    /// # Errors
+    /// As [`Gemm::enable_tensor_cores`].
+    pub fn enable_bf16_tensor_cores(&mut self) -> Result<()> {
+        self.enable_sides(false)
+    }
+
+    /// The integer inputs in f32 and the bf16 side, once; the f16 side,
+    /// once, where `with_fp16` (so a later [`Gemm::enable_tensor_cores`]
+    /// after [`Gemm::enable_bf16_tensor_cores`] still loads it).
+    fn enable_sides(&mut self, with_fp16: bool) -> Result<()> {
+        let gpu = self.gpu;
+        let [ia, ib] = reference::INTEGER_STREAMS;
+        let len = self.a_host.len();
+        let load_fp16 = with_fp16 && !self.fp16_loaded;
+        if self.int_f32.is_some() && !load_fp16 {
             return Ok(());
         }
-        let (gpu, len) = (self.gpu, self.a_host.len());
-        gpu.require_free_memory(2 * len * size_of::<f32>(), "the GEMM lesson's integer inputs in f32")?;
-        let [ia, ib] = reference::INTEGER_STREAMS;
         let (int_a, int_b) = (reference::matrix_of(len, ia, reference::integer), reference::matrix_of(len, ib, reference::integer));
-        let upload_f32 = |host: &[f32]| -> Result<CudaSlice<f32>> {
-            let mut buf = gpu.alloc_f32(host.len())?;
-            gpu.upload(host, &mut buf)?;
-            Ok(buf)
-        };
-        let ints = (upload_f32(&int_a)?, upload_f32(&int_b)?);
-        let (a, b) = (&self.a_host, &self.b_host);
-        self.tensor = TensorCores::new(gpu, a, b, &int_a, &int_b)?;
-        self.fp16 = Fp16Cores::new(gpu, a, b, &int_a, &int_b)?;
-        self.int_f32 = Some(ints);
+        if self.int_f32.is_none() {
+            gpu.require_free_memory(2 * len * size_of::<f32>(), "the GEMM lesson's integer inputs in f32")?;
+            let upload_f32 = |host: &[f32]| -> Result<CudaSlice<f32>> {
+                let mut buf = gpu.alloc_f32(host.len())?;
+                gpu.upload(host, &mut buf)?;
+                Ok(buf)
+            };
+            let ints = (upload_f32(&int_a)?, upload_f32(&int_b)?);
+            self.tensor = TensorCores::new(gpu, &self.a_host, &self.b_host, &int_a, &int_b)?;
+            self.int_f32 = Some(ints);
+            self.fp16 = Err("the f16 side is loaded by Gemm::enable_tensor_cores, not by enable_bf16_tensor_cores".into());
+        }
+        if load_fp16 {
+            self.fp16 = Fp16Cores::new(gpu, &self.a_host, &self.b_host, &int_a, &int_b)?;
+            self.fp16_loaded = true;
+        }
         Ok(())
     }
 

@@ -114,7 +114,7 @@ pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<Measured> {
     let shape = (side, side, side);
     let mut lesson = Gemm::new(gpu, side)?;
     let (mut failures, _) = lesson.check(Kernel::Warptiled, shape, None, None)?;
-    lesson.enable_tensor_cores()?;
+    lesson.enable_bf16_tensor_cores()?;
     let tensor = tensor_kernel(&lesson, shape);
     if let Ok(kernel) = tensor {
         failures.extend(lesson.check_tc(kernel, shape, None)?);
