@@ -1591,7 +1591,6 @@ impl lesson::Lesson for GemmLesson {
         // integer inputs, and against the samples and cuBLAS's GEMM of that
         // precision on the fills.
         lesson.enable_tensor_cores()?;
-        let tensor_kernels = lesson.tensor_kernels();
         for half in Half::ALL {
             let kernels = lesson.tensor_kernels_of(half);
             let Some(&first) = kernels.first() else { continue };
@@ -1827,13 +1826,13 @@ impl lesson::Lesson for GemmLesson {
                             } else {
                                 ""
                             },
-                            match (lesson.tensor.is_ok(), tensor_kernels.iter().any(|k| matches!(k, TensorKernel::Wgmma(_)))) {
-                                (true, true) => {
+                            match &lesson.tensor {
+                                Ok(TensorCores { hopper: Ok(_), .. }) => {
                                     " The BF16 mma.sync kernels give the same bits at every size they run at, and so do the wgmma \
                                      kernels among themselves."
                                 }
-                                (true, false) => " The BF16 mma.sync kernels give the same bits at every size they run at.",
-                                (false, _) => "",
+                                Ok(_) => " The BF16 mma.sync kernels give the same bits at every size they run at.",
+                                Err(_) => "",
                             }
                         )
                     } else {
