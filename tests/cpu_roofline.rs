@@ -1231,7 +1231,7 @@ fn report_binds_each_kernel_to_the_right_ceiling() {
         lines[11]["why_none"]
             .as_str()
             .unwrap()
-            .starts_with("No BF16 tensor-core ceiling"),
+            .starts_with("No tensor-core ceiling"),
         "{}",
         lines[11]
     );
@@ -1293,7 +1293,7 @@ fn the_report_draws_the_tensor_ceiling_cublas_sets() {
     let r = synthetic_report_with_tensor(640.0, vec![(4096, 755.0), (8192, 708.0)]);
     let table = r.table();
     for want in [
-        "Tensor-core ceiling: mma_peak 4224 blocks x 256 threads x 2048 steps x 8 chains (sm_80 module); wgmma_peak \
+        "Tensor-core ceiling (BF16): mma_peak 4224 blocks x 256 threads x 2048 steps x 8 chains (sm_80 module); wgmma_peak \
          528 blocks x 256 threads x 2048 steps x 4 wgmma m64n256k16 a warpgroup (sm_90a module); cuBLAS BF16 GemmEx \
          (FP32 sums) at 4096^3 and 8192^3",
         "mma_peak matches its CPU reference exactly in every element; cuBLAS's BF16 GEMM at 4096^3 matches the f64 \
@@ -1431,8 +1431,12 @@ fn the_report_says_when_the_chains_set_the_tensor_ceiling() {
 }
 
 #[test]
-fn a_gpu_below_8_0_has_one_line_and_no_tensor_ceiling() {
-    let info = lab_tests::profile("T4").info();
+fn a_gpu_below_7_5_has_one_line_and_no_tensor_ceiling() {
+    let info = host::gpu::DeviceInfo {
+        name: "Tesla V100".into(),
+        compute_capability: (7, 0),
+        ..lab_tests::profile("T4").info()
+    };
     let why = host::roofline::tensor::unavailable(&info).unwrap();
     let mut r = synthetic_report();
     r.sizes.tensor = None;
@@ -1441,10 +1445,8 @@ fn a_gpu_below_8_0_has_one_line_and_no_tensor_ceiling() {
     let lines: Vec<&str> = table.lines().filter(|l| l.contains("tensor")).collect();
     assert_eq!(
         lines,
-        [
-            "No BF16 tensor-core ceiling: T4 has compute capability 7.5, and the sm_80 module's bf16 mma.sync needs 8.0 \
-          or more."
-        ],
+        ["No tensor-core ceiling: Tesla V100 has compute capability 7.0; f16 mma.sync m16n8k8 needs 7.5 or more, bf16 \
+          mma.sync 8.0."],
         "{table}"
     );
     assert!(r.chart().tensor.is_none());
@@ -1457,9 +1459,70 @@ fn a_gpu_below_8_0_has_one_line_and_no_tensor_ceiling() {
         ceiling["why_none"]
             .as_str()
             .unwrap()
-            .contains("compute capability 7.5")
+            .contains("compute capability 7.0")
     );
     assert!(json.iter().all(|l| l["variant"] != "ridge-point-tensor"));
+}
+
+/// A T4's roofline (compute capability 7.5): an FP16 ceiling from
+/// `mma_peak_f16` (the sm_75 module) and cuBLAS's FP16 GEMM, no derived
+/// limit, and the GEMM lesson's FP16 kernel placed under it; a BF16 point
+/// would have no roof there.
+#[test]
+fn a_t4s_roofline_has_an_fp16_tensor_ceiling_and_its_gemm_point() {
+    use host::cublas::Half;
+    use host::roofline::gemm_points::{GemmPoint, Measured, Precision};
+    use host::roofline::tensor::{TensorCeiling, TensorSizes, TensorTimings, cublas_flop, no_wgmma};
+    let mut r = synthetic_report();
+    r.info.name = "Tesla T4".into();
+    r.info.compute_capability = (7, 5);
+    let sizes = TensorSizes::for_device(&r.info).expect("7.5 has an FP16 ceiling");
+    assert_eq!((sizes.half, sizes.wgmma_blocks), (Half::F16, None));
+    r.sizes.tensor = Some(sizes);
+    let ms = |flop: f64, tflop: f64| flop / (tflop * 1e12) * 1e3;
+    let timings = TensorTimings {
+        mma: timing(ms(sizes.mma_flop(), 50.0)),
+        wgmma: Err(no_wgmma(&r.info).unwrap()),
+        cublas: Ok(vec![(4096, timing(ms(cublas_flop(4096), 45.0)))]),
+    };
+    r.tensor = Ok(TensorCeiling::new(&r.info, sizes, timings));
+    let side = 4096;
+    let flop = host::gemm::flop(side, side, side);
+    let point = |precision| GemmPoint {
+        symbol: "gemm_f16_mma",
+        label: "FP16 in, FP32 sums",
+        precision,
+        side,
+        flop,
+        bytes: host::gemm::bytes_bf16(side, side, side),
+        timing: timing(flop / 20e12 * 1e3),
+    };
+    r.gemm = Ok(Measured { points: vec![point(Precision::Fp16)], ..Measured::default() });
+    let table = r.table();
+    for want in [
+        "Tensor-core ceiling (FP16): mma_peak_f16 4224 blocks x 256 threads x 2048 steps x 8 chains (sm_75 module); \
+         cuBLAS FP16 GemmEx (FP32 sums) at 4096^3",
+        "FP16 tensor cores: mma_peak_f16, 8 mma.sync chains <- the tensor ceiling",
+        "FP16 tensor cores: cuBLAS GemmEx, 4096^3",
+        "The FP16 tensor-core ceiling is the 8 mma.sync chains a warp (each step two f16 m16n8k8), 50.0 TFLOP/s",
+        "No wgmma chains: Tesla T4 has compute capability 7.5",
+        "FP16 tensor cores: no per-SM rate is written down here for compute capability 7.5",
+        "(the FP16 tensor-core ceiling over the bandwidth ceiling)",
+        "mma_peak_f16 matches its CPU reference exactly in every element; cuBLAS's FP16 GEMM at 4096^3",
+        "20000.0 GFLOP/s at 682.7 FLOP/byte, 40.0% of the tensor-core ceiling above it.",
+    ] {
+        assert!(table.contains(want), "{want}:\n{table}");
+    }
+    assert!(!table.contains("BF16"), "{table}");
+    let lines = r.json_lines();
+    let find = |v: &str| lines.iter().find(|l| l["variant"] == v).unwrap_or_else(|| panic!("no {v}"));
+    assert_eq!(find("ceiling-tensor-mma")["symbol"], "mma_peak_f16");
+    assert_eq!(find("cublas-fp16-4096")["key"], "cublasGemmEx_fp16/4096");
+    assert_eq!(find("ceiling-tensor")["tensor_ceiling"]["precision"], "fp16");
+    assert_eq!(find("gemm-fp16")["roof"], "the tensor-core ceiling");
+    // A BF16 point has no FP16 roof.
+    r.gemm = Ok(Measured { points: vec![point(Precision::Bf16)], ..Measured::default() });
+    assert!(r.table().contains("at 682.7 FLOP/byte."), "{}", r.table());
 }
 
 // ---- the GEMM lesson's kernels on the roofline -----------------------------------

@@ -2,7 +2,8 @@
 //! lesson: each kernel's declared parameters (what its launch is checked
 //! against at run time, count and kind of each argument) must be the
 //! `.param` list of its `.entry` in the Rust PTX and in NVRTC's PTX of its
-//! CUDA C twin. And every `.entry` the Rust PTX exports belongs to exactly
+//! CUDA C twin (a lesson's Rust-only measuring kernels: the Rust PTX's
+//! alone). And every `.entry` the Rust PTX exports belongs to exactly
 //! one lesson's kernel set (or the tests' own), so no kernel is launched by
 //! a name nobody declared. One test per lesson.
 
@@ -25,6 +26,7 @@ fn lesson_trial(lesson: &'static host::lessons::Entry) -> Trial {
         move || {
             let kernels = (lesson.kernels)();
             let mut faults = signature_faults(&kernels, PTX, "Rust PTX");
+            faults.extend(signature_faults(&(lesson.rust_only_kernels)(), PTX, "Rust PTX"));
             let file = format!("{}.cu", lesson.name);
             if let Some(c_ptx) = nvrtc_ptx(lesson.cuda_c, &file, "sm_75") {
                 faults.extend(signature_faults(
@@ -46,7 +48,7 @@ fn lesson_trial(lesson: &'static host::lessons::Entry) -> Trial {
 fn every_entry_belongs_to_one_kernel_set() -> Result<(), libtest_mimic::Failed> {
     let mut owners: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
     for lesson in &host::lessons::ALL {
-        for (symbol, _) in (lesson.kernels)() {
+        for (symbol, _) in (lesson.kernels)().into_iter().chain((lesson.rust_only_kernels)()) {
             owners.entry(symbol).or_default().push(lesson.name);
         }
     }

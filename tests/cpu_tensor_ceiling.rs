@@ -11,14 +11,15 @@
 //! and through ptxas. The report's table, JSON and chart with
 //! a tensor ceiling are in `cpu_roofline.rs`, beside its synthetic report.
 
-use host::gpu::{DeviceInfo, bf16_tensor_flop_per_clock_per_sm};
+use host::cublas::Half;
+use host::gpu::{DeviceInfo, tensor_flop_per_clock_per_sm};
 use host::kernels::KernelId;
 use host::ptx::{PTX, PTX_SM80, PTX_SM90A, entries, entry_body};
 use host::roofline::reference::{FragmentLayout, MmaPeak, PTX_ISA_LAYOUT, WgmmaPeak};
 use host::roofline::tensor::{
     CUBLAS_QUICK_SIDE, CUBLAS_SIDES, HopperKernel, Source, TensorCeiling, TensorKernel, TensorSizes,
-    TensorTimings, WGMMA_THREADS, cublas_bytes, cublas_flop, large_side_skipped, mma_peak_mismatch,
-    no_wgmma, unavailable,
+    TensorTimings, TuringTensorKernel, WGMMA_THREADS, ceiling_half, cublas_bytes, cublas_flop,
+    large_side_skipped, mma_peak_mismatch, no_wgmma, unavailable,
 };
 use host::timing::Timing;
 use kernels_gpu::roofline::*;
@@ -260,6 +261,7 @@ fn the_flop_count_is_warps_steps_chains_and_4096() {
         "m16n8k16: 16 x 8 outputs, 16 products each, 2 FLOP a product"
     );
     let s = TensorSizes {
+        half: Half::Bf16,
         mma_blocks: 132 * 32,
         mma_iters: 2048,
         cublas_side: 4096,
@@ -292,6 +294,7 @@ fn the_wgmma_flop_count_is_blocks_steps_and_two_warpgroups_of_four_instructions(
         "a step: 2 warpgroups x 4 wgmma m64n256k16, each 64 x 256 x 16 products of 2 FLOP"
     );
     let s = TensorSizes {
+        half: Half::Bf16,
         mma_blocks: 132 * 32,
         mma_iters: 2048,
         cublas_side: 4096,
@@ -317,18 +320,18 @@ fn sizes_on_every_gpu_profile() {
     for p in lab_tests::PROFILES {
         let info = p.info();
         let (full, quick) = (TensorSizes::for_device(&info), TensorSizes::quick(&info));
-        if p.cc < (8, 0) {
-            assert_eq!((full, quick), (None, None), "{}", p.name);
-            let why = unavailable(&info).expect("a reason");
-            assert!(
-                why.contains("compute capability 7.5") && why.contains("needs 8.0"),
-                "{why}"
-            );
-            continue;
-        }
         assert_eq!(unavailable(&info), None, "{}", p.name);
-        let full = full.expect("a tensor ceiling from 8.0 on");
+        let full = full.expect("a tensor ceiling from 7.5 on");
         full.validate().unwrap();
+        let half = if p.cc >= (8, 0) { Half::Bf16 } else { Half::F16 };
+        assert_eq!((full.half, quick.map(|q| q.half)), (half, Some(half)), "{}", p.name);
+        assert_eq!(
+            (full.mma_symbol(), full.cublas_symbol()),
+            match half {
+                Half::Bf16 => ("mma_peak", "cublasGemmEx_bf16"),
+                Half::F16 => ("mma_peak_f16", "cublasGemmEx_fp16"),
+            }
+        );
         assert_eq!(full.mma_blocks, MMA_BLOCKS_PER_SM * p.sms, "{}", p.name);
         assert_eq!(full.mma_iters, MMA_ITERS);
         if p.cc == (9, 0) {
@@ -342,10 +345,10 @@ fn sizes_on_every_gpu_profile() {
             let why = no_wgmma(&info).expect("a reason");
             assert!(why.contains(&format!("compute capability {}.{}", p.cc.0, p.cc.1)) && why.contains("9.0 only"), "{why}");
         }
-        // Every profile from 8.0 on has 24 GB or more: 8192^3's 512 MiB fits a quarter.
+        // Every profile has 16 GB or more: 8192^3's 512 MiB fits a quarter.
         assert_eq!(full.cublas_sides(), CUBLAS_SIDES, "{}", p.name);
         assert_eq!(large_side_skipped(&info, &full), None);
-        let quick = quick.expect("quick sizes from 8.0 on");
+        let quick = quick.expect("quick sizes from 7.5 on");
         quick.validate().unwrap();
         assert_eq!(quick.cublas_sides(), [CUBLAS_QUICK_SIDE]);
         assert!(
@@ -360,9 +363,21 @@ fn sizes_on_every_gpu_profile() {
     let t = s.tensor.expect("an H200 has a tensor ceiling");
     let without = host::roofline::Sizes { tensor: None, ..s };
     assert_eq!(s.device_bytes(), without.device_bytes() + t.device_bytes());
-    assert_eq!(
-        host::roofline::Sizes::for_device(&lab_tests::profile("T4").info()).tensor,
-        None
+    let t4 = host::roofline::Sizes::for_device(&lab_tests::profile("T4").info());
+    assert_eq!(t4.tensor.map(|t| t.half), Some(Half::F16), "a T4's ceiling is FP16");
+    // Below 7.5 there is none, and the reason names the compute capability
+    // and what each precision needs.
+    let v100 = DeviceInfo {
+        name: "Tesla V100".into(),
+        compute_capability: (7, 0),
+        ..lab_tests::profile("T4").info()
+    };
+    assert_eq!(TensorSizes::for_device(&v100), None);
+    assert_eq!(ceiling_half(&v100), None);
+    let why = unavailable(&v100).expect("a reason below 7.5");
+    assert!(
+        why.contains("Tesla V100 has compute capability 7.0") && why.contains("needs 7.5") && why.contains("8.0"),
+        "{why}"
     );
 }
 
@@ -443,6 +458,14 @@ fn invalid_tensor_sizes_are_errors_that_say_why() {
         })
         .contains("wgmma_peak blocks")
     );
+    // An FP16 ceiling has no wgmma chains (wgmma_peak is bf16).
+    assert!(
+        msg(TensorSizes {
+            half: Half::F16,
+            ..good
+        })
+        .contains("wgmma_peak is bf16")
+    );
     // Without wgmma chains their step count is not read.
     TensorSizes {
         wgmma_blocks: None,
@@ -477,30 +500,30 @@ fn the_derived_limit_per_compute_capability() {
         "2048 within the whitepaper's rounding"
     );
     assert_eq!(h100.round(), 4096.0);
-    assert_eq!(bf16_tensor_flop_per_clock_per_sm((8, 0)), Some(2048));
-    assert_eq!(bf16_tensor_flop_per_clock_per_sm((9, 0)), Some(4096));
+    assert_eq!(tensor_flop_per_clock_per_sm((8, 0)), Some(2048));
+    assert_eq!(tensor_flop_per_clock_per_sm((9, 0)), Some(4096));
     // The lesson derives it from the driver's clock, the FP32 limit's path:
     // an H200 at 1980 MHz, 132 SMs; an A100 profile at the same clock.
     let h200 = lab_tests::profile("H200").info();
     assert_eq!(
-        h200.derived_bf16_tensor_flop_per_s(),
+        h200.derived_tensor_flop_per_s(),
         Some(132.0 * 4096.0 * 1.98e9)
     );
     let a100_info = lab_tests::profile("A100 40GB").info();
     assert_eq!(
-        a100_info.derived_bf16_tensor_flop_per_s(),
+        a100_info.derived_tensor_flop_per_s(),
         Some(108.0 * 2048.0 * 1.98e9)
     );
     // The same clock and SMs as the FP32 limit: the ratio is the per-SM one.
     let ratio =
-        h200.derived_bf16_tensor_flop_per_s().unwrap() / h200.derived_fp32_flop_per_s().unwrap();
+        h200.derived_tensor_flop_per_s().unwrap() / h200.derived_fp32_flop_per_s().unwrap();
     assert_eq!(ratio, 4096.0 / 256.0);
     // No rate written down: unknown, not invented.
     for name in ["T4", "A10", "L4", "B200", "RTX 5090"] {
         assert_eq!(
             lab_tests::profile(name)
                 .info()
-                .derived_bf16_tensor_flop_per_s(),
+                .derived_tensor_flop_per_s(),
             None,
             "{name}"
         );
@@ -510,7 +533,7 @@ fn the_derived_limit_per_compute_capability() {
         sm_clock_khz: 0,
         ..h200
     };
-    assert_eq!(no_clock.derived_bf16_tensor_flop_per_s(), None);
+    assert_eq!(no_clock.derived_tensor_flop_per_s(), None);
 }
 
 // ---- the ceiling: mma.sync or cuBLAS ------------------------------------------------
@@ -578,6 +601,38 @@ fn cublas_sets_the_ceiling_where_it_beats_the_chains() {
     assert_eq!(j["derived_limit_gflop_per_s"], derived);
     // The tensor roof meets a 4000 GB/s bandwidth ceiling at 755000 / 4000.
     assert!((c.ridge(4000.0) - 188.75).abs() < 1e-9);
+}
+
+/// A T4's ceiling is FP16: `mma_peak_f16` against cuBLAS's FP16 GEMM, no
+/// `wgmma` chains (the reason names 7.5), no derived limit (Turing's
+/// FP32-accumulate rate differs between products); the sentence and the
+/// JSON say FP16 and name the kernel.
+#[test]
+fn a_t4s_ceiling_is_fp16_with_its_own_kernel_and_cublas_call() {
+    let info = lab_tests::profile("T4").info();
+    let sizes = TensorSizes::for_device(&info).unwrap();
+    assert_eq!((sizes.half, sizes.wgmma_blocks), (Half::F16, None));
+    let ms = |flop: f64, tflop: f64| flop / (tflop * 1e12) * 1e3;
+    let timings = TensorTimings {
+        mma: timing(ms(sizes.mma_flop(), 50.0)),
+        wgmma: Err(no_wgmma(&info).unwrap()),
+        cublas: Ok(vec![(4096, timing(ms(cublas_flop(4096), 40.0)))]),
+    };
+    let c = TensorCeiling::new(&info, sizes, timings);
+    assert_eq!(c.source(), Source::MmaSync);
+    assert_eq!(c.derived_gflop_per_s, None);
+    let s = c.sentence();
+    assert!(
+        s.contains(
+            "The FP16 tensor-core ceiling is the 8 mma.sync chains a warp (each step two f16 m16n8k8), 50.0 TFLOP/s; \
+             cuBLAS's best, 40.0 TFLOP/s at 4096^3, is 20.0% below it."
+        ),
+        "{s}"
+    );
+    assert!(s.contains("No wgmma chains: T4 has compute capability 7.5"), "{s}");
+    let j = c.json();
+    assert_eq!((j["precision"].as_str(), j["mma_symbol"].as_str()), (Some("fp16"), Some("mma_peak_f16")));
+    assert_eq!(j["derived_limit_gflop_per_s"], serde_json::Value::Null);
 }
 
 #[test]
@@ -770,6 +825,48 @@ fn mma_peak_is_in_the_sm80_module_as_written() {
         "no loop: no branch goes back to an earlier label"
     );
     assert!(!body.contains(".local"), "no local memory");
+}
+
+/// `mma_peak_f16` is in the sm_75 module (every lesson's, built for sm_75
+/// or later) with the parameters its launch is checked against, and not in
+/// the sm_80 one; one trip of its run-time loop is MMA_UNROLL steps of
+/// MMA_CHAINS chains, each step two f16 `mma.sync` m16n8k8 (the loop
+/// stays: a branch back); it writes each chain's four accumulators once,
+/// and keeps no local memory.
+#[test]
+fn mma_peak_f16_is_in_the_sm75_module_as_written() {
+    let kernels: Vec<_> = TuringTensorKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect();
+    let faults = lab_tests::signature_faults(&kernels, PTX, "the sm_75 module");
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    assert!(!entries(PTX_SM80).contains(&"mma_peak_f16"), "the sm_80 module's chains are bf16");
+    let body = entry_body(PTX, "mma_peak_f16").expect("an entry has a body");
+    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+    assert_eq!(
+        count("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"),
+        2 * MMA_CHAINS * MMA_UNROLL as usize,
+        "one trip: {MMA_UNROLL} steps of {MMA_CHAINS} chains, two m16n8k8 a step"
+    );
+    assert_eq!(count("mma.sync"), 2 * MMA_CHAINS * MMA_UNROLL as usize, "no other mma");
+    assert_eq!(count("st.global"), MMA_CHAINS * 4, "every accumulator stored once");
+    assert_eq!(count("ld.global"), 0, "registers only");
+    assert!(lab_tests::has_backward_branch(body), "no loop: no branch goes back to an earlier label");
+    assert!(!body.contains(".local"), "no local memory");
+}
+
+/// ptxas assembles the sm_75 module for sm_75 (a T4) and sm_90 with no
+/// spill in `mma_peak_f16` (skipped, saying so, where no ptxas is found
+/// outside CI).
+#[test]
+fn mma_peak_f16_assembles_without_spills() {
+    let Some(reports) = lab_tests::ptxas_reports(PTX, "kernels", &["sm_75", "sm_90"], &["mma_peak_f16"]) else {
+        return;
+    };
+    for (arch, _, report) in reports {
+        assert!(
+            report.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+            "{arch}: {report}"
+        );
+    }
 }
 
 /// ptxas assembles the sm_80 module for sm_80 and sm_90 with no spill in

@@ -110,33 +110,18 @@ fn main() -> std::process::ExitCode {
                 return Err(format!("{} is not read against the measured FMA ceiling {fma}: {}", row["symbol"], row["limit"]));
             }
         }
-        // From 7.5 on, FP16 rows read against no ceiling (none is measured
-        // for FP16); where cuBLAS loaded, beside its FP16 GEMM, each kernel
-        // row with its share.
+        // From 7.5 on the rows of the measured tensor-core ceiling's
+        // precision (BF16 from 8.0, FP16 on 7.5) read against it, the FP16
+        // rows from 8.0 against no limit; where cuBLAS loaded, beside its
+        // FP16 GEMM, each FP16 kernel row with its share.
         if gpu.info.compute_capability < (7, 5) {
             return Ok(());
         }
-        let fp16: Vec<_> = lines.iter().filter(|l| l["precision"] == "fp16" && l["symbol"].is_string()).collect();
-        if !fp16.iter().any(|r| r["symbol"].as_str().is_some_and(|s| s.starts_with("gemm_f16_mma/"))) {
-            return Err("no gemm_f16_mma row".into());
-        }
-        let with_cublas = lines.iter().find(|l| l["variant"] == "facts").is_some_and(|l| l["facts"]["cublas"].get("Ok").is_some());
-        for row in &fp16 {
-            if !row["limit"].is_null() {
-                return Err(format!("{} is read against {}, but no FP16 ceiling is measured", row["symbol"], row["limit"]));
-            }
-            let is_kernel = row["symbol"].as_str().is_some_and(|s| s.starts_with("gemm_f16_mma/"));
-            if with_cublas && is_kernel && !row["cublas_share"].is_number() {
-                return Err(format!("{} has no share of cuBLAS's FP16 GEMM", row["symbol"]));
-            }
-        }
-        if with_cublas && !fp16.iter().any(|r| r["symbol"].as_str().is_some_and(|s| s.starts_with("cublasGemmEx_fp16/"))) {
-            return Err("cuBLAS loaded, but there is no cublasGemmEx_fp16 row".into());
-        }
-        if gpu.info.compute_capability < (8, 0) {
-            return Ok(());
-        }
-        lab_tests::report_contains(&table, &["Measured before the timings below, as lab roofline measures it: The BF16 tensor-core ceiling is"])?;
+        let (precision, upper) = if gpu.info.compute_capability >= (8, 0) { ("bf16", "BF16") } else { ("fp16", "FP16") };
+        lab_tests::report_contains(
+            &table,
+            &[&format!("Measured before the timings below, as lab roofline measures it: The {upper} tensor-core ceiling is")],
+        )?;
         let facts = lines
             .iter()
             .find(|l| l["variant"] == "facts")
@@ -144,9 +129,29 @@ fn main() -> std::process::ExitCode {
             .filter(|t| !t.is_null())
             .ok_or("no tensor_ceiling in the JSON")?;
         let value = facts["gflop_per_s"].as_f64().ok_or(format!("no measured ceiling: {facts}"))?;
-        let tc_rows: Vec<_> = lines.iter().filter(|l| l["precision"] == "bf16" && l["symbol"].is_string()).collect();
+        if facts["precision"] != precision {
+            return Err(format!("compute capability {:?}, yet the ceiling is {}", gpu.info.compute_capability, facts["precision"]));
+        }
+        let fp16: Vec<_> = lines.iter().filter(|l| l["precision"] == "fp16" && l["symbol"].is_string()).collect();
+        if !fp16.iter().any(|r| r["symbol"].as_str().is_some_and(|s| s.starts_with("gemm_f16_mma/"))) {
+            return Err("no gemm_f16_mma row".into());
+        }
+        let with_cublas = lines.iter().find(|l| l["variant"] == "facts").is_some_and(|l| l["facts"]["cublas"].get("Ok").is_some());
+        for row in &fp16 {
+            let is_kernel = row["symbol"].as_str().is_some_and(|s| s.starts_with("gemm_f16_mma/"));
+            if with_cublas && is_kernel && !row["cublas_share"].is_number() {
+                return Err(format!("{} has no share of cuBLAS's FP16 GEMM", row["symbol"]));
+            }
+            if precision == "bf16" && !row["limit"].is_null() {
+                return Err(format!("{} is read against {}, but the measured ceiling is BF16", row["symbol"], row["limit"]));
+            }
+        }
+        if with_cublas && !fp16.iter().any(|r| r["symbol"].as_str().is_some_and(|s| s.starts_with("cublasGemmEx_fp16/"))) {
+            return Err("cuBLAS loaded, but there is no cublasGemmEx_fp16 row".into());
+        }
+        let tc_rows: Vec<_> = lines.iter().filter(|l| l["precision"] == precision && l["symbol"].is_string()).collect();
         if tc_rows.is_empty() {
-            return Err("no bf16 rows".into());
+            return Err(format!("no {precision} rows"));
         }
         for row in tc_rows {
             if row["limit"] != host::gemm::TENSOR_CEILING || row["limit_value"].as_f64() != Some(value) {

@@ -173,25 +173,52 @@ fn ragged_sizes_check(gpu: &Gpu, side: Side) -> Result<(), String> {
     }
 }
 
-/// `mma_peak` at the quick sizes: every element exactly its reference at
-/// the PTX ISA's fragment layout. Then the same launch against a reference
-/// one trip short and one with C's halves swapped: both must fail, on the
-/// hardware, or the check could not tell. Below 8.0: no tensor sizes, and
-/// the reason names the compute capability.
+/// The GPU's own tensor-core chains at the quick sizes (`mma_peak` from
+/// 8.0, `mma_peak_f16` on 7.5): [`chains_check`]. Below 7.5: no tensor
+/// sizes, and the reason names the compute capability.
 fn mma_peak_checks(gpu: &Gpu) -> Result<(), String> {
-    use host::roofline::reference::{FragmentLayout, MmaPeak, PTX_ISA_LAYOUT};
-    use host::roofline::tensor::{TensorPeak, TensorSizes, unavailable};
-    use kernels_gpu::roofline::MMA_UNROLL;
+    use host::roofline::tensor::{TensorSizes, unavailable};
     let Some(sizes) = TensorSizes::quick(&gpu.info) else {
         let why = unavailable(&gpu.info).ok_or("no tensor sizes, yet no reason")?;
         println!("    {why}");
-        return if why.contains("needs 8.0") {
+        return if why.contains("needs 7.5") {
             Ok(())
         } else {
             Err(why)
         };
     };
+    chains_check(gpu, sizes)
+}
+
+/// A T4's FP16 ceiling, `mma_peak_f16` from the sm_75 module and cuBLAS's
+/// FP16 GEMM, on any GPU from 7.5 (an H200 runs the T4's code):
+/// [`chains_check`] at the quick sizes in FP16.
+fn mma_peak_f16_checks(gpu: &Gpu) -> Result<(), String> {
+    use host::cublas::Half;
+    use host::roofline::tensor::{TensorSizes, unavailable};
+    let Some(quick) = TensorSizes::quick(&gpu.info) else {
+        let why = unavailable(&gpu.info).ok_or("no tensor sizes, yet no reason")?;
+        println!("    {why}");
+        return Ok(());
+    };
+    chains_check(gpu, TensorSizes { half: Half::F16, wgmma_blocks: None, ..quick })
+}
+
+/// The chains' kernel of `sizes`' precision and cuBLAS's GEMM beside it,
+/// through the lesson's check: every element of the chains exactly its
+/// reference at the PTX ISA's fragment layout, cuBLAS within its bound.
+/// Then the same launch against a reference one trip short and one with
+/// C's halves swapped: both must fail, on the hardware, or the check could
+/// not tell.
+fn chains_check(gpu: &Gpu, sizes: host::roofline::tensor::TensorSizes) -> Result<(), String> {
+    use host::roofline::reference::{FragmentLayout, MmaPeak, PTX_ISA_LAYOUT};
+    use host::roofline::tensor::TensorPeak;
+    use kernels_gpu::roofline::MMA_UNROLL;
+    println!("    {} and {}", sizes.mma_symbol(), sizes.cublas_symbol());
     let mut tensor = TensorPeak::new(gpu, sizes).map_err(|e| e.to_string())?;
+    if let Err(why) = tensor.cublas() {
+        println!("    without cuBLAS: {why}");
+    }
     let failures = tensor.check().map_err(|e| e.to_string())?;
     if let Some(f) = failures.first() {
         return Err(f.to_string());
@@ -249,18 +276,19 @@ fn wgmma_peak_checks(gpu: &Gpu) -> Result<(), String> {
 
 /// The lesson's quick run: where the GPU has tensor cores, the reported
 /// tensor ceiling is at least cuBLAS's best and the `mma.sync` chains' (and
-/// the `wgmma` chains' on 9.0), set by whichever is fastest, and the report names it and prints the tensor
-/// ridge point; below 8.0 one line says there is none.
+/// the `wgmma` chains' on 9.0), set by whichever is fastest, and the report
+/// names it, its precision (BF16 from 8.0, FP16 on 7.5) and prints the
+/// tensor ridge point; below 7.5 one line says there is none.
 fn the_tensor_ceiling_is_at_least_cublas_best(gpu: &Gpu) -> Result<(), String> {
     let (table, lines) = lab_tests::run_quick::<roofline::RooflineLesson>(gpu)?;
     let ceiling = lines
         .iter()
         .find(|l| l["variant"] == "ceiling-tensor")
         .ok_or("no ceiling-tensor row")?;
-    if gpu.info.compute_capability < (8, 0) {
+    if gpu.info.compute_capability < (7, 5) {
         let why = ceiling["why_none"]
             .as_str()
-            .ok_or("no why_none below 8.0")?;
+            .ok_or("no why_none below 7.5")?;
         return lab_tests::report_contains(&table, &[why]);
     }
     let facts = &ceiling["tensor_ceiling"];
@@ -292,10 +320,11 @@ fn the_tensor_ceiling_is_at_least_cublas_best(gpu: &Gpu) -> Result<(), String> {
         wgmma.map_or(format!("none ({})", facts["wgmma_missing"]), |w| format!("{:.1} TFLOP/s", w / 1e3)),
         cublas.map_or(format!("none ({})", facts["cublas_missing"]), |c| format!("{:.1} TFLOP/s", c / 1e3)),
     );
+    let precision = if gpu.info.compute_capability >= (8, 0) { "BF16" } else { "FP16" };
     lab_tests::report_contains(
         &table,
         &[
-            "The BF16 tensor-core ceiling is",
+            &format!("The {precision} tensor-core ceiling is"),
             "tensor ridge point:",
             "<- the tensor ceiling",
         ],
@@ -319,6 +348,7 @@ fn main() -> std::process::ExitCode {
             ragged_sizes_check(gpu, Side::CudaC)
         }),
         trial("mma_peak_checks", mma_peak_checks),
+        trial("mma_peak_f16_checks", mma_peak_f16_checks),
         trial("wgmma_peak_checks", wgmma_peak_checks),
         trial(
             "the_tensor_ceiling_is_at_least_cublas_best",

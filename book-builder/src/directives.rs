@@ -706,6 +706,12 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
         .find(|r| r.get("variant").and_then(Value::as_str) == Some("ceiling-tensor"))
         .and_then(|r| {
             Some(host::plot::TensorRoof {
+                // Records from before the FP16 ceiling have no precision:
+                // they are all BF16.
+                precision: match r.pointer("/tensor_ceiling/precision").and_then(Value::as_str) {
+                    Some("fp16") => "FP16",
+                    _ => "BF16",
+                },
                 gflop_per_s: r.get("value").and_then(Value::as_f64)?,
                 set_by: r
                     .get("set_by")

@@ -59,11 +59,14 @@ const CUDA_R_16BF: c_int = 14;
 const CUDA_R_16F: c_int = 2;
 
 /// The 16-bit input types [`Cublas::gemm_half_row_major`] takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Serialised as its [`Half::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Half {
     /// bfloat16: 8 exponent bits, 8 significant bits (`half::bf16`).
+    #[serde(rename = "bf16")]
     Bf16,
     /// IEEE binary16: 5 exponent bits, 11 significant bits (`half::f16`).
+    #[serde(rename = "fp16")]
     F16,
 }
 
@@ -357,10 +360,10 @@ impl Cublas {
         succeeded(status, || format!("cublasGemmEx ({}) (m = {m}, n = {n}, k = {k})", half.name()))
     }
 
-    /// Row-major `D = alpha * A * B + beta * D` in bf16 with f32 sums
-    /// ([`Cublas::gemm_half_row_major`]) on device buffers, queued on
-    /// `stream`: A is `m x k` and B `k x n` bf16 bit patterns (as
-    /// [`crate::gpu::Gpu::upload_bf16`] makes them), D `m x n` floats; each
+    /// Row-major `D = alpha * A * B + beta * D` in `half` (bf16 or f16)
+    /// with f32 sums ([`Cublas::gemm_half_row_major`]) on device buffers,
+    /// queued on `stream`: A is `m x k` and B `k x n` 16-bit patterns (as
+    /// [`crate::gpu::Gpu::upload_half`] makes them), D `m x n` floats; each
     /// buffer's leading elements are the matrix, so one set of buffers
     /// serves every size up to its length. With `beta = 0` cuBLAS does not
     /// read D (BLAS's rule), so a poisoned D is fine.
@@ -373,9 +376,10 @@ impl Cublas {
     /// One line: another stream than the handle's, a buffer shorter than
     /// its matrix, or cuBLAS's status.
     #[allow(clippy::too_many_arguments)]
-    pub fn gemm_bf16_buffers(
+    pub fn gemm_half_buffers(
         &self,
         stream: &cudarc::driver::CudaStream,
+        half: Half,
         (m, n, k): (usize, usize, usize),
         alpha: f32,
         a: &cudarc::driver::CudaSlice<u16>,
@@ -384,8 +388,9 @@ impl Cublas {
         d: &mut cudarc::driver::CudaSlice<f32>,
     ) -> Result<(), String> {
         use cudarc::driver::{DevicePtr, DevicePtrMut};
+        let call = format!("cublasGemmEx ({})", half.name());
         if stream.cu_stream().cast::<c_void>() != self.stream {
-            return Err("cublasGemmEx (bf16): the buffers' stream is not the stream the cuBLAS handle is bound to".into());
+            return Err(format!("{call}: the buffers' stream is not the stream the cuBLAS handle is bound to"));
         }
         for (name, len, need) in [
             ("A", a.len(), m * k),
@@ -393,18 +398,17 @@ impl Cublas {
             ("D", d.len(), m * n),
         ] {
             if len < need {
-                return Err(format!(
-                    "cublasGemmEx (bf16) of {m} x {n} x {k}: {name} holds {len} elements, {need} needed"
-                ));
+                return Err(format!("{call} of {m} x {n} x {k}: {name} holds {len} elements, {need} needed"));
             }
         }
         let (d_ptr, _d) = d.device_ptr_mut(stream);
         let (a_ptr, _a) = a.device_ptr(stream);
         let (b_ptr, _b) = b.device_ptr(stream);
-        // SAFETY: A, B and D are live allocations of at least m*k, k*n bf16
-        // and m*n floats (checked above), D is a distinct allocation (a
-        // mutable borrow), and the buffers' stream is the handle's (checked).
-        unsafe { self.gemm_half_row_major(Half::Bf16, m, n, k, alpha, a_ptr, b_ptr, beta, d_ptr) }
+        // SAFETY: A, B and D are live allocations of at least m*k, k*n
+        // 16-bit values and m*n floats (checked above), D is a distinct
+        // allocation (a mutable borrow), and the buffers' stream is the
+        // handle's (checked).
+        unsafe { self.gemm_half_row_major(half, m, n, k, alpha, a_ptr, b_ptr, beta, d_ptr) }
     }
 }
 

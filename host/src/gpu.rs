@@ -81,24 +81,26 @@ pub fn fp32_lanes_per_sm(cc: (i32, i32)) -> Option<u32> {
     }
 }
 
-/// Dense BF16 tensor-core FLOP per clock per SM, products summed in FP32
-/// (an FMA counts 2), by compute capability, where NVIDIA publishes the
-/// figures it follows from: the peak dense BF16 rate over SMs x boost
-/// clock.
+/// Dense BF16 and FP16 tensor-core FLOP per clock per SM (the whitepapers
+/// give both the same dense rate), products summed in FP32 (an FMA counts
+/// 2), by compute capability, where NVIDIA publishes the figures it follows
+/// from: the peak dense rate over SMs x boost clock.
 ///
-/// - 8.0, 2048: the A100 SXM4, 312 TFLOP/s dense BF16 on 108 SMs at a
-///   1410 MHz boost clock (312e12 / (108 x 1.41e9) = 2049), "NVIDIA A100
-///   Tensor Core GPU Architecture" whitepaper, 2020, table 1 and "Third
-///   generation Tensor Cores" (1024 dense FP16/BF16 FMA a clock an SM).
-/// - 9.0, 4096: the H100 SXM5, 989.4 TFLOP/s dense BF16 on 132 SMs at a
-///   1830 MHz boost clock (989.4e12 / (132 x 1.83e9) = 4096), "NVIDIA H100
-///   Tensor Core GPU Architecture" whitepaper, 2022, table 3. The H200 has
-///   the same GH100 SM.
+/// - 8.0, 2048: the A100 SXM4, 312 TFLOP/s dense FP16 and BF16 on 108 SMs
+///   at a 1410 MHz boost clock (312e12 / (108 x 1.41e9) = 2049), "NVIDIA
+///   A100 Tensor Core GPU Architecture" whitepaper, 2020, table 1 and
+///   "Third generation Tensor Cores" (1024 dense FP16/BF16 FMA a clock an
+///   SM).
+/// - 9.0, 4096: the H100 SXM5, 989.4 TFLOP/s dense FP16 and BF16 on 132
+///   SMs at a 1830 MHz boost clock (989.4e12 / (132 x 1.83e9) = 4096),
+///   "NVIDIA H100 Tensor Core GPU Architecture" whitepaper, 2022, table 3.
+///   The H200 has the same GH100 SM.
 ///
-/// `None` for every other compute capability: 8.6 and 8.9 parts differ in
-/// their FP32-accumulate rate between GeForce and data-centre products, and
-/// no figure is written down here for 7.x (no BF16 `mma`), 10.x or 12.x.
-pub fn bf16_tensor_flop_per_clock_per_sm(cc: (i32, i32)) -> Option<u32> {
+/// `None` for every other compute capability: 7.5, 8.6 and 8.9 parts differ in their FP32-accumulate rate
+/// between GeForce and data-centre products (the Turing whitepaper, 2018:
+/// a T4 or a Quadro sums FP16 products in FP32 at the full rate, a GeForce
+/// at half of it), and no figure is written down here for 10.x or 12.x.
+pub fn tensor_flop_per_clock_per_sm(cc: (i32, i32)) -> Option<u32> {
     match cc {
         (8, 0) => Some(2048),
         (9, 0) => Some(4096),
@@ -169,17 +171,18 @@ impl DeviceInfo {
         )
     }
 
-    /// The theoretical dense BF16 tensor-core rate (FP32 sums) derived from
-    /// the driver's attributes the way [`DeviceInfo::derived_fp32_flop_per_s`]
-    /// is, FLOP/s: SMs x [`bf16_tensor_flop_per_clock_per_sm`] x peak SM
-    /// clock (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`).
+    /// The theoretical dense BF16 and FP16 tensor-core rate (FP32 sums)
+    /// derived from the driver's attributes the way
+    /// [`DeviceInfo::derived_fp32_flop_per_s`] is, FLOP/s: SMs x
+    /// [`tensor_flop_per_clock_per_sm`] x peak SM clock
+    /// (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`).
     ///
     /// `None` (unknown) where no per-SM rate is written down for the
     /// compute capability, or the driver reports an SM clock or an SM count
     /// of 0.
-    pub fn derived_bf16_tensor_flop_per_s(&self) -> Option<f64> {
+    pub fn derived_tensor_flop_per_s(&self) -> Option<f64> {
         self.per_sm_per_clock(
-            bf16_tensor_flop_per_clock_per_sm(self.compute_capability).map(f64::from),
+            tensor_flop_per_clock_per_sm(self.compute_capability).map(f64::from),
         )
     }
 
@@ -755,7 +758,7 @@ mod tests {
     }
 
     #[test]
-    fn bf16_tensor_rates_follow_the_whitepapers() {
+    fn tensor_rates_follow_the_whitepapers() {
         // A100: 312 TFLOP/s over 108 SMs at 1410 MHz; H100 SXM5: 989.4 over
         // 132 at 1830 MHz; each within 0.1% of the rate written down.
         let per_clock = |tflop: f64, sms: f64, mhz: f64| tflop * 1e12 / (sms * mhz * 1e6);
@@ -763,14 +766,14 @@ mod tests {
             ((8, 0), per_clock(312.0, 108.0, 1410.0)),
             ((9, 0), per_clock(989.4, 132.0, 1830.0)),
         ] {
-            let want = f64::from(bf16_tensor_flop_per_clock_per_sm(cc).unwrap());
+            let want = f64::from(tensor_flop_per_clock_per_sm(cc).unwrap());
             assert!(
                 (got / want - 1.0).abs() < 1e-3,
                 "{cc:?}: {got} against {want}"
             );
         }
         for cc in [(7, 5), (8, 6), (8, 9), (10, 0), (12, 0)] {
-            assert_eq!(bf16_tensor_flop_per_clock_per_sm(cc), None, "{cc:?}");
+            assert_eq!(tensor_flop_per_clock_per_sm(cc), None, "{cc:?}");
         }
     }
 }

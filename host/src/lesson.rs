@@ -144,6 +144,14 @@ pub trait Lesson {
         Vec::new()
     }
 
+    /// The lesson's kernels in the base module that have no CUDA C twin,
+    /// each symbol with its declared parameters: measuring kernels only
+    /// Rust runs (the roofline's FP16 tensor-core chains). The signature
+    /// test holds them against the Rust PTX alone. None by default.
+    fn rust_only_base_kernels() -> Vec<(&'static str, &'static [crate::kernels::Param])> {
+        Vec::new()
+    }
+
     /// The CUDA C program NVRTC compiles for the twins (the lesson's
     /// constants as `#define`s, then `<lesson>.cu`).
     fn cuda_c() -> String;

@@ -32,9 +32,12 @@ pub struct Entry {
     pub capabilities: Capabilities,
     /// Runs it as the command line asks ([`crate::runner::drive`]).
     pub drive: fn(&Args) -> Result<ExitCode>,
-    /// Each of its kernels in the base module: symbol and declared
-    /// parameters.
+    /// Each of its kernels in the base module that has a CUDA C twin:
+    /// symbol and declared parameters.
     pub kernels: fn() -> Vec<(&'static str, &'static [Param])>,
+    /// Its base-module kernels without a twin
+    /// ([`Lesson::rust_only_base_kernels`]).
+    pub rust_only_kernels: fn() -> Vec<(&'static str, &'static [Param])>,
     /// The CUDA C program of its twins.
     pub cuda_c: fn() -> String,
     /// Its sizes on a GPU (`quick` or not), as [`SizesView`].
@@ -68,6 +71,7 @@ const fn entry<L: Lesson>() -> Entry {
         capabilities: L::CAPABILITIES,
         drive: crate::runner::drive::<L>,
         kernels: lesson_kernels::<L>,
+        rust_only_kernels: L::rust_only_base_kernels,
         cuda_c: L::cuda_c,
         sizes: sizes_view::<L>,
     }

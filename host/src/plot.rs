@@ -72,9 +72,12 @@ pub struct Chart {
     pub points: Vec<Point>,
 }
 
-/// The BF16 tensor-core roof of a chart.
+/// The tensor-core roof of a chart.
 #[derive(Debug, Clone)]
 pub struct TensorRoof {
+    /// Its precision, for the legend: `BF16`, or `FP16` on compute
+    /// capability 7.5.
+    pub precision: &'static str,
     /// The ceiling, GFLOP/s.
     pub gflop_per_s: f64,
     /// What set it (`mma.sync` or `cuBLAS`), for the legend.
@@ -209,8 +212,8 @@ fn draw_roofline<DB: DrawingBackend>(
         ctx.draw_series(DashedLineSeries::new(roof, 8, 5, colour.stroke_width(2)))
             .map_err(|e| err(&e))?
             .label(format!(
-                "BF16 tensor-core ceiling ({}): {:.0} GFLOP/s, ridge {t_ridge:.1} FLOP/byte",
-                t.set_by, t.gflop_per_s
+                "{} tensor-core ceiling ({}): {:.0} GFLOP/s, ridge {t_ridge:.1} FLOP/byte",
+                t.precision, t.set_by, t.gflop_per_s
             ))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))

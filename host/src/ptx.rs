@@ -75,6 +75,14 @@ impl Module {
 /// time, `sm_75` by default).
 pub const PTX_ARCH: &str = env!("LAB_PTX_ARCH");
 
+/// Whether the base module has the FP16 tensor-core kernels
+/// (`gemm_f16_mma`, `mma_peak_f16`): built for sm_75 or later, where
+/// `host/kernel_build.rs` passes `--cfg lab_fp16_mma` (ldmatrix and f16
+/// `mma.sync` m16n8k8 start at compute capability 7.5).
+pub fn base_has_fp16_mma() -> bool {
+    parse_sm(PTX_ARCH).is_some_and(|built| built >= (7, 5))
+}
+
 /// The rustc that built the kernels and this binary (`rustc --version`).
 pub const RUSTC_VERSION: &str = env!("LAB_RUSTC_VERSION");
 

@@ -1042,30 +1042,23 @@ mod kernels {
     }
 }
 
-/// The tensor-core ceiling's kernel, compiled only into the sm_80 module
-/// (`--cfg lab_tensor_cores`, `-Ctarget-cpu=sm_80`).
-#[cfg(all(target_arch = "nvptx64", lab_tensor_cores))]
-mod tensor_kernels {
+/// The body both tensor-core ceiling kernels share (`mma_peak` in the
+/// sm_80 module, `mma_peak_f16` in the sm_75 one): the chains, written once
+/// over the fragment packing and the `mma` step each module has.
+#[cfg(all(target_arch = "nvptx64", any(lab_tensor_cores, lab_fp16_mma)))]
+mod mma_chains {
     use super::*;
     use crate::device::memory::opaque_index;
-    use crate::device::mma::mma_bf16_m16n8k16;
     use crate::device::thread::{block_dim_x, block_idx_x, thread_idx_x};
     use crate::device::unroll::unrolled;
 
-    /// Two small integers as a bf16x2 register: `lo` in bits 0-15 (the
-    /// fragment element of the lower index), `hi` in bits 16-31. A bf16 is
-    /// the top half of an f32, exact for integers this small.
-    #[inline(always)]
-    fn bf16x2(lo: u32, hi: u32) -> u32 {
-        ((lo as f32).to_bits() >> 16) | ((hi as f32).to_bits() & 0xFFFF_0000)
-    }
-
     // ANCHOR: mma_peak
-    /// The BF16 tensor-core ceiling: each warp runs MMA_CHAINS independent
-    /// chains of `iterations` steps `D = A * B + D` (`mma.sync` m16n8k16,
-    /// bf16 A and B, f32 accumulators; 4096 FLOP a step), then writes every
-    /// accumulator. A and B are the same for every chain and step, from
-    /// the lane (`mma_a_value`, `mma_b_value`); chain q of warp w starts at
+    /// Each warp runs MMA_CHAINS independent chains of `iterations` steps
+    /// `D = A * B + D`, each step `mma` on m16n8k16's fragments (16 x 16 by
+    /// 16 x 8, f32 accumulators; 4096 FLOP a step), then writes every
+    /// accumulator. A and B are the same for every chain and step, from the
+    /// lane (`mma_a_value`, `mma_b_value`, two 16-bit values a register as
+    /// `pack(low, high)` makes them); chain q of warp w starts at
     /// `mma_c0(w, q)` in every element, so it ends at that plus
     /// `iterations` times A B, exactly.
     ///
@@ -1080,30 +1073,25 @@ mod tensor_kernels {
     /// in the lesson), any grid; `iterations` a multiple of MMA_UNROLL (the
     /// loop runs `iterations / MMA_UNROLL` trips), at most
     /// MMA_ITERS_EXACT_MAX for exact results. A run-time argument, so the
-    /// loop is not flattened. Every lane reaches every `mma.sync` (no branch
+    /// loop is not flattened. Every lane reaches every `mma` (no branch
     /// depends on the lane).
     ///
     /// # Safety
     /// `out` holds MMA_OUT_PER_WARP floats for every warp of the grid.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn mma_peak(out: *mut f32, iterations: u32) {
+    #[inline(always)]
+    pub(super) unsafe fn mma_chains(
+        out: *mut f32,
+        iterations: u32,
+        pack: impl Fn(u32, u32) -> u32,
+        mma: impl Fn([u32; 4], [u32; 2], [f32; 4]) -> [f32; 4],
+    ) {
         let tid = thread_idx_x();
         let lane = tid % 32;
         let warp = block_idx_x() * (block_dim_x() / 32) + tid / 32;
         let mut a = [0u32; 4];
-        unrolled::<4>(|r| {
-            a[r] = bf16x2(
-                mma_a_value(lane, 2 * r as u32),
-                mma_a_value(lane, 2 * r as u32 + 1),
-            )
-        });
+        unrolled::<4>(|r| a[r] = pack(mma_a_value(lane, 2 * r as u32), mma_a_value(lane, 2 * r as u32 + 1)));
         let mut b = [0u32; 2];
-        unrolled::<2>(|r| {
-            b[r] = bf16x2(
-                mma_b_value(lane, 2 * r as u32),
-                mma_b_value(lane, 2 * r as u32 + 1),
-            )
-        });
+        unrolled::<2>(|r| b[r] = pack(mma_b_value(lane, 2 * r as u32), mma_b_value(lane, 2 * r as u32 + 1)));
         let mut acc = [[0.0f32; 4]; MMA_CHAINS];
         unrolled::<MMA_CHAINS>(|q| acc[q] = [mma_c0(warp, q as u32) as f32; 4]);
 
@@ -1113,13 +1101,13 @@ mod tensor_kernels {
         // through `opaque_index`, so LLVM cannot count the trips and unroll
         // the run-time loop again on its own (it made three copies of the
         // trip otherwise, as a two-way unroll and a remainder): each trip is
-        // exactly MMA_UNROLL x MMA_CHAINS `mma.sync`, which
+        // exactly MMA_UNROLL x MMA_CHAINS steps, which
         // tests/cpu_tensor_ceiling.rs counts in the PTX.
         let trips = (iterations / MMA_UNROLL) as usize;
         let mut trip = 0;
         while trip < trips {
             unrolled::<{ MMA_UNROLL as usize }>(|_| {
-                unrolled::<MMA_CHAINS>(|q| acc[q] = mma_bf16_m16n8k16(a, b, acc[q]));
+                unrolled::<MMA_CHAINS>(|q| acc[q] = mma(a, b, acc[q]));
             });
             trip = opaque_index(trip + 1);
         }
@@ -1135,6 +1123,65 @@ mod tensor_kernels {
         });
     }
     // ANCHOR_END: mma_peak
+}
+
+/// The BF16 tensor-core ceiling's kernel, compiled only into the sm_80
+/// module (`--cfg lab_tensor_cores`, `-Ctarget-cpu=sm_80`).
+#[cfg(all(target_arch = "nvptx64", lab_tensor_cores))]
+mod tensor_kernels {
+    use crate::device::mma::mma_bf16_m16n8k16;
+
+    /// Two small integers as a bf16x2 register: `lo` in bits 0-15 (the
+    /// fragment element of the lower index), `hi` in bits 16-31. A bf16 is
+    /// the top half of an f32, exact for integers this small.
+    #[inline(always)]
+    fn bf16x2(lo: u32, hi: u32) -> u32 {
+        ((lo as f32).to_bits() >> 16) | ((hi as f32).to_bits() & 0xFFFF_0000)
+    }
+
+    /// The BF16 tensor-core ceiling: [`super::mma_chains::mma_chains`] with
+    /// bf16 fragments and one `mma.sync` m16n8k16 a step. Memory, launch
+    /// shape and exact result as there.
+    ///
+    /// # Safety
+    /// `out` holds MMA_OUT_PER_WARP floats for every warp of the grid.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn mma_peak(out: *mut f32, iterations: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { super::mma_chains::mma_chains(out, iterations, bf16x2, mma_bf16_m16n8k16) }
+    }
+}
+
+/// The FP16 tensor-core ceiling's kernel, compiled into the sm_75 module
+/// (`--cfg lab_fp16_mma`), so a T4 has a tensor-core ceiling: the GPUs of
+/// compute capability 7.5 have f16 `mma.sync` m16n8k8 but no bf16 `mma`.
+#[cfg(all(target_arch = "nvptx64", lab_fp16_mma))]
+mod turing_kernels {
+    use crate::device::mma::mma_f16_m16n8k16_as_two_k8;
+
+    /// Two small positive integers (below 2^11) as an f16x2 register: `lo`
+    /// in bits 0-15, `hi` in bits 16-31. An f32's exponent rebiased from
+    /// 127 to 15 and its top 10 mantissa bits are the f16, exact for such
+    /// integers (their mantissa has at most 10 bits after the leading one).
+    #[inline(always)]
+    fn f16x2(lo: u32, hi: u32) -> u32 {
+        let f16 = |v: u32| ((v as f32).to_bits() >> 13) - ((127 - 15) << 10);
+        f16(lo) | (f16(hi) << 16)
+    }
+
+    /// The FP16 tensor-core ceiling: [`super::mma_chains::mma_chains`] with
+    /// f16 fragments, each m16n8k16 step as two `mma.sync` m16n8k8
+    /// ([`mma_f16_m16n8k16_as_two_k8`]: the same 4096 FLOP and, on these
+    /// integers, the same exact sums as one m16n8k16). Memory, launch shape
+    /// and exact result as there.
+    ///
+    /// # Safety
+    /// `out` holds MMA_OUT_PER_WARP floats for every warp of the grid.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn mma_peak_f16(out: *mut f32, iterations: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { super::mma_chains::mma_chains(out, iterations, f16x2, mma_f16_m16n8k16_as_two_k8) }
+    }
 }
 
 /// The wgmma ceiling's kernel, compiled only into the sm_90a module

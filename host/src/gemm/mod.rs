@@ -308,7 +308,8 @@ pub fn bytes(m: usize, n: usize, k: usize) -> f64 {
     ((m * k + k * n + 2 * m * n) * size_of::<f32>()) as f64
 }
 
-/// [`bytes`] with A and B in bf16 (2 bytes an element), C and D in f32.
+/// [`bytes`] with A and B in bf16 or f16 (2 bytes an element), C and D in
+/// f32.
 pub fn bytes_bf16(m: usize, n: usize, k: usize) -> f64 {
     ((m * k + k * n) * 2 + 2 * m * n * size_of::<f32>()) as f64
 }
@@ -1019,7 +1020,7 @@ impl Fp16Cores {
                 gpu.info.name
             )));
         }
-        if crate::ptx::parse_sm(crate::ptx::PTX_ARCH).is_some_and(|built| built < (7, 5)) {
+        if !crate::ptx::base_has_fp16_mma() {
             return Ok(Err(format!(
                 "the PTX is built for {} (LAB_PTX_ARCH), below sm_75, where ldmatrix and the f16 mma.sync m16n8k8 of {} do not exist",
                 crate::ptx::PTX_ARCH,
@@ -1399,9 +1400,11 @@ pub const FMA_CEILING: &str = "the measured FMA ceiling";
 /// The name the tensor-core rows' readings give their limit.
 pub const TENSOR_CEILING: &str = "the measured tensor-core ceiling";
 
-/// The BF16 tensor-core ceiling as `lab roofline` measures it
-/// ([`crate::roofline::tensor`]: `mma_peak`, `wgmma_peak` on 9.0 and
-/// cuBLAS's BF16 GEMM, the fastest of them), at the roofline's sizes (its
+/// The tensor-core ceiling as `lab roofline` measures it
+/// ([`crate::roofline::tensor`]: BF16 from compute capability 8.0,
+/// `mma_peak`, `wgmma_peak` on 9.0 and cuBLAS's BF16 GEMM; FP16 on 7.5,
+/// `mma_peak_f16` and cuBLAS's FP16 GEMM; the fastest of them), at the
+/// roofline's sizes (its
 /// quick ones for `--quick`), checked, then timed with `options.plan`.
 /// Returns the ceiling, or why there is none (no sizes for this GPU, too
 /// little memory, a module that does not load), and the checks' failures
@@ -1522,7 +1525,7 @@ impl lesson::Lesson for GemmLesson {
     /// The f16 kernel, where the base module has it (built for sm_75 or
     /// later).
     fn more_base_kernels() -> Vec<(&'static str, &'static [crate::kernels::Param])> {
-        if crate::ptx::parse_sm(crate::ptx::PTX_ARCH).is_some_and(|built| built >= (7, 5)) {
+        if crate::ptx::base_has_fp16_mma() {
             F16Kernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect()
         } else {
             Vec::new()
@@ -1625,18 +1628,19 @@ impl lesson::Lesson for GemmLesson {
         if !failures.is_empty() {
             return Ok(Outcome::Failed(failures));
         }
-        // The tensor-core rows are read against the BF16 ceiling `lab
+        // The tensor-core rows of the ceiling's precision (BF16 from compute
+        // capability 8.0, FP16 on 7.5) are read against the ceiling `lab
         // roofline` measures, measured here in the same run (its chains and
         // cuBLAS checked first), before any GEMM is timed.
-        let ceiling = match &lesson.tensor {
-            Ok(_) => {
-                let (ceiling, found) = measured_tensor_ceiling(gpu, options)?;
-                if !found.is_empty() {
-                    return Ok(Outcome::Failed(found));
-                }
-                Some(ceiling)
+        let ceiling_half = crate::roofline::tensor::ceiling_half(&gpu.info);
+        let ceiling = if lesson.tensor.is_ok() || lesson.fp16.is_ok() {
+            let (ceiling, found) = measured_tensor_ceiling(gpu, options)?;
+            if !found.is_empty() {
+                return Ok(Outcome::Failed(found));
             }
-            Err(_) => None,
+            Some(ceiling)
+        } else {
+            None
         };
         let ceiling_value = ceiling.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.gflop_per_s());
         // The FP32 rows, likewise, against the FP32 ceiling `lab roofline`
@@ -1698,22 +1702,24 @@ impl lesson::Lesson for GemmLesson {
         ));
         match &ceiling {
             Some(Ok(c)) => occupancy_lines.push(format!(
-                "Measured before the timings below, as lab roofline measures it: {}{} The BF16 tensor-core rows are \
-                 read against that ceiling.",
+                "Measured before the timings below, as lab roofline measures it: {}{} The {} tensor-core rows are read \
+                 against that ceiling.",
                 c.sentence(),
                 context
                     .clocks
                     .while_timed(c.timing().window.as_ref())
                     .and_then(|w| w.flag())
-                    .map_or(String::new(), |f| format!(" It was timed while: {f}."))
+                    .map_or(String::new(), |f| format!(" It was timed while: {f}.")),
+                c.sizes.half.upper()
             )),
             Some(Err(why)) => occupancy_lines.push(format!("No measured tensor-core ceiling: {why}.")),
             None => {}
         }
-        if lesson.fp16.is_ok() {
+        if lesson.fp16.is_ok() && ceiling_half != Some(Half::F16) {
             occupancy_lines.push(format!(
-                "No FP16 tensor-core ceiling is measured (lab roofline's tensor-core chains are BF16, from compute \
-                 capability 8.0), so the FP16 rows are read against no limit{}.",
+                "No FP16 tensor-core ceiling is measured on this GPU (lab roofline's ceiling is BF16 from compute \
+                 capability 8.0; its FP16 chains run where there is no bf16 mma.sync, on 7.5), so the FP16 rows are \
+                 read against no limit{}.",
                 if lesson.cublas.is_ok() { "; each gives its share of cuBLAS's FP16 GEMM" } else { "" }
             ));
         }
@@ -1752,8 +1758,9 @@ impl lesson::Lesson for GemmLesson {
             // The tensor-core rows of each 16-bit precision (FP32 sums),
             // against cuBLAS's GEMM of that precision; a size the kernels
             // refuse (all of them the same sizes), or a GPU without that
-            // side, says why. The BF16 rows are read against the measured
-            // tensor-core ceiling, the FP16 rows against no limit.
+            // side, says why. The rows of the ceiling's precision are read
+            // against the measured tensor-core ceiling, any other against no
+            // limit.
             for half in Half::ALL {
                 let kernels = lesson.tensor_kernels_of(half);
                 let refused = kernels.first().and_then(|k| k.refusal((side, side, side)));
@@ -1765,9 +1772,12 @@ impl lesson::Lesson for GemmLesson {
                     section.line(format!("No {} tensor-core rows at {side}: {why}.", half.upper()));
                     continue;
                 }
-                let read = |row: Row| match half {
-                    Half::Bf16 => row.against_gflop_per_s(TENSOR_CEILING, ceiling_value),
-                    Half::F16 => row.no_limit(),
+                let read = |row: Row| {
+                    if ceiling_half == Some(half) {
+                        row.against_gflop_per_s(TENSOR_CEILING, ceiling_value)
+                    } else {
+                        row.no_limit()
+                    }
                 };
                 let cublas_tc = match lesson.cublas {
                     Ok(_) => Some(lesson.time_cublas_half(half, options.plan)?),

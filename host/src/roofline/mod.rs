@@ -189,8 +189,8 @@ pub struct Sizes {
     pub stream_n4: usize,
     /// Blocks of a grid-stride stream launch.
     pub stream_blocks: u32,
-    /// The BF16 tensor-core ceiling's sizes; `None` below compute
-    /// capability 8.0, where there is none ([`tensor::unavailable`]).
+    /// The tensor-core ceiling's sizes (BF16 from compute capability 8.0,
+    /// FP16 on 7.5); `None` where there is none ([`tensor::unavailable`]).
     pub tensor: Option<TensorSizes>,
 }
 
@@ -1219,8 +1219,8 @@ pub struct Timings {
     pub tensor: std::result::Result<TensorTimings, String>,
 }
 
-/// Checks every kernel (`mma_peak` and cuBLAS's BF16 GEMM too, where
-/// `tensor` has them), then, only if all are right, times every kernel.
+/// Checks every kernel (the tensor-core chains and cuBLAS's GEMM of their
+/// precision too, where `tensor` has them), then, only if all are right, times every kernel.
 /// A failure does not stop the checks: every failure is collected; a fault
 /// stops them (the context is unusable), with what was found before it.
 /// `progress` advances once per check and per timing.
@@ -1262,8 +1262,9 @@ pub fn run(
     }
     if let Ok(t) = tensor {
         progress.set_message(format!(
-            "checking {} and cuBLAS's BF16 GEMM",
-            tensor::TensorKernel::MmaPeak.symbol()
+            "checking {} and cuBLAS's {} GEMM",
+            t.sizes().mma_symbol(),
+            t.sizes().half.upper()
         ));
         progress.inc(1);
         match t.check() {
@@ -1344,7 +1345,7 @@ pub struct RooflineLesson;
 impl lesson::Lesson for RooflineLesson {
     const NAME: &'static str = "roofline";
     const ABOUT: &'static str =
-        "Measured ceilings (memory, FP32, BF16 tensor cores) and ten kernels placed on a roofline.";
+        "Measured ceilings (memory, FP32, BF16 tensor cores or FP16 on a T4) and ten kernels placed on a roofline.";
     const CAPABILITIES: Capabilities = Capabilities {
         plot: true,
         graphs_dir: false,
@@ -1355,6 +1356,17 @@ impl lesson::Lesson for RooflineLesson {
 
     fn block_sizes() -> serde_json::Value {
         report::block_sizes_json()
+    }
+
+    /// The FP16 tensor-core chains, where the base module has them (built
+    /// for sm_75 or later): a measuring kernel with no twin.
+    fn rust_only_base_kernels() -> Vec<(&'static str, &'static [crate::kernels::Param])> {
+        use crate::kernels::KernelId;
+        if crate::ptx::base_has_fp16_mma() {
+            tensor::TuringTensorKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect()
+        } else {
+            Vec::new()
+        }
     }
 
     /// What NVRTC compiles: [`cuda_c_defines`] then [`CUDA_C_SOURCE`].
@@ -1371,7 +1383,7 @@ impl lesson::Lesson for RooflineLesson {
         let mut lesson = Roofline::new(gpu, *sizes)?;
         let mut tensor = match (tensor::unavailable(&gpu.info), sizes.tensor) {
             (Some(why), _) => Err(why),
-            (None, None) => Err("No BF16 tensor-core ceiling: these sizes have none".to_string()),
+            (None, None) => Err("No tensor-core ceiling: these sizes have none".to_string()),
             (None, Some(t)) => Ok(TensorPeak::new(gpu, t)?),
         };
         let outcome = run(&mut lesson, &mut tensor, options.plan, options.progress)?;
@@ -1402,7 +1414,7 @@ impl lesson::Lesson for RooflineLesson {
                 (Ok(timings), Some(ts)) => Ok(tensor::TensorCeiling::new(&gpu.info, ts, timings)),
                 (Err(why), _) => Err(why),
                 (Ok(_), None) => {
-                    Err("No BF16 tensor-core ceiling: these sizes have none".to_string())
+                    Err("No tensor-core ceiling: these sizes have none".to_string())
                 }
             };
             Box::new(report) as Box<dyn lesson::Report>

@@ -15,10 +15,10 @@ use kernels_gpu::roofline::*;
 use serde_json::json;
 
 use super::model::{Ceilings, Cost, cost, cost_shaped, per_second_e9};
-use super::tensor::{CUBLAS_NAME, HopperKernel, TensorCeiling, TensorKernel};
+use super::tensor::{HopperKernel, TensorCeiling};
 use super::{Kernel, Measured, Shape, Sizes};
 use crate::compare::ComparedKernel;
-use crate::gpu::{DeviceInfo, bf16_tensor_flop_per_clock_per_sm, fp32_lanes_per_sm};
+use crate::gpu::{DeviceInfo, tensor_flop_per_clock_per_sm, fp32_lanes_per_sm};
 use crate::kernels::KernelId;
 use crate::ncu::Counters;
 use crate::plot::{Chart, Point, Series, TensorRoof};
@@ -133,8 +133,8 @@ pub struct Report {
     /// The [`Kernel::RAGGED`] kernels at a round and a ragged size, timed
     /// side by side (empty where the run did not time them).
     pub ragged: Vec<RaggedPair>,
-    /// The BF16 tensor-core ceiling, or the one line saying why the run has
-    /// none ([`build`] leaves "not measured"; the lesson's run sets it).
+    /// The tensor-core ceiling (BF16, or FP16 on compute capability 7.5),
+    /// or the one line saying why the run has none ([`build`] leaves "not measured"; the lesson's run sets it).
     pub tensor: std::result::Result<TensorCeiling, String>,
     /// The GEMM lesson's last steps placed on this roofline
     /// ([`super::gemm_points`]), or why the run has none ([`build`] leaves
@@ -151,6 +151,7 @@ pub fn block_sizes_json() -> serde_json::Value {
         "stencil": [STENCIL_BLOCK_X, STENCIL_BLOCK_Y],
         "fma": THREADS_PER_BLOCK,
         "mma_peak": THREADS_PER_BLOCK,
+        "mma_peak_f16": THREADS_PER_BLOCK,
         "wgmma_peak": {
             "threads": kernels_gpu::roofline::WGMMA_THREADS,
             "dynamic_shared_bytes": kernels_gpu::roofline::WGMMA_SHARED_BYTES,
@@ -163,6 +164,8 @@ pub fn block_sizes_json() -> serde_json::Value {
             "gemm_bf16_tma": {"threads": kernels_gpu::gemm::WG_THREADS,
                 "block_tile": [kernels_gpu::gemm::WG_BLOCK_M, kernels_gpu::gemm::WG_BLOCK_N, kernels_gpu::gemm::WG_BLOCK_K]},
             "gemm_bf16_pipelined": {"threads": kernels_gpu::gemm::TC_THREADS,
+                "block_tile": [kernels_gpu::gemm::TC_BLOCK_M, kernels_gpu::gemm::TC_BLOCK_N, kernels_gpu::gemm::TC_BLOCK_K]},
+            "gemm_f16_mma": {"threads": kernels_gpu::gemm::TC_THREADS,
                 "block_tile": [kernels_gpu::gemm::TC_BLOCK_M, kernels_gpu::gemm::TC_BLOCK_N, kernels_gpu::gemm::TC_BLOCK_K]},
         },
     })
@@ -254,7 +257,7 @@ pub fn build(
         rows,
         counters: None,
         ragged: Vec::new(),
-        tensor: Err("No BF16 tensor-core ceiling: not measured in this run".to_string()),
+        tensor: Err("No tensor-core ceiling: not measured in this run".to_string()),
         gemm: Err("not measured in this run".to_string()),
     }
 }
@@ -425,6 +428,7 @@ impl Report {
             bandwidth_gb_per_s: self.ceilings.bandwidth_gb_per_s,
             fma_gflop_per_s: self.ceilings.fma_gflop_per_s,
             tensor: self.tensor.as_ref().ok().map(|t| TensorRoof {
+                precision: t.sizes.half.upper(),
                 gflop_per_s: t.gflop_per_s(),
                 set_by: t.source().name().to_string(),
             }),
@@ -433,14 +437,14 @@ impl Report {
     }
 
     /// The roof above a placed GEMM, GFLOP/s, and its name: the FMA
-    /// ceiling for FP32, the tensor-core ceiling for BF16 (none where the
-    /// run has none), each capped by the bandwidth ceiling times its
-    /// intensity (which, right of the ridge point, does not bind).
+    /// ceiling for FP32, the tensor-core ceiling for BF16 or FP16 (none
+    /// where the run has none, or one of another precision), each capped by
+    /// the bandwidth ceiling times its intensity (which, right of the ridge
+    /// point, does not bind).
     pub fn gemm_roof(&self, g: &super::gemm_points::GemmPoint) -> Option<(f64, &'static str)> {
-        use super::gemm_points::Precision;
-        let (flat, name) = match g.precision {
-            Precision::Fp32 => (self.ceilings.fma_gflop_per_s, "the FMA ceiling"),
-            Precision::Bf16 => (self.tensor.as_ref().ok()?.gflop_per_s(), "the tensor-core ceiling"),
+        let (flat, name) = match g.precision.half() {
+            None => (self.ceilings.fma_gflop_per_s, "the FMA ceiling"),
+            Some(half) => (self.tensor_of(half)?.gflop_per_s(), "the tensor-core ceiling"),
         };
         let sloped = g.intensity() * self.ceilings.bandwidth_gb_per_s;
         Some(if sloped < flat { (sloped, "the bandwidth ceiling") } else { (flat, name) })
@@ -462,10 +466,9 @@ impl Report {
              read once, D written once):\n"
         );
         for g in points {
-            let roof_timing = match (g.precision, &self.tensor) {
-                (super::gemm_points::Precision::Fp32, _) => Some(&self.fma),
-                (super::gemm_points::Precision::Bf16, Ok(tc)) => Some(tc.timing()),
-                _ => None,
+            let roof_timing = match g.precision.half() {
+                None => Some(&self.fma),
+                Some(half) => self.tensor_of(half).map(TensorCeiling::timing),
             };
             let roof_flagged = roof_timing
                 .and_then(|t| self.context.clocks.while_timed(t.window.as_ref()))
@@ -500,6 +503,11 @@ impl Report {
         s
     }
 
+    /// The run's tensor-core ceiling where it is of precision `half`.
+    pub fn tensor_of(&self, half: crate::cublas::Half) -> Option<&TensorCeiling> {
+        self.tensor.as_ref().ok().filter(|tc| tc.sizes.half == half)
+    }
+
     /// The seed's copy's rate over its compulsory bytes, GB/s.
     pub fn seed_copy_gb_per_s(&self) -> f64 {
         per_second_e9(cost(Kernel::Copy, &self.sizes).bytes, self.copy.median_ms())
@@ -510,23 +518,24 @@ impl Report {
         &self.streams[self.best_stream]
     }
 
-    /// The derived limits line's BF16 tensor-core clause: how the limit is
+    /// The derived limits line's tensor-core clause: how the limit is
     /// derived, or that no per-SM rate is known for this compute
     /// capability; empty where the run has no tensor-core ceiling.
     fn tensor_derivation(&self) -> String {
-        if self.tensor.is_err() {
+        let Ok(tc) = &self.tensor else {
             return String::new();
-        }
+        };
+        let precision = tc.sizes.half.upper();
         let (major, minor) = self.info.compute_capability;
-        match bf16_tensor_flop_per_clock_per_sm(self.info.compute_capability) {
+        match tensor_flop_per_clock_per_sm(self.info.compute_capability) {
             Some(rate) => format!(
-                "; BF16 tensor cores = {} SMs x {rate} dense BF16 FLOP a clock an SM (NVIDIA's architecture whitepaper \
-                 for compute capability {major}.{minor}) x the same clock",
+                "; {precision} tensor cores = {} SMs x {rate} dense {precision} FLOP a clock an SM (NVIDIA's \
+                 architecture whitepaper for compute capability {major}.{minor}) x the same clock",
                 self.info.sms
             ),
             None => format!(
-                "; BF16 tensor cores: no per-SM rate is written down here for compute capability {major}.{minor}, so \
-                 their limit is unknown"
+                "; {precision} tensor cores: no per-SM rate is written down here for compute capability \
+                 {major}.{minor}, so their limit is unknown"
             ),
         }
     }
@@ -632,11 +641,14 @@ impl crate::lesson::Report for Report {
             });
             let _ = writeln!(
                 s,
-                "Tensor-core ceiling: mma_peak {} blocks x {THREADS_PER_BLOCK} threads x {} steps x {MMA_CHAINS} chains \
-                 (sm_80 module){wgmma}; cuBLAS BF16 GemmEx (FP32 sums) at {}",
+                "Tensor-core ceiling ({precision}): {} {} blocks x {THREADS_PER_BLOCK} threads x {} steps x {MMA_CHAINS} \
+                 chains ({}){wgmma}; cuBLAS {precision} GemmEx (FP32 sums) at {}",
+                ts.mma_symbol(),
                 ts.mma_blocks,
                 ts.mma_iters,
+                super::tensor::mma_module(ts.half),
                 sides.join(" and "),
+                precision = ts.half.upper(),
             );
         }
         let _ = writeln!(
@@ -658,15 +670,16 @@ impl crate::lesson::Report for Report {
                 match tc.wgmma {
                     Ok(_) => format!(
                         "{} and {} match their CPU references",
-                        TensorKernel::MmaPeak.symbol(),
+                        tc.sizes.mma_symbol(),
                         HopperKernel::WgmmaPeak.symbol()
                     ),
-                    Err(_) => format!("{} matches its CPU reference", TensorKernel::MmaPeak.symbol()),
+                    Err(_) => format!("{} matches its CPU reference", tc.sizes.mma_symbol()),
                 },
                 if tc.cublas.is_ok() {
                     format!(
-                        "; cuBLAS's BF16 GEMM at {}^3 matches the f64 reference at {} sampled elements within its \
+                        "; cuBLAS's {} GEMM at {}^3 matches the f64 reference at {} sampled elements within its \
                          tensor-core bound",
+                        tc.sizes.half.upper(),
                         tc.sizes.cublas_side,
                         crate::gemm::SAMPLES
                     )
@@ -801,6 +814,8 @@ impl crate::lesson::Report for Report {
         t.add_row(fma_cells);
         if let Ok(tc) = &self.tensor {
             let derived = tc.derived_gflop_per_s;
+            let precision = tc.sizes.half.upper();
+            let derived_name = format!("the derived {precision} tensor-core peak");
             let tflop = |g: f64| format!("{:.1} TFLOP/s", g / 1e3);
             let tensor_row = |label: String, timing: &Timing, gflop_per_s: f64| {
                 let mut cells = vec![
@@ -810,12 +825,7 @@ impl crate::lesson::Report for Report {
                     Cell::new(tflop(gflop_per_s)),
                     Cell::new(derived.map_or("unknown".into(), tflop)),
                     derived.map_or(Cell::new("-"), |d| num(100.0 * gflop_per_s / d, 1)),
-                    words(verdict(
-                        gflop_per_s,
-                        derived,
-                        "the derived BF16 tensor-core peak",
-                        "GFLOP/s",
-                    )),
+                    words(verdict(gflop_per_s, derived, &derived_name, "GFLOP/s")),
                 ];
                 if ceiling_flagged {
                     cells.push(flag_cell(timing));
@@ -827,8 +837,8 @@ impl crate::lesson::Report for Report {
             let mark = |set: bool| if set { " <- the tensor ceiling" } else { "" };
             t.add_row(tensor_row(
                 format!(
-                    "BF16 tensor cores: {}, {MMA_CHAINS} mma.sync chains{}",
-                    TensorKernel::MmaPeak.symbol(),
+                    "{precision} tensor cores: {}, {MMA_CHAINS} mma.sync chains{}",
+                    tc.sizes.mma_symbol(),
                     mark(source == super::tensor::Source::MmaSync)
                 ),
                 &tc.mma,
@@ -837,7 +847,7 @@ impl crate::lesson::Report for Report {
             if let Ok(w) = &tc.wgmma {
                 t.add_row(tensor_row(
                     format!(
-                        "BF16 tensor cores: {}, wgmma m64n256k16 chains, 2 warpgroups a block{}",
+                        "{precision} tensor cores: {}, wgmma m64n256k16 chains, 2 warpgroups a block{}",
                         HopperKernel::WgmmaPeak.symbol(),
                         mark(source == super::tensor::Source::Wgmma)
                     ),
@@ -848,7 +858,7 @@ impl crate::lesson::Report for Report {
             for c in tc.cublas.iter().flatten() {
                 t.add_row(tensor_row(
                     format!(
-                        "BF16 tensor cores: cuBLAS GemmEx, {}^3{}",
+                        "{precision} tensor cores: cuBLAS GemmEx, {}^3{}",
                         c.side,
                         mark(source == super::tensor::Source::Cublas && best_side == Some(c.side))
                     ),
@@ -925,9 +935,10 @@ impl crate::lesson::Report for Report {
                 }
                 let _ = writeln!(
                     s,
-                    "tensor ridge point: {:.2} FLOP/byte (the BF16 tensor-core ceiling over the bandwidth ceiling). Below \
+                    "tensor ridge point: {:.2} FLOP/byte (the {} tensor-core ceiling over the bandwidth ceiling). Below \
                      that intensity even a kernel on the tensor cores is memory bound.",
-                    tc.ridge(self.ceilings.bandwidth_gb_per_s)
+                    tc.ridge(self.ceilings.bandwidth_gb_per_s),
+                    tc.sizes.half.upper()
                 );
             }
             Err(why) => {
@@ -1164,14 +1175,11 @@ impl crate::lesson::Report for Report {
             .as_ref()
             .ok()
             .and_then(|tc| tc.derived_gflop_per_s);
-        let of_tensor = |g: f64| {
-            verdict(
-                g,
-                tensor_derived,
-                "the derived BF16 tensor-core peak",
-                "GFLOP/s",
-            )
+        let tensor_derived_name = match &self.tensor {
+            Ok(tc) => format!("the derived {} tensor-core peak", tc.sizes.half.upper()),
+            Err(_) => "the derived tensor-core peak".to_string(),
         };
+        let of_tensor = |g: f64| verdict(g, tensor_derived, &tensor_derived_name, "GFLOP/s");
         // A timed tensor-core row: its own fields, then its FLOP, rate and
         // share of the derived limit, its timing and its reading.
         let tensor_row = |mut row: serde_json::Value, flop: f64, rate: f64, t: &Timing| {
@@ -1189,14 +1197,14 @@ impl crate::lesson::Report for Report {
         };
         if let Ok(tc) = &self.tensor {
             lines.push(tensor_row(
-                json!({"variant": "ceiling-tensor-mma", "symbol": TensorKernel::MmaPeak.symbol()}),
+                json!({"variant": "ceiling-tensor-mma", "symbol": tc.sizes.mma_symbol(), "precision": tc.sizes.half}),
                 tc.sizes.mma_flop(),
                 tc.mma_gflop_per_s,
                 &tc.mma,
             ));
             if let Ok(w) = &tc.wgmma {
                 lines.push(tensor_row(
-                    json!({"variant": "ceiling-tensor-wgmma", "symbol": HopperKernel::WgmmaPeak.symbol()}),
+                    json!({"variant": "ceiling-tensor-wgmma", "symbol": HopperKernel::WgmmaPeak.symbol(), "precision": tc.sizes.half}),
                     tc.sizes.wgmma_flop(),
                     w.gflop_per_s,
                     &w.timing,
@@ -1205,8 +1213,10 @@ impl crate::lesson::Report for Report {
             for c in tc.cublas.iter().flatten() {
                 lines.push(tensor_row(
                     json!({
-                        "variant": format!("cublas-bf16-{}", c.side), "symbol": CUBLAS_NAME,
-                        "key": format!("{CUBLAS_NAME}/{}", c.side), "side": c.side,
+                        "variant": format!("cublas-{}-{}", tc.sizes.half.name(), c.side),
+                        "symbol": tc.sizes.cublas_symbol(),
+                        "key": format!("{}/{}", tc.sizes.cublas_symbol(), c.side), "side": c.side,
+                        "precision": tc.sizes.half,
                     }),
                     super::tensor::cublas_flop(c.side),
                     c.gflop_per_s,

@@ -1,9 +1,10 @@
-//! The roofline's BF16 tensor-core ceiling: `mma_peak` (from the sm_80
-//! module, on GPUs of compute capability 8.0 and up) and, on compute
-//! capability 9.0, `wgmma_peak` (from the sm_90a module), each checked
-//! exactly and timed; cuBLAS's BF16 GEMM (`cublasGemmEx`, FP32 sums)
-//! checked and timed beside them; and the ceiling the report draws: the
-//! fastest of the three.
+//! The roofline's tensor-core ceiling: BF16 on GPUs of compute capability
+//! 8.0 and up, `mma_peak` (from the sm_80 module) and, on 9.0,
+//! `wgmma_peak` (from the sm_90a module); FP16 on 7.5 (a T4, which has f16
+//! `mma.sync` m16n8k8 but no bf16), `mma_peak_f16` (from the sm_75 module
+//! every lesson loads). Each is checked exactly and timed; cuBLAS's GEMM of
+//! the same precision (`cublasGemmEx`, FP32 sums) is checked and timed
+//! beside them; the ceiling the report draws is the fastest of them.
 //!
 //! A ceiling that cuBLAS beats is no ceiling. `mma.sync` is the tensor-core
 //! instruction every GPU from compute capability 8.0 on runs; on Hopper
@@ -27,11 +28,11 @@ use super::CHUNK;
 use super::model::per_second_e9;
 use super::reference::{MmaPeak, PTX_ISA_LAYOUT, WgmmaPeak};
 use crate::check::{Failure, Tolerance, first_mismatch};
-use crate::cublas::Cublas;
+use crate::cublas::{Cublas, Half};
 use crate::error::{Error, Result};
 use crate::gemm;
 use crate::gpu::{DeviceInfo, Gpu};
-use crate::kernels::KernelSet;
+use crate::kernels::{KernelSet, Launch};
 use crate::timing::{self, Plan, Timing};
 
 crate::kernel_ids! {
@@ -41,6 +42,17 @@ crate::kernel_ids! {
         /// The BF16 tensor-core ceiling: MMA_CHAINS `mma.sync` chains a
         /// warp: (out, iterations).
         MmaPeak = "mma_peak" (Ptr, U32),
+    }
+}
+
+crate::kernel_ids! {
+    /// The roofline's kernel in the sm_75 module every lesson loads (built
+    /// with `--cfg lab_fp16_mma` for sm_75 and later), for GPUs of compute
+    /// capability 7.5, which have f16 `mma.sync` but no bf16.
+    pub enum TuringTensorKernel {
+        /// The FP16 tensor-core ceiling: `mma_peak`'s chains, each step two
+        /// f16 `mma.sync` m16n8k8: (out, iterations).
+        MmaPeakF16 = "mma_peak_f16" (Ptr, U32),
     }
 }
 
@@ -57,7 +69,7 @@ crate::kernel_ids! {
 
 pub use kernels_gpu::roofline::WGMMA_THREADS;
 
-/// The square sides (m = n = k) cuBLAS's BF16 GEMM is timed at: the first
+/// The square sides (m = n = k) cuBLAS's GEMM is timed at: the first
 /// always, the second where its matrices take at most
 /// 1 / [`CUBLAS_MEMORY_SHARE`] of the GPU's memory.
 pub const CUBLAS_SIDES: [usize; 2] = [4096, 8192];
@@ -75,11 +87,41 @@ pub const CUBLAS_QUICK_SIDE: usize = 128;
 /// up to 3/8 of it.
 pub const CUBLAS_MEMORY_SHARE: usize = 4;
 
-/// What cuBLAS's results are called in failures and timings.
-pub const CUBLAS_NAME: &str = "cublasGemmEx_bf16";
+/// The precision of `info`'s GPU's tensor-core ceiling: BF16 from compute
+/// capability 8.0, FP16 on 7.5 where the base module has `mma_peak_f16`
+/// ([`crate::ptx::base_has_fp16_mma`]); `None` otherwise ([`unavailable`]
+/// says why).
+pub fn ceiling_half(info: &DeviceInfo) -> Option<Half> {
+    let cc = info.compute_capability;
+    if cc >= (8, 0) {
+        Some(Half::Bf16)
+    } else if cc >= (7, 5) && crate::ptx::base_has_fp16_mma() {
+        Some(Half::F16)
+    } else {
+        None
+    }
+}
 
-/// Device bytes of one square cuBLAS GEMM of `side`: A and B in bf16 (2
-/// bytes an element), D in f32.
+/// The chains' kernel of a `half` ceiling: `mma_peak` (bf16, sm_80
+/// module) or `mma_peak_f16` (f16, sm_75 module).
+pub fn mma_symbol(half: Half) -> &'static str {
+    match half {
+        Half::Bf16 => TensorKernel::MmaPeak.symbol(),
+        Half::F16 => TuringTensorKernel::MmaPeakF16.symbol(),
+    }
+}
+
+/// The module the chains of a `half` ceiling come from, as the report
+/// names it.
+pub fn mma_module(half: Half) -> &'static str {
+    match half {
+        Half::Bf16 => crate::ptx::Module::Sm80.name(),
+        Half::F16 => "sm_75 module",
+    }
+}
+
+/// Device bytes of one square cuBLAS GEMM of `side`: A and B in bf16 or
+/// f16 (2 bytes an element), D in f32.
 pub fn cublas_bytes(side: usize) -> usize {
     side * side * (2 + 2 + 4)
 }
@@ -90,22 +132,27 @@ pub fn cublas_flop(side: usize) -> f64 {
     gemm::flop(side, side, side)
 }
 
-/// The tensor-core ceiling's sizes: `mma_peak`'s launch and the cuBLAS
-/// GEMMs beside it.
+/// The tensor-core ceiling's sizes: its precision, the chains' launch and
+/// the cuBLAS GEMMs beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TensorSizes {
-    /// Blocks of `mma_peak`'s launch, THREADS_PER_BLOCK threads each.
+    /// The inputs' precision: bf16 (`mma_peak`, compute capability 8.0 and
+    /// up) or f16 (`mma_peak_f16`, 7.5); cuBLAS's GEMM takes the same.
+    pub half: Half,
+    /// Blocks of the chains' launch (`mma_peak` or `mma_peak_f16`),
+    /// THREADS_PER_BLOCK threads each.
     pub mma_blocks: u32,
     /// Steps of each `mma.sync` chain (a multiple of MMA_UNROLL).
     pub mma_iters: u32,
-    /// The side cuBLAS's BF16 GEMM is always timed (and checked) at.
+    /// The side cuBLAS's GEMM is always timed (and checked) at.
     pub cublas_side: usize,
     /// The larger side it is also timed at, where its matrices fit
     /// [`CUBLAS_MEMORY_SHARE`]; `None` where they do not, or in `--quick`.
     pub cublas_large_side: Option<usize>,
     /// Blocks of `wgmma_peak`'s launch, [`WGMMA_THREADS`] threads each;
     /// `None` on a GPU without `wgmma` (any but compute capability 9.0:
-    /// [`no_wgmma`] says why).
+    /// [`no_wgmma`] says why) and in an FP16 ceiling (`wgmma_peak` is
+    /// bf16).
     pub wgmma_blocks: Option<u32>,
     /// Steps of each `wgmma_peak` warpgroup (4 `wgmma` m64n256k16 each).
     pub wgmma_iters: u32,
@@ -114,37 +161,51 @@ pub struct TensorSizes {
 impl TensorSizes {
     /// The lesson's sizes on `info`'s GPU: MMA_BLOCKS_PER_SM blocks an SM
     /// of MMA_ITERS steps (several waves of warps on every SM), cuBLAS at
-    /// [`CUBLAS_SIDES`] (the larger where it fits a quarter of memory).
-    /// `None` below compute capability 8.0 ([`unavailable`] says why).
+    /// [`CUBLAS_SIDES`] (the larger where it fits a quarter of memory), in
+    /// [`ceiling_half`]'s precision. `None` where that has none
+    /// ([`unavailable`] says why).
     pub fn for_device(info: &DeviceInfo) -> Option<TensorSizes> {
-        unavailable(info).is_none().then(|| TensorSizes {
+        let half = ceiling_half(info)?;
+        Some(TensorSizes {
+            half,
             mma_blocks: MMA_BLOCKS_PER_SM * info.sms.max(1),
             mma_iters: MMA_ITERS,
             cublas_side: CUBLAS_SIDES[0],
             cublas_large_side: Some(CUBLAS_SIDES[1])
                 .filter(|&s| cublas_bytes(s) <= info.total_memory_bytes / CUBLAS_MEMORY_SHARE),
-            wgmma_blocks: no_wgmma(info)
-                .is_none()
-                .then(|| WGMMA_BLOCKS_PER_SM * info.sms.max(1)),
+            wgmma_blocks: has_wgmma(info, half).then(|| WGMMA_BLOCKS_PER_SM * info.sms.max(1)),
             wgmma_iters: WGMMA_ITERS,
         })
     }
 
     /// `--quick`'s sizes: one block an SM, MMA_QUICK_ITERS steps
     /// (WGMMA_QUICK_ITERS for `wgmma_peak`), cuBLAS at
-    /// [`CUBLAS_QUICK_SIDE`] only. `None` below compute capability 8.0.
+    /// [`CUBLAS_QUICK_SIDE`] only. `None` where [`ceiling_half`] is.
     pub fn quick(info: &DeviceInfo) -> Option<TensorSizes> {
-        unavailable(info).is_none().then(|| TensorSizes {
+        let half = ceiling_half(info)?;
+        Some(TensorSizes {
+            half,
             mma_blocks: info.sms.max(1),
             mma_iters: MMA_QUICK_ITERS,
             cublas_side: CUBLAS_QUICK_SIDE,
             cublas_large_side: None,
-            wgmma_blocks: no_wgmma(info).is_none().then(|| info.sms.max(1)),
+            wgmma_blocks: has_wgmma(info, half).then(|| info.sms.max(1)),
             wgmma_iters: WGMMA_QUICK_ITERS,
         })
     }
 
-    /// Warps of `mma_peak`'s launch.
+    /// The chains' kernel: [`mma_symbol`] of the precision.
+    pub fn mma_symbol(&self) -> &'static str {
+        mma_symbol(self.half)
+    }
+
+    /// What cuBLAS's GEMM of this precision is called in rows, failures
+    /// and timings (`cublasGemmEx_bf16`, `cublasGemmEx_fp16`).
+    pub fn cublas_symbol(&self) -> &'static str {
+        gemm::cublas_half_symbol(self.half)
+    }
+
+    /// Warps of the chains' launch.
     pub fn mma_warps(&self) -> usize {
         self.mma_blocks as usize * (THREADS_PER_BLOCK / 32) as usize
     }
@@ -154,8 +215,9 @@ impl TensorSizes {
         self.mma_warps() * MMA_OUT_PER_WARP
     }
 
-    /// FLOP of one `mma_peak` launch: warps x steps x MMA_CHAINS x 4096
-    /// (MMA_FLOP, an m16n8k16 `mma.sync`).
+    /// FLOP of one chains' launch: warps x steps x MMA_CHAINS x 4096
+    /// (MMA_FLOP, an m16n8k16 step: one `mma.sync` in bf16, two m16n8k8 in
+    /// f16).
     pub fn mma_flop(&self) -> f64 {
         self.mma_warps() as f64 * f64::from(self.mma_iters) * MMA_CHAINS as f64 * MMA_FLOP as f64
     }
@@ -243,6 +305,9 @@ impl TensorSizes {
         if self.cublas_sides().contains(&0) {
             return fail("a cuBLAS GEMM of side 0".into());
         }
+        if self.half == Half::F16 && self.wgmma_blocks.is_some() {
+            return fail("wgmma chains in an FP16 ceiling: wgmma_peak is bf16".into());
+        }
         if self.wgmma_blocks.is_some() {
             if self.wgmma_iters == 0 || self.wgmma_iters > WGMMA_ITERS_EXACT_MAX {
                 return fail(format!(
@@ -262,18 +327,35 @@ impl TensorSizes {
     }
 }
 
-/// Why `info`'s GPU has no BF16 tensor-core ceiling, or `None` where it
-/// has one (compute capability 8.0 and up: the sm_80 module's PTX ISA 7.0
-/// and its bf16 `mma.sync` need it).
+/// Why `info`'s GPU has no tensor-core ceiling, or `None` where it has one
+/// ([`ceiling_half`]: BF16 from compute capability 8.0, FP16 on 7.5 where
+/// the base module was built for sm_75 or later).
 pub fn unavailable(info: &DeviceInfo) -> Option<String> {
     let (major, minor) = info.compute_capability;
-    (major < 8).then(|| {
-        format!(
-            "No BF16 tensor-core ceiling: {} has compute capability {major}.{minor}, and the sm_80 module's bf16 \
-             mma.sync needs 8.0 or more",
+    if ceiling_half(info).is_some() {
+        None
+    } else if (major, minor) < (7, 5) {
+        Some(format!(
+            "No tensor-core ceiling: {} has compute capability {major}.{minor}; f16 mma.sync m16n8k8 needs 7.5 or \
+             more, bf16 mma.sync 8.0",
             info.name
-        )
-    })
+        ))
+    } else {
+        Some(format!(
+            "No tensor-core ceiling: the PTX is built for {} (LAB_PTX_ARCH), below sm_75, so the sm_75 module has no \
+             {} (its f16 mma.sync m16n8k8 needs sm_75), and {}'s compute capability {major}.{minor} has no bf16 \
+             mma.sync",
+            crate::ptx::PTX_ARCH,
+            TuringTensorKernel::MmaPeakF16.symbol(),
+            info.name
+        ))
+    }
+}
+
+/// Whether a `half` ceiling on `info`'s GPU times `wgmma` chains: BF16 on
+/// compute capability 9.0 ([`no_wgmma`]).
+fn has_wgmma(info: &DeviceInfo, half: Half) -> bool {
+    half == Half::Bf16 && no_wgmma(info).is_none()
 }
 
 /// Why `info`'s GPU has no `wgmma` chains, or `None` where it has them
@@ -328,12 +410,42 @@ pub fn mma_peak_mismatch(got: &[f32], start: usize, reference: &MmaPeak) -> Opti
 
 /// cuBLAS's operands at the largest side: A and B (the GEMM lesson's fills,
 /// [`gemm::reference::matrix`], so the figures compare with that lesson's
-/// cuBLAS rows) in bf16, and D.
+/// cuBLAS rows) in the ceiling's precision, and D.
 struct CublasOperands {
     cublas: Cublas,
     a: CudaSlice<u16>,
     b: CudaSlice<u16>,
     d: CudaSlice<f32>,
+}
+
+/// The `mma.sync` chains' kernel: `mma_peak` from the sm_80 module (BF16)
+/// or `mma_peak_f16` from the sm_75 module (FP16). Both take (out,
+/// iterations) and write the same exact output.
+enum MmaChains {
+    Bf16(KernelSet<TensorKernel>),
+    Fp16(KernelSet<TuringTensorKernel>),
+}
+
+impl MmaChains {
+    /// The kernel of a `half` ceiling.
+    ///
+    /// # Errors
+    /// The driver refusing the sm_80 module, or the sm_75 module lacking
+    /// `mma_peak_f16`.
+    fn load(gpu: &Gpu, half: Half) -> Result<MmaChains> {
+        Ok(match half {
+            Half::Bf16 => MmaChains::Bf16(KernelSet::from_module(gpu, crate::ptx::Module::Sm80)?),
+            Half::F16 => MmaChains::Fp16(KernelSet::new(gpu)?),
+        })
+    }
+
+    /// A launch of the kernel, its arguments to come.
+    fn launch<'a>(&'a self, gpu: &'a Gpu) -> Launch<'a> {
+        match self {
+            MmaChains::Bf16(set) => set.launch(gpu, TensorKernel::MmaPeak),
+            MmaChains::Fp16(set) => set.launch(gpu, TuringTensorKernel::MmaPeakF16),
+        }
+    }
 }
 
 /// `wgmma_peak` from the sm_90a module, its two tiles (the reference's,
@@ -345,13 +457,13 @@ struct WgmmaChains {
     out: CudaSlice<f32>,
 }
 
-/// The tensor-core side of one roofline run: `mma_peak` from the sm_80
-/// module, its output buffer, `wgmma_peak` (or why not), and cuBLAS with
-/// its operands (or why not).
+/// The tensor-core side of one roofline run: the `mma.sync` chains'
+/// kernel ([`TensorSizes::mma_symbol`]), its output buffer, `wgmma_peak`
+/// (or why not), and cuBLAS with its operands (or why not).
 pub struct TensorPeak<'g> {
     gpu: &'g Gpu,
     sizes: TensorSizes,
-    kernels: KernelSet<TensorKernel>,
+    chains: MmaChains,
     out: CudaSlice<f32>,
     wgmma: std::result::Result<WgmmaChains, String>,
     cublas: std::result::Result<CublasOperands, String>,
@@ -360,19 +472,20 @@ pub struct TensorPeak<'g> {
 /// What the tensor-core side timed.
 #[derive(Debug, Clone)]
 pub struct TensorTimings {
-    /// `mma_peak`'s timing.
+    /// The `mma.sync` chains' timing.
     pub mma: Timing,
     /// `wgmma_peak`'s timing, or why the run has none (not compute
     /// capability 9.0, or the sm_90a module did not load).
     pub wgmma: std::result::Result<Timing, String>,
-    /// cuBLAS's BF16 GEMM at each side, smallest first; or why cuBLAS was
-    /// not timed (missing, or refused a call).
+    /// cuBLAS's GEMM (the ceiling's precision) at each side, smallest
+    /// first; or why cuBLAS was not timed (missing, or refused a call).
     pub cublas: std::result::Result<Vec<(usize, Timing)>, String>,
 }
 
 impl<'g> TensorPeak<'g> {
-    /// Loads the sm_80 module and allocates `mma_peak`'s output; where
-    /// `sizes` has `wgmma` blocks, loads the sm_90a module and uploads
+    /// Loads the chains' kernel (the sm_80 module's `mma_peak` for BF16, the
+    /// sm_75 module's `mma_peak_f16` for FP16) and allocates its output;
+    /// where `sizes` has `wgmma` blocks, loads the sm_90a module and uploads
     /// `wgmma_peak`'s tiles (a module the driver refuses costs only the
     /// `wgmma` row, whose absence the report explains); finds cuBLAS and,
     /// where it loads, uploads its A and B at the largest side.
@@ -380,11 +493,12 @@ impl<'g> TensorPeak<'g> {
     /// # Errors
     /// [`Error::Size`] for sizes `mma_peak` cannot run; [`Error::OutOfMemory`]
     /// before allocating; the driver refusing the sm_80 module (a GPU below
-    /// 8.0: call this only where [`unavailable`] is `None`) or an allocation.
+    /// 8.0 with BF16 sizes: take the sizes from [`TensorSizes::for_device`])
+    /// or an allocation.
     pub fn new(gpu: &'g Gpu, sizes: TensorSizes) -> Result<Self> {
         sizes.validate()?;
         gpu.require_free_memory(sizes.device_bytes(), "the tensor-core ceiling's buffers")?;
-        let kernels = KernelSet::from_module(gpu, crate::ptx::Module::Sm80)?;
+        let chains = MmaChains::load(gpu, sizes.half)?;
         let out = gpu.alloc_f32(sizes.mma_out_len())?;
         let wgmma = match sizes.wgmma_blocks {
             None => Err(no_wgmma(&gpu.info).unwrap_or_else(|| "no wgmma chains: these sizes have none".into())),
@@ -411,17 +525,17 @@ impl<'g> TensorPeak<'g> {
                     .max()
                     .unwrap_or(sizes.cublas_side);
                 let [sa, sb, _] = gemm::reference::STREAMS;
-                let a = gpu.upload_bf16(&gemm::reference::matrix(side * side, sa))?;
-                let b = gpu.upload_bf16(&gemm::reference::matrix(side * side, sb))?;
+                let a = gpu.upload_half(&gemm::reference::matrix(side * side, sa), sizes.half)?;
+                let b = gpu.upload_half(&gemm::reference::matrix(side * side, sb), sizes.half)?;
                 let d = gpu.alloc_f32(side * side)?;
-                gpu.sync_after("uploading cuBLAS's bf16 inputs")?;
+                gpu.sync_after("uploading cuBLAS's 16-bit inputs")?;
                 Ok(CublasOperands { cublas, a, b, d })
             }
         };
         Ok(TensorPeak {
             gpu,
             sizes,
-            kernels,
+            chains,
             out,
             wgmma,
             cublas,
@@ -441,14 +555,14 @@ impl<'g> TensorPeak<'g> {
             .map_err(String::as_str)
     }
 
-    /// Launches `mma_peak` once (asynchronously).
+    /// Launches the chains' kernel once (asynchronously).
     ///
     /// # Errors
     /// A launch the driver refuses.
     pub fn launch(&mut self) -> Result<()> {
         let launch = self
-            .kernels
-            .launch(self.gpu, TensorKernel::MmaPeak)
+            .chains
+            .launch(self.gpu)
             .output(&mut self.out)
             .scalar(self.sizes.mma_iters);
         // SAFETY: `out` holds MMA_OUT_PER_WARP floats for every warp of the
@@ -488,8 +602,8 @@ impl<'g> TensorPeak<'g> {
         unsafe { launch.launch(sizes.wgmma_launch_config()) }
     }
 
-    /// cuBLAS's BF16 GEMM of `side` (D = ALPHA A B, beta 0, so D is not
-    /// read), queued.
+    /// cuBLAS's GEMM of `side` in the ceiling's precision (D = ALPHA A B,
+    /// beta 0, so D is not read), queued.
     ///
     /// # Errors
     /// [`Error::Cublas`] where the run has no cuBLAS, a buffer is too short
@@ -500,8 +614,9 @@ impl<'g> TensorPeak<'g> {
             .as_mut()
             .map_err(|why| Error::Cublas(why.clone()))?;
         ops.cublas
-            .gemm_bf16_buffers(
+            .gemm_half_buffers(
                 &self.gpu.stream,
+                self.sizes.half,
                 (side, side, side),
                 kernels_gpu::gemm::ALPHA,
                 &ops.a,
@@ -512,8 +627,9 @@ impl<'g> TensorPeak<'g> {
             .map_err(Error::Cublas)
     }
 
-    /// Runs `mma_peak` once into a poisoned (NaN) output and compares every
-    /// element exactly with [`MmaPeak`] at the PTX ISA's fragment layout
+    /// Runs the chains' kernel once into a poisoned (NaN) output and
+    /// compares every element exactly with [`MmaPeak`] at the PTX ISA's
+    /// fragment layout
     /// ([`TensorPeak::check_mma`]); where the run has `wgmma` chains, the
     /// same for `wgmma_peak` against [`WgmmaPeak`]
     /// ([`TensorPeak::check_wgmma`]). Then, where cuBLAS loaded, its GEMM at
@@ -540,8 +656,10 @@ impl<'g> TensorPeak<'g> {
         Ok(failures)
     }
 
-    /// Runs `mma_peak` once into a poisoned (NaN) output and compares every
-    /// element exactly with `reference`, a chunk at a time
+    /// Runs the chains' kernel once into a poisoned (NaN) output and
+    /// compares every element exactly with `reference` (both kernels write
+    /// the same: f16 and bf16 hold these small integers exactly), a chunk
+    /// at a time
     /// ([`mma_peak_mismatch`]); the guard after the output must stay
     /// poisoned. The lesson's check passes the PTX ISA's layout at the
     /// launch's step count; a GPU test passes a wrong one, to see the check
@@ -551,7 +669,7 @@ impl<'g> TensorPeak<'g> {
     /// A fault, charged to the kernel; [`Error::WrotePastEnd`]; driver
     /// errors.
     pub fn check_mma(&mut self, reference: &MmaPeak) -> Result<Option<Failure>> {
-        let sym = TensorKernel::MmaPeak.symbol();
+        let sym = self.sizes.mma_symbol();
         let len = self.sizes.mma_out_len();
         self.gpu.poison_output(&mut self.out, len)?;
         self.launch()?;
@@ -616,13 +734,14 @@ impl<'g> TensorPeak<'g> {
             .as_mut()
             .map_err(|why| Error::Cublas(why.clone()))?;
         self.gpu.poison_output(&mut ops.d, len)?;
+        let name = self.sizes.cublas_symbol();
         self.launch_cublas(side)?;
-        self.gpu.sync_after(CUBLAS_NAME)?;
+        self.gpu.sync_after(name)?;
         let ops = self
             .cublas
             .as_ref()
             .map_err(|why| Error::Cublas(why.clone()))?;
-        let got = self.gpu.read_output(&ops.d, len, CUBLAS_NAME)?;
+        let got = self.gpu.read_output(&ops.d, len, name)?;
         let [sa, sb, _] = gemm::reference::STREAMS;
         let (a, b) = (
             gemm::reference::matrix(len, sa),
@@ -632,24 +751,25 @@ impl<'g> TensorPeak<'g> {
         let c = vec![0.0f32; len];
         let shape = (side, side, side);
         Ok(
-            gemm::check_samples_within(CUBLAS_NAME, &got, &a, &b, &c, shape, gemm::TC_BOUND_FACTOR)
+            gemm::check_samples_within(name, &got, &a, &b, &c, shape, gemm::TC_BOUND_FACTOR)
                 .into_iter()
                 .collect(),
         )
     }
 
-    /// Times `mma_peak` with `plan`, then `wgmma_peak` (where the run has
-    /// it), then cuBLAS's BF16 GEMM at each side (where cuBLAS loaded).
+    /// Times the chains' kernel with `plan`, then `wgmma_peak` (where the
+    /// run has it), then cuBLAS's GEMM at each side (where cuBLAS loaded).
     /// `progress` advances once per timing.
     ///
     /// # Errors
     /// Driver errors and faults; a cuBLAS call cuBLAS refuses is not one
     /// (the timings then say why cuBLAS has none).
     pub fn time(&mut self, plan: Plan, progress: &indicatif::ProgressBar) -> Result<TensorTimings> {
-        progress.set_message(format!("timing {}", TensorKernel::MmaPeak.symbol()));
+        let (mma_name, cublas_name) = (self.sizes.mma_symbol(), self.sizes.cublas_symbol());
+        progress.set_message(format!("timing {mma_name}"));
         progress.inc(1);
         let gpu = self.gpu;
-        let mma = timing::time_kernel(gpu, TensorKernel::MmaPeak.symbol(), plan, || self.launch())?;
+        let mma = timing::time_kernel(gpu, mma_name, plan, || self.launch())?;
         let wgmma = match &self.wgmma {
             Err(why) => Err(why.clone()),
             Ok(_) => {
@@ -665,9 +785,9 @@ impl<'g> TensorPeak<'g> {
                 let mut rows = Vec::new();
                 let mut refused = None;
                 for side in self.sizes.cublas_sides() {
-                    progress.set_message(format!("timing {CUBLAS_NAME} at {side}^3"));
+                    progress.set_message(format!("timing {cublas_name} at {side}^3"));
                     progress.inc(1);
-                    match timing::time_kernel(gpu, CUBLAS_NAME, plan, || self.launch_cublas(side)) {
+                    match timing::time_kernel(gpu, cublas_name, plan, || self.launch_cublas(side)) {
                         Ok(t) => rows.push((side, t)),
                         Err(Error::Cublas(why)) => {
                             refused = Some(format!("cuBLAS refused the {side}^3 GEMM: {why}"));
@@ -685,7 +805,7 @@ impl<'g> TensorPeak<'g> {
         Ok(TensorTimings { mma, wgmma, cublas })
     }
 
-    /// Timings of this side's steps for a progress bar: `mma_peak`,
+    /// Timings of this side's steps for a progress bar: the chains,
     /// `wgmma_peak` where the run has it, and each cuBLAS side.
     pub fn timing_steps(&self) -> u64 {
         1 + u64::from(self.wgmma.is_ok())
@@ -700,13 +820,13 @@ impl<'g> TensorPeak<'g> {
 /// Which measurement set the tensor-core ceiling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Source {
-    /// The `mma.sync` chains of `mma_peak`.
+    /// The `mma.sync` chains (`mma_peak` or `mma_peak_f16`).
     #[serde(rename = "mma.sync")]
     MmaSync,
     /// The `wgmma` chains of `wgmma_peak` (compute capability 9.0).
     #[serde(rename = "wgmma")]
     Wgmma,
-    /// cuBLAS's BF16 GEMM at its fastest side.
+    /// cuBLAS's GEMM (the ceiling's precision) at its fastest side.
     #[serde(rename = "cuBLAS")]
     Cublas,
 }
@@ -722,7 +842,7 @@ impl Source {
     }
 }
 
-/// cuBLAS's BF16 GEMM at one side.
+/// cuBLAS's GEMM at one side.
 #[derive(Debug, Clone)]
 pub struct CublasRow {
     /// m = n = k.
@@ -742,17 +862,17 @@ pub struct WgmmaRow {
     pub gflop_per_s: f64,
 }
 
-/// The tensor-core ceiling of one run: `mma_peak`'s rate, `wgmma_peak`'s
-/// and cuBLAS's rates beside it (or why none), and the one the roof is
-/// drawn at.
+/// The tensor-core ceiling of one run: the `mma.sync` chains' rate,
+/// `wgmma_peak`'s and cuBLAS's rates beside it (or why none), and the one
+/// the roof is drawn at; all in [`TensorSizes::half`]'s precision.
 #[derive(Debug, Clone)]
 pub struct TensorCeiling {
     /// The sizes measured at.
     pub sizes: TensorSizes,
-    /// `mma_peak`'s timing.
+    /// The chains' timing.
     pub mma: Timing,
-    /// `mma_peak`'s FLOP ([`TensorSizes::mma_flop`]) over its median time,
-    /// GFLOP/s.
+    /// The chains' FLOP ([`TensorSizes::mma_flop`]) over their median
+    /// time, GFLOP/s.
     pub mma_gflop_per_s: f64,
     /// cuBLAS at each side, smallest first; or why there is none.
     pub cublas: std::result::Result<Vec<CublasRow>, String>,
@@ -760,7 +880,7 @@ pub struct TensorCeiling {
     pub wgmma: std::result::Result<WgmmaRow, String>,
     /// Why the larger cuBLAS side was not timed, where it was not.
     pub large_side_skipped: Option<String>,
-    /// The clock-derived limit ([`DeviceInfo::derived_bf16_tensor_flop_per_s`]),
+    /// The clock-derived limit ([`DeviceInfo::derived_tensor_flop_per_s`]),
     /// GFLOP/s; `None` where unknown.
     pub derived_gflop_per_s: Option<f64>,
 }
@@ -788,7 +908,7 @@ impl TensorCeiling {
             wgmma,
             cublas,
             large_side_skipped: large_side_skipped(info, &sizes),
-            derived_gflop_per_s: info.derived_bf16_tensor_flop_per_s().map(|f| f / 1e9),
+            derived_gflop_per_s: info.derived_tensor_flop_per_s().map(|f| f / 1e9),
         }
     }
 
@@ -801,8 +921,8 @@ impl TensorCeiling {
             .max_by(|x, y| x.gflop_per_s.total_cmp(&y.gflop_per_s))
     }
 
-    /// The fastest chains: `wgmma_peak` where it ran and beat `mma_peak`,
-    /// else `mma_peak`; with its rate, GFLOP/s.
+    /// The fastest chains: `wgmma_peak` where it ran and beat the
+    /// `mma.sync` chains, else those; with its rate, GFLOP/s.
     pub fn chains(&self) -> (Source, f64) {
         match &self.wgmma {
             Ok(w) if w.gflop_per_s > self.mma_gflop_per_s => (Source::Wgmma, w.gflop_per_s),
@@ -820,7 +940,8 @@ impl TensorCeiling {
         }
     }
 
-    /// The ceiling, GFLOP/s: max(`mma_peak`, `wgmma_peak`, cuBLAS's best).
+    /// The ceiling, GFLOP/s: max(the `mma.sync` chains, `wgmma_peak`,
+    /// cuBLAS's best).
     pub fn gflop_per_s(&self) -> f64 {
         let rate = self.chains().1;
         self.cublas_best().map_or(rate, |c| c.gflop_per_s.max(rate))
@@ -865,7 +986,11 @@ impl TensorCeiling {
     /// no `wgmma` chains; the one-line caveat where cuBLAS did not run.
     pub fn sentence(&self) -> String {
         let tflop = |g: f64| g / 1e3;
-        let mma = format!("{MMA_CHAINS} mma.sync chains a warp");
+        let precision = self.sizes.half.upper();
+        let mma = match self.sizes.half {
+            Half::Bf16 => format!("{MMA_CHAINS} mma.sync chains a warp"),
+            Half::F16 => format!("{MMA_CHAINS} mma.sync chains a warp (each step two f16 m16n8k8)"),
+        };
         let wgmma = "wgmma chains (2 warpgroups a block, m64n256k16)";
         let (chains, rate) = self.chains();
         let chains_name = match chains {
@@ -874,12 +999,12 @@ impl TensorCeiling {
         };
         let first = match (&self.cublas, self.cublas_best()) {
             (Err(why), _) => format!(
-                "The BF16 tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s, with a caveat: cuBLAS did not run \
+                "The {precision} tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s, with a caveat: cuBLAS did not run \
                  ({why}), and cuBLAS's GEMM can be faster than chains of one instruction.",
                 tflop(rate)
             ),
             (Ok(_), Some(best)) if self.source() == Source::Cublas => format!(
-                "The BF16 tensor-core ceiling is cuBLAS's GemmEx at {}^3, {:.1} TFLOP/s: {:.1}% above the {chains_name} \
+                "The {precision} tensor-core ceiling is cuBLAS's GemmEx at {}^3, {:.1} TFLOP/s: {:.1}% above the {chains_name} \
                  ({:.1} TFLOP/s), so on this GPU the chains are no ceiling and the roof is cuBLAS's.",
                 best.side,
                 tflop(best.gflop_per_s),
@@ -887,7 +1012,7 @@ impl TensorCeiling {
                 tflop(rate)
             ),
             (Ok(_), Some(best)) => format!(
-                "The BF16 tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s; cuBLAS's best, {:.1} TFLOP/s at \
+                "The {precision} tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s; cuBLAS's best, {:.1} TFLOP/s at \
                  {}^3, is {:.1}% below it.",
                 tflop(rate),
                 tflop(best.gflop_per_s),
@@ -895,7 +1020,7 @@ impl TensorCeiling {
                 100.0 * (1.0 - best.gflop_per_s / rate)
             ),
             (Ok(_), None) => format!(
-                "The BF16 tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s.",
+                "The {precision} tensor-core ceiling is the {chains_name}, {:.1} TFLOP/s.",
                 tflop(rate)
             ),
         };
@@ -927,6 +1052,8 @@ impl TensorCeiling {
         let best = self.cublas_best();
         json!({
             "gflop_per_s": self.gflop_per_s(),
+            "precision": self.sizes.half,
+            "mma_symbol": self.sizes.mma_symbol(),
             "source": self.source(),
             "mma_sync_gflop_per_s": self.mma_gflop_per_s,
             "wgmma_gflop_per_s": self.wgmma.as_ref().ok().map(|w| w.gflop_per_s),
