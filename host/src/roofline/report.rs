@@ -1,6 +1,7 @@
 //! The roofline report: the ceilings with their share of the derived
 //! limits (the bandwidth ceiling the best of three streams in two launch
-//! shapes; FP32; BF16 tensor cores where measured, the fastest of the
+//! shapes; FP32; BF16 tensor cores (FP16 on compute capability 7.5)
+//! where measured, the fastest of the
 //! `mma.sync` chains, the `wgmma` chains and cuBLAS), the ridge points, and each placed
 //! kernel's intensity, time, compulsory bytes and share of the roof above it
 //! (or that it sits above the roof). A table for people, JSON lines for
