@@ -221,14 +221,21 @@ fn the_memory_budget_counts_three_buffers_and_the_partials_streams_included() {
     assert_eq!(s.device_bytes(), (3 * 536_870_912 + 524_288) * 4 + tensor);
     // A T4's 4 MiB L2 keeps the seed's 4096^2 for the placed kernels; the
     // streams take 128 MiB a buffer; the reduction's 65,536 partials are
-    // the most; its compute capability, 7.5, has no tensor-core ceiling.
-    let t4 = Sizes::for_device(&DeviceInfo {
+    // the most; its compute capability, 7.5, has the FP16 tensor-core
+    // ceiling: mma_peak_f16's 40 x 32 blocks x 8 warps x 1024 floats and
+    // cuBLAS's 8192^3 f16 A and B and f32 D (no wgmma chains).
+    let t4_info = DeviceInfo {
         l2_bytes: 4 << 20,
         sms: 40,
         compute_capability: (7, 5),
         ..info
-    });
-    assert_eq!(t4.device_bytes(), (3 * 33_554_432 + 65_536) * 4);
+    };
+    let t4 = Sizes::for_device(&t4_info);
+    let t4_tensor = 40 * 32 * 8 * 1024 * 4 + 8192 * 8192 * (2 + 2 + 4);
+    assert_eq!(t4.device_bytes(), (3 * 33_554_432 + 65_536) * 4 + t4_tensor);
+    // Below 7.5, none.
+    let v100 = Sizes::for_device(&DeviceInfo { compute_capability: (7, 0), ..t4_info });
+    assert_eq!(v100.device_bytes(), (3 * 33_554_432 + 65_536) * 4);
 }
 
 #[test]

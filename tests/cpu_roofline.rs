@@ -1300,7 +1300,7 @@ fn the_report_draws_the_tensor_ceiling_cublas_sets() {
          reference at 512 sampled elements",
         "BF16 tensor cores: cuBLAS GemmEx, 4096^3 <- the tensor ceiling",
         "The BF16 tensor-core ceiling is cuBLAS's GemmEx at 4096^3, 755.0 TFLOP/s: 18.0% above the 8 mma.sync chains a \
-         warp (640.0 TFLOP/s)",
+         warp at 640.0 TFLOP/s",
         // 755,000 GFLOP/s over the 4000 GB/s bandwidth ceiling.
         "tensor ridge point: 188.75 FLOP/byte",
         "BF16 tensor cores = 132 SMs x 4096 dense BF16 FLOP a clock an SM",

@@ -201,6 +201,10 @@ fn mma_peak_f16_checks(gpu: &Gpu) -> Result<(), String> {
         println!("    {why}");
         return Ok(());
     };
+    if quick.half == Half::F16 {
+        println!("    the GPU's own ceiling is FP16: mma_peak_checks ran it");
+        return Ok(());
+    }
     chains_check(gpu, TensorSizes { half: Half::F16, wgmma_blocks: None, ..quick })
 }
 
@@ -367,14 +371,22 @@ fn main() -> std::process::ExitCode {
                 ],
             )?;
             // The GEMM points: gemm_warptiled, and from compute capability
-            // 8.0 on the last tensor-core step, each under its roof.
+            // 7.5 on the last tensor-core step (FP16 on 7.5, BF16 from 8.0),
+            // each under its roof.
             let gemm: Vec<_> = lines
                 .iter()
                 .filter(|l| l["variant"].as_str().is_some_and(|v| v.starts_with("gemm-")))
                 .collect();
-            let want = if gpu.info.compute_capability >= (8, 0) { 2 } else { 1 };
+            let cc = gpu.info.compute_capability;
+            let want = if cc >= (7, 5) { 2 } else { 1 };
             if gemm.len() != want {
                 return Err(format!("{} GEMM points, not {want}", gemm.len()));
+            }
+            if let Some(tc) = gemm.get(1) {
+                let precision = if cc >= (8, 0) { "bf16" } else { "fp16" };
+                if tc["precision"] != precision {
+                    return Err(format!("compute capability {cc:?}, yet the tensor-core point is {}", tc["precision"]));
+                }
             }
             for g in &gemm {
                 if g["roof"].is_null() || g["intensity"].as_f64().is_none_or(|i| i <= 0.0) {

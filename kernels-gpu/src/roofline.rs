@@ -1,8 +1,8 @@
 //! The roofline lesson: measured ceilings (the best of three streaming
 //! patterns for memory bandwidth, independent FMA chains for FP32
-//! throughput and, in the sm_80 module, independent `mma.sync` chains for
-//! BF16 tensor-core throughput) and ten kernels placed between them by
-//! arithmetic intensity.
+//! throughput and independent `mma.sync` chains for tensor-core
+//! throughput, BF16 in the sm_80 module, FP16 in the sm_75 one for a T4)
+//! and ten kernels placed between them by arithmetic intensity.
 //!
 //! Port of the seed `roofline.cu`. The constants open the module, grouped,
 //! each with its reason; the compile-time checks below them bind them the
@@ -130,10 +130,12 @@ pub const FMA_MUL: f32 = 1.000_000_1;
 pub const FMA_ADD: f32 = 1.0;
 
 // ---------------------------------------------------------------------------
-// The BF16 tensor-core ceiling (`mma_peak`, in the sm_80 module only).
+// The tensor-core ceiling: `mma_peak` (BF16, in the sm_80 module) and
+// `mma_peak_f16` (FP16, in the sm_75 module, for compute capability 7.5).
 //
-// Each warp runs MMA_CHAINS independent chains of
-// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`, D = A B + C with
+// Each warp runs MMA_CHAINS independent chains of m16n8k16 steps
+// (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`, or two f16
+// m16n8k8 with the same fragments), D = A B + C with
 // the chain's D fed back as its next C, so a step waits only on the same
 // chain's previous step. The fragments hold small integers derived from
 // the lane (mma_a_value, mma_b_value) and the accumulators start at a value
@@ -145,7 +147,7 @@ pub const FMA_ADD: f32 = 1.0;
 /// instructions in flight that none waits on the one before it (the FP32
 /// ceiling's FMA_CHAINS plays the same part).
 pub const MMA_CHAINS: usize = 8;
-/// Steps of every chain per trip of `mma_peak`'s run-time loop: 4 x 8 = 32
+/// Steps of every chain per trip of the chains' run-time loop: 4 x 8 = 32
 /// `mma.sync` a trip, so the loop's own counter, compare and branch are a
 /// small share of the issue slots. The iteration count is a multiple of it
 /// (the host checks): the kernel has no remainder loop.
@@ -280,11 +282,11 @@ const _: () = assert!(
 // Compile-time relations, each with the reason it must hold.
 const _: () = assert!(
     MMA_ITERS.is_multiple_of(MMA_UNROLL) && MMA_QUICK_ITERS.is_multiple_of(MMA_UNROLL),
-    "mma_peak has no remainder loop: its step counts are whole trips"
+    "the mma chains have no remainder loop: their step counts are whole trips"
 );
 const _: () = assert!(
     MMA_ITERS <= MMA_ITERS_EXACT_MAX && MMA_QUICK_ITERS <= MMA_ITERS_EXACT_MAX,
-    "every accumulator of mma_peak stays an integer below 2^24, exact in f32"
+    "every accumulator of the mma chains stays an integer below 2^24, exact in f32"
 );
 const _: () = assert!(
     THREADS_PER_BLOCK % 32 == 0,

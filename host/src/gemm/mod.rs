@@ -1633,7 +1633,12 @@ impl lesson::Lesson for GemmLesson {
         // roofline` measures, measured here in the same run (its chains and
         // cuBLAS checked first), before any GEMM is timed.
         let ceiling_half = crate::roofline::tensor::ceiling_half(&gpu.info);
-        let ceiling = if lesson.tensor.is_ok() || lesson.fp16.is_ok() {
+        let side_loaded = match ceiling_half {
+            Some(Half::Bf16) => lesson.tensor.is_ok(),
+            Some(Half::F16) => lesson.fp16.is_ok(),
+            None => false,
+        };
+        let ceiling = if side_loaded {
             let (ceiling, found) = measured_tensor_ceiling(gpu, options)?;
             if !found.is_empty() {
                 return Ok(Outcome::Failed(found));
@@ -1643,6 +1648,14 @@ impl lesson::Lesson for GemmLesson {
             None
         };
         let ceiling_value = ceiling.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.gflop_per_s());
+        // The precision whose rows read against it: the measured ceiling's,
+        // or, where its measurement failed (and says why), the one it was
+        // measured for.
+        let ceiling_half = match &ceiling {
+            Some(Ok(c)) => Some(c.sizes.half),
+            Some(Err(_)) => ceiling_half,
+            None => None,
+        };
         // The FP32 rows, likewise, against the FP32 ceiling `lab roofline`
         // measures (`fma_peak`, checked exactly first).
         let fma = match crate::roofline::fma_ceiling::measure(gpu, options.quick, options.plan)? {

@@ -108,7 +108,7 @@ fn tensor_kernel(lesson: &Gemm<'_>, shape: (usize, usize, usize)) -> std::result
     }
 }
 
-/// What [`measure`] placed: the points, why the run has no BF16 point
+/// What [`measure`] placed: the points, why the run has no tensor-core point
 /// (where it has none), and the checks' failures (no point where there is
 /// one).
 #[derive(Debug, Clone, Default)]

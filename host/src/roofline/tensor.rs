@@ -7,12 +7,13 @@
 //! beside them; the ceiling the report draws is the fastest of them.
 //!
 //! A ceiling that cuBLAS beats is no ceiling. `mma.sync` is the tensor-core
-//! instruction every GPU from compute capability 8.0 on runs; on Hopper
-//! (9.0) cuBLAS reaches the tensor cores through `wgmma`, a warpgroup-wide
-//! asynchronous instruction that reads its operands from shared memory, and
-//! goes faster than any chain of `mma.sync`; so on 9.0 the lesson times
-//! chains of `wgmma` too. It takes max(`mma_peak`, `wgmma_peak`, cuBLAS's
-//! best) as the roof and says which set it and by how much.
+//! instruction every GPU from compute capability 7.5 on runs (f16 from 7.5,
+//! bf16 from 8.0); on Hopper (9.0) cuBLAS reaches the tensor cores through
+//! `wgmma`, a warpgroup-wide asynchronous instruction that reads its
+//! operands from shared memory, and goes faster than any chain of
+//! `mma.sync`; so on 9.0 the lesson times chains of `wgmma` too. It takes
+//! max(the `mma.sync` chains, `wgmma_peak`, cuBLAS's best) as the roof and
+//! says which set it and by how much.
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels_gpu::roofline::{
@@ -137,7 +138,11 @@ pub fn cublas_flop(side: usize) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TensorSizes {
     /// The inputs' precision: bf16 (`mma_peak`, compute capability 8.0 and
-    /// up) or f16 (`mma_peak_f16`, 7.5); cuBLAS's GEMM takes the same.
+    /// up) or f16 (`mma_peak_f16`, 7.5); cuBLAS's GEMM takes the same. Not
+    /// in the recorded sizes (the GPU, which a comparison of runs matches,
+    /// decides it, and the `ceiling-tensor` row names it), so the runs
+    /// recorded before it existed still compare.
+    #[serde(skip)]
     pub half: Half,
     /// Blocks of the chains' launch (`mma_peak` or `mma_peak_f16`),
     /// THREADS_PER_BLOCK threads each.
@@ -210,7 +215,8 @@ impl TensorSizes {
         self.mma_blocks as usize * (THREADS_PER_BLOCK / 32) as usize
     }
 
-    /// Floats `mma_peak` writes: every chain's 16 x 8 tile, every warp.
+    /// Floats the chains' kernel writes: every chain's 16 x 8 tile, every
+    /// warp.
     pub fn mma_out_len(&self) -> usize {
         self.mma_warps() * MMA_OUT_PER_WARP
     }
@@ -255,7 +261,7 @@ impl TensorSizes {
             .collect()
     }
 
-    /// Device bytes at most: `mma_peak`'s and `wgmma_peak`'s outputs and
+    /// Device bytes at most: the chains' and `wgmma_peak`'s outputs and
     /// the largest cuBLAS side's matrices (cuBLAS's own workspace and
     /// `wgmma_peak`'s 48 KiB of tiles are not counted).
     pub fn device_bytes(&self) -> usize {
@@ -268,7 +274,7 @@ impl TensorSizes {
                 .unwrap_or(0)
     }
 
-    /// `mma_peak`'s launch: `mma_blocks` blocks of THREADS_PER_BLOCK threads.
+    /// The chains' launch: `mma_blocks` blocks of THREADS_PER_BLOCK threads.
     pub fn launch_config(&self) -> LaunchConfig {
         LaunchConfig {
             grid_dim: (self.mma_blocks, 1, 1),
@@ -277,7 +283,7 @@ impl TensorSizes {
         }
     }
 
-    /// Checks what `mma_peak`'s launch assumption and exact check need.
+    /// Checks what the chains' launch assumption and exact check need.
     ///
     /// # Errors
     /// [`Error::Size`] naming the relation that fails.
@@ -285,8 +291,9 @@ impl TensorSizes {
         let fail = |msg: String| Err(Error::Size(msg));
         if self.mma_iters == 0 || !self.mma_iters.is_multiple_of(MMA_UNROLL) {
             return fail(format!(
-                "{} mma.sync steps a chain: mma_peak runs whole trips of {MMA_UNROLL} steps, at least one",
-                self.mma_iters
+                "{} mma.sync steps a chain: {} runs whole trips of {MMA_UNROLL} steps, at least one",
+                self.mma_iters,
+                self.mma_symbol()
             ));
         }
         if self.mma_iters > MMA_ITERS_EXACT_MAX {
@@ -298,8 +305,9 @@ impl TensorSizes {
         }
         if self.mma_blocks == 0 || self.mma_blocks > i32::MAX as u32 {
             return fail(format!(
-                "{} mma_peak blocks: one launch's grid takes 1 to 2^31 - 1",
-                self.mma_blocks
+                "{} {} blocks: one launch's grid takes 1 to 2^31 - 1",
+                self.mma_blocks,
+                self.mma_symbol()
             ));
         }
         if self.cublas_sides().contains(&0) {
@@ -389,7 +397,8 @@ pub fn large_side_skipped(info: &DeviceInfo, sizes: &TensorSizes) -> Option<Stri
     })
 }
 
-/// The first element of `got`, elements `start..` of `mma_peak`'s output,
+/// The first element of `got`, elements `start..` of the chains' output
+/// (`mma_peak`'s or `mma_peak_f16`'s: the same values),
 /// that is not exactly `reference`'s, as one line: index, got, wanted, and
 /// where it sits (warp, chain, accumulator register, lane). `None` where
 /// every element matches.
@@ -491,7 +500,7 @@ impl<'g> TensorPeak<'g> {
     /// where it loads, uploads its A and B at the largest side.
     ///
     /// # Errors
-    /// [`Error::Size`] for sizes `mma_peak` cannot run; [`Error::OutOfMemory`]
+    /// [`Error::Size`] for sizes the chains cannot run; [`Error::OutOfMemory`]
     /// before allocating; the driver refusing the sm_80 module (a GPU below
     /// 8.0 with BF16 sizes: take the sizes from [`TensorSizes::for_device`])
     /// or an allocation.
@@ -1005,7 +1014,7 @@ impl TensorCeiling {
             ),
             (Ok(_), Some(best)) if self.source() == Source::Cublas => format!(
                 "The {precision} tensor-core ceiling is cuBLAS's GemmEx at {}^3, {:.1} TFLOP/s: {:.1}% above the {chains_name} \
-                 ({:.1} TFLOP/s), so on this GPU the chains are no ceiling and the roof is cuBLAS's.",
+                 at {:.1} TFLOP/s, so on this GPU the chains are no ceiling and the roof is cuBLAS's.",
                 best.side,
                 tflop(best.gflop_per_s),
                 100.0 * (best.gflop_per_s / rate - 1.0),
