@@ -223,6 +223,33 @@ pub fn cp_async_wait<const N: u32>() {
 // ANCHOR_END: cp_async
 
 // ANCHOR: cp_async_pipeline
+/// The refill of one step of [`cp_async_pipeline`]: the copy of a later
+/// step into the stage an earlier step used, and its commit, issued once.
+/// A step's `compute` may issue it where it wants ([`Refill::issue`]);
+/// the pipeline issues it after `compute` where `compute` did not.
+pub struct Refill<L: FnMut(u32, u32)> {
+    load: L,
+    /// (stage, step) to copy, or `None` past the last step.
+    next: Option<(u32, u32)>,
+    issued: bool,
+}
+
+impl<L: FnMut(u32, u32)> Refill<L> {
+    /// Queues the refill's copy (where there is one) and commits its group
+    /// (an empty one past the last step), the first time it is called in a
+    /// step; a no-op after that.
+    #[inline(always)]
+    pub fn issue(&mut self) {
+        if !self.issued {
+            if let Some((stage, step)) = self.next {
+                (self.load)(stage, step);
+            }
+            cp_async_commit();
+            self.issued = true;
+        }
+    }
+}
+
 /// The skeleton of a `STAGES`-stage `cp.async` pipeline over `steps` steps,
 /// for every thread of a block. The prologue queues the copies of the first
 /// `STAGES - AHEAD` steps, one group each. Step `s` then:
@@ -232,24 +259,28 @@ pub fn cp_async_wait<const N: u32>() {
 ///   async proxy, as `wgmma` reads them; nothing otherwise);
 /// - passes the block barrier;
 /// - queues the copy of step `s + STAGES - AHEAD` by `load(stage, step)`,
-///   into the stage step `s - AHEAD` used;
-/// - calls `compute(stage, s)` on its own stage.
+///   into the stage step `s - AHEAD` used, and commits it ([`Refill`]):
+///   before `compute` unless `REFILL_IN_COMPUTE`, else where `compute`
+///   calls [`Refill::issue`] (after it, if it does not);
+/// - calls `compute(stage, s, refill)` on its own stage.
 ///
 /// Every thread commits one group a step, empty past the last step, so the
 /// waits' counts hold to the end; after the last step all copies are
 /// waited for. `AHEAD` is how many steps back the refilled stage was read:
 /// 1 where a step's reads of its stage are done before the next barrier
 /// (`ldmatrix`), 2 where they may still be in flight across it (a `wgmma`
-/// group left in flight for one step).
+/// group left in flight for one step). The refill may go anywhere in the
+/// step: the stage it writes is one no warp reads after this step's
+/// barrier.
 ///
 /// Both closures are called at one place each, so LLVM inlines them; the
 /// PTX of the kernels built on it is that of the loops written out.
 #[inline(always)]
-pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u32>(
+pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u32, const REFILL_IN_COMPUTE: bool, L: FnMut(u32, u32)>(
     steps: u32,
-    mut load: impl FnMut(u32, u32),
+    mut load: L,
     mut publish: impl FnMut(),
-    mut compute: impl FnMut(u32, u32),
+    mut compute: impl FnMut(u32, u32, &mut Refill<&mut L>),
 ) {
     const {
         assert!(AHEAD >= 1 && STAGES > AHEAD, "a stage is refilled AHEAD steps after it was used");
@@ -269,11 +300,12 @@ pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u
         publish();
         crate::device::thread::sync_threads();
         let next = step + STAGES - AHEAD;
-        if next < steps {
-            load(next % STAGES, next);
+        let mut refill = Refill { load: &mut load, next: (next < steps).then_some((next % STAGES, next)), issued: false };
+        if !REFILL_IN_COMPUTE {
+            refill.issue();
         }
-        cp_async_commit();
-        compute(step % STAGES, step);
+        compute(step % STAGES, step, &mut refill);
+        refill.issue();
         step += 1;
     }
     cp_async_wait::<0>();
