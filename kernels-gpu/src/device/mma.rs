@@ -226,7 +226,11 @@ pub fn cp_async_wait<const N: u32>() {
 /// The refill of one step of [`cp_async_pipeline`]: the copy of a later
 /// step into the stage an earlier step used, and its commit, issued once.
 /// A step's `compute` may issue it where it wants ([`Refill::issue`]);
-/// the pipeline issues it after `compute` where `compute` did not.
+/// the pipeline issues it after `compute` where `compute` did not. It is
+/// per thread: each thread commits one group a step either way, so a call
+/// some threads skip still keeps the counts (then `load` must hold no
+/// barrier or warp-collective, as `cp.async` copies do not); called
+/// unconditionally, the flag folds away and `load` is inlined once.
 pub struct Refill<L: FnMut(u32, u32)> {
     load: L,
     /// (stage, step) to copy, or `None` past the last step.
@@ -270,11 +274,13 @@ impl<L: FnMut(u32, u32)> Refill<L> {
 /// 1 where a step's reads of its stage are done before the next barrier
 /// (`ldmatrix`), 2 where they may still be in flight across it (a `wgmma`
 /// group left in flight for one step). The refill may go anywhere in the
-/// step: the stage it writes is one no warp reads after this step's
-/// barrier.
+/// step after its barrier: the stage it writes is one no warp reads after
+/// that barrier.
 ///
-/// Both closures are called at one place each, so LLVM inlines them; the
-/// PTX of the kernels built on it is that of the loops written out.
+/// `publish` and `compute` are called at one place each and `load` at the
+/// prologue and the refill (whose flag folds away where `compute` issues it
+/// unconditionally, or not at all), so LLVM inlines them; the PTX of the
+/// kernels built on it is that of the loops written out.
 #[inline(always)]
 pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u32, const REFILL_IN_COMPUTE: bool, L: FnMut(u32, u32)>(
     steps: u32,
