@@ -1388,7 +1388,7 @@ pub(crate) mod tensor_kernels {
         // instruction queue (Nsight Compute's MIO-throttle stalls were 17.7%
         // of the samples against the twin's 7.1%, whose address arithmetic
         // spaces its copies out).
-        cp_async_pipeline::<STAGES, IN_FLIGHT, 1, true, _>(steps, load, || {}, |stage, _, refill| {
+        cp_async_pipeline::<STAGES, IN_FLIGHT, 1, _>(steps, load, || {}, |stage, _, refill| {
             let a_tile = base + stage * stage_bytes;
             let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
             unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
@@ -1637,8 +1637,10 @@ pub(crate) mod tensor_kernels {
             // SAFETY (compute): the stage was written, fenced and published
             // by the barrier before it, and is not rewritten before this
             // group is waited for (AHEAD 2); the warpgroup is converged.
-            cp_async_pipeline::<STAGES, IN_FLIGHT, 2, false, _>(steps, load, fence_proxy_async_shared, |stage, _, _| unsafe {
-                wgmma_step(&mut acc, base + stage * stage_bytes, warpgroup)
+            cp_async_pipeline::<STAGES, IN_FLIGHT, 2, _>(steps, load, fence_proxy_async_shared, |stage, _, refill| {
+                // The refill first, as before this step's `wgmma`s.
+                refill.issue();
+                unsafe { wgmma_step(&mut acc, base + stage * stage_bytes, warpgroup) }
             });
             acc.wait::<0>();
             // SAFETY: the caller's C and D (m x n).

@@ -1648,14 +1648,10 @@ impl lesson::Lesson for GemmLesson {
             None
         };
         let ceiling_value = ceiling.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.gflop_per_s());
-        // The precision whose rows read against it: the measured ceiling's,
-        // or, where its measurement failed (and says why), the one it was
-        // measured for.
-        let ceiling_half = match &ceiling {
-            Some(Ok(c)) => Some(c.sizes.half),
-            Some(Err(_)) => ceiling_half,
-            None => None,
-        };
+        // The precision whose rows read against it (the measured ceiling's,
+        // which `TensorSizes` takes from `ceiling_half`): none where it was
+        // not measured.
+        let ceiling_half = ceiling_half.filter(|_| side_loaded);
         // The FP32 rows, likewise, against the FP32 ceiling `lab roofline`
         // measures (`fma_peak`, checked exactly first).
         let fma = match crate::roofline::fma_ceiling::measure(gpu, options.quick, options.plan)? {

@@ -816,7 +816,7 @@ impl crate::lesson::Report for Report {
         if let Ok(tc) = &self.tensor {
             let derived = tc.derived_gflop_per_s;
             let precision = tc.sizes.half.upper();
-            let derived_name = format!("the derived {precision} tensor-core peak");
+            let derived_name = tc.derived_name();
             let tflop = |g: f64| format!("{:.1} TFLOP/s", g / 1e3);
             let tensor_row = |label: String, timing: &Timing, gflop_per_s: f64| {
                 let mut cells = vec![
@@ -1176,10 +1176,9 @@ impl crate::lesson::Report for Report {
             .as_ref()
             .ok()
             .and_then(|tc| tc.derived_gflop_per_s);
-        let tensor_derived_name = match &self.tensor {
-            Ok(tc) => format!("the derived {} tensor-core peak", tc.sizes.half.upper()),
-            Err(_) => "the derived tensor-core peak".to_string(),
-        };
+        // Read only where the run has a ceiling (every row below that uses
+        // it is one of the ceiling's).
+        let tensor_derived_name = self.tensor.as_ref().map_or_else(|_| String::new(), TensorCeiling::derived_name);
         let of_tensor = |g: f64| verdict(g, tensor_derived, &tensor_derived_name, "GFLOP/s");
         // A timed tensor-core row: its own fields, then its FLOP, rate and
         // share of the derived limit, its timing and its reading.

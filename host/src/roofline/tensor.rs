@@ -921,6 +921,12 @@ impl TensorCeiling {
         }
     }
 
+    /// The name its readings give the clock-derived limit: `the derived
+    /// BF16 tensor-core peak` (or FP16).
+    pub fn derived_name(&self) -> String {
+        format!("the derived {} tensor-core peak", self.sizes.half.upper())
+    }
+
     /// cuBLAS's fastest side, where it ran.
     pub fn cublas_best(&self) -> Option<&CublasRow> {
         self.cublas

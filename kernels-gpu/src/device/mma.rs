@@ -262,11 +262,11 @@ impl<L: FnMut(u32, u32)> Refill<L> {
 /// - calls `publish` (a proxy fence where the tiles are read through the
 ///   async proxy, as `wgmma` reads them; nothing otherwise);
 /// - passes the block barrier;
-/// - queues the copy of step `s + STAGES - AHEAD` by `load(stage, step)`,
-///   into the stage step `s - AHEAD` used, and commits it ([`Refill`]):
-///   before `compute` unless `REFILL_IN_COMPUTE`, else where `compute`
-///   calls [`Refill::issue`] (after it, if it does not);
-/// - calls `compute(stage, s, refill)` on its own stage.
+/// - calls `compute(stage, s, refill)` on its own stage, where `refill`
+///   ([`Refill`]) queues the copy of step `s + STAGES - AHEAD` by
+///   `load(stage, step)`, into the stage step `s - AHEAD` used, and commits
+///   it, when `compute` calls [`Refill::issue`] (first thing, or after some
+///   of its own work), or after `compute` if it does not.
 ///
 /// Every thread commits one group a step, empty past the last step, so the
 /// waits' counts hold to the end; after the last step all copies are
@@ -282,7 +282,7 @@ impl<L: FnMut(u32, u32)> Refill<L> {
 /// unconditionally, or not at all), so LLVM inlines them; the PTX of the
 /// kernels built on it is that of the loops written out.
 #[inline(always)]
-pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u32, const REFILL_IN_COMPUTE: bool, L: FnMut(u32, u32)>(
+pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u32, L: FnMut(u32, u32)>(
     steps: u32,
     mut load: L,
     mut publish: impl FnMut(),
@@ -307,9 +307,6 @@ pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u
         crate::device::thread::sync_threads();
         let next = step + STAGES - AHEAD;
         let mut refill = Refill { load: &mut load, next: (next < steps).then_some((next % STAGES, next)), issued: false };
-        if !REFILL_IN_COMPUTE {
-            refill.issue();
-        }
         compute(step % STAGES, step, &mut refill);
         refill.issue();
         step += 1;
