@@ -1244,9 +1244,7 @@ pub(crate) mod tensor_kernels {
     /// # Memory
     /// Each step's A and B tiles go from global to shared memory by
     /// `cp.async` (no registers on the way), into one of two stages, so the
-    /// next step's copy overlaps this step's `mma`s; it is issued after the
-    /// step's first 16 of k, so its copies do not queue behind (or in front
-    /// of) that 16 of k's `ldmatrix`. Fragments come from
+    /// next step's copy overlaps this step's `mma`s. Fragments come from
     /// shared memory by `ldmatrix` (A as stored, B transposed on the way);
     /// rows are padded by `TC_PAD` elements so an `ldmatrix` has no bank
     /// conflict. Chunks outside the matrices are zero-filled by the copy
@@ -1287,32 +1285,24 @@ pub(crate) mod tensor_kernels {
         cp_async_commit();
         let mut step = 0;
         while step < steps {
-            // Wait for this step's copy (the only group in flight), then
-            // the barrier that makes every thread's chunks visible.
-            cp_async_wait::<0>();
+            // Start the next step's copy into the other stage, then wait for
+            // this step's (all groups but the newest).
+            if step + 1 < steps {
+                // SAFETY: as above; the other stage was last read before the
+                // barrier that ended the previous step.
+                unsafe {
+                    let stage = base + ((step + 1) % TC_STAGES) * TC_STAGE_BYTES;
+                    load_stage::<2, 2>(stage, TC_BLOCK_N, TC_THREADS, a, b, m, n, k, block_row, block_col, (step + 1) * TC_BLOCK_K)
+                };
+            }
+            cp_async_commit();
+            cp_async_wait::<1>();
             sync_threads();
 
             let a_tile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
-            // The next step's copy into the other stage goes out after this
-            // step's first 16 of k, not before its fragment loads: back to
-            // back with the `ldmatrix`, the copies fill the memory
-            // instruction queue (as in gemm_bf16_pipelined's profile).
-            let refill = |kk: usize| {
-                if kk == 0 {
-                    if step + 1 < steps {
-                        // SAFETY: as above; the other stage was last read
-                        // before the barrier that ended the previous step.
-                        unsafe {
-                            let stage = base + ((step + 1) % TC_STAGES) * TC_STAGE_BYTES;
-                            load_stage::<2, 2>(stage, TC_BLOCK_N, TC_THREADS, a, b, m, n, k, block_row, block_col, (step + 1) * TC_BLOCK_K)
-                        };
-                    }
-                    cp_async_commit();
-                }
-            };
             // SAFETY: this stage's tiles, written before the barrier above;
             // the warp is converged (no divergent branch reaches here).
-            unsafe { mma_warp_tile(a_tile, warp_row, warp_col, lane, &mut acc, mma_bf16_m16n8k16, refill) };
+            unsafe { mma_warp_tile(a_tile, warp_row, warp_col, lane, &mut acc, mma_bf16_m16n8k16, |_| {}) };
             sync_threads();
             step += 1;
         }
