@@ -70,7 +70,7 @@ const _: () = assert!(
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::*;
-    use crate::device::memory::Float4;
+    use crate::device::memory::{opaque_index, Float4};
     use crate::device::thread::{block_dim_x, block_idx_x, global_index_x, thread_idx_x};
 
     const _: () = assert!(
@@ -141,7 +141,11 @@ mod kernels {
         out: *mut f32,
         n: u64,
     ) {
-        let base = global_index_x() * UNROLL as u64;
+        // Through opaque_index, `base + lane` stays an add: knowing base's
+        // low bits are zero, LLVM writes it as `or`, after which ptxas
+        // branched around lanes 1 and 2 where the twin's SASS predicates
+        // them (with it, the twin's SASS, instruction for instruction).
+        let base = opaque_index((global_index_x() * UNROLL as u64) as usize) as u64;
         for lane in 0..UNROLL as u64 {
             // SAFETY: the caller's contract is add_at's.
             unsafe { add_at(a, b, out, n, base + lane) }
