@@ -72,7 +72,7 @@ const _: () = assert!(
 mod kernels {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{load_readonly, opaque_index};
+    use crate::device::memory::{load_readonly, opaque_index, opaque_u32};
     use crate::device::thread::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, thread_idx_x, thread_idx_y,
     };
@@ -115,7 +115,9 @@ mod kernels {
     ) {
         let (col, row) = output_col_row();
         let m = n - 2;
-        if row >= m || col >= m {
+        // Two compares, as the twin's guard (see opaque_u32), not one of
+        // their maximum.
+        if (row >= m) | (col >= opaque_u32(m)) {
             return;
         }
         let w = taps.w;

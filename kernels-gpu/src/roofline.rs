@@ -354,7 +354,7 @@ const _: () = assert!(
 mod kernels {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{Float4, load_readonly, load_readonly_v4, opaque_index};
+    use crate::device::memory::{Float4, load_readonly, load_readonly_v4, mul_wide_i32, opaque_index, opaque_u32};
     use crate::device::thread::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_y,
         grid_dim_x, sync_threads, thread_idx_x, thread_idx_y,
@@ -868,11 +868,14 @@ mod kernels {
     ) {
         let col = (block_idx_x() * block_dim_x() + thread_idx_x()) as i32 + 1;
         let row = (block_idx_y() * block_dim_y() + thread_idx_y()) as i32 + 1;
-        if col < n - 1 && row < n - 1 {
+        // Two compares, as the twin's guard (see opaque_u32), not one of
+        // their maximum.
+        if (col < n - 1) & (row < opaque_u32((n - 1) as u32) as i32) {
             // Signed 64-bit index arithmetic, as the CUDA C twin's size_t
-            // casts of ints compile: one wide multiply-add (IMAD.WIDE).
+            // casts of ints compile: one wide multiply-add (IMAD.WIDE),
+            // which mul_wide_i32 keeps (see its docstring).
             let stride = n as isize;
-            let c = row as isize * stride + col as isize;
+            let c = mul_wide_i32(row, n) as isize + col as isize;
             // SAFETY: 1 <= row, col < n - 1, so all five cells are inside.
             unsafe {
                 let centre = load_readonly(input.offset(c));
