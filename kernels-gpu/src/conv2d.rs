@@ -74,16 +74,14 @@ mod kernels {
     use crate::device::math::fma;
     use crate::device::memory::{load_readonly, opaque_index, opaque_u32};
     use crate::device::thread::{
-        block_dim_x, block_dim_y, block_idx_x, block_idx_y, thread_idx_x, thread_idx_y,
+        block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x_u32, global_index_y_u32,
+        thread_idx_x, thread_idx_y,
     };
 
     /// This thread's output column and row.
     #[inline(always)]
     fn output_col_row() -> (u32, u32) {
-        (
-            block_idx_x() * block_dim_x() + thread_idx_x(),
-            block_idx_y() * block_dim_y() + thread_idx_y(),
-        )
+        (global_index_x_u32(), global_index_y_u32())
     }
 
     /// The valid ("basic") convolution: for row, col < n - 2,

@@ -356,7 +356,8 @@ mod kernels {
     use crate::device::math::fma;
     use crate::device::memory::{Float4, load_readonly, load_readonly_v4, mul_wide_i32, opaque_index, opaque_u32};
     use crate::device::thread::{
-        block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_y,
+        block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_x_u32, global_index_y,
+        global_index_y_u32,
         grid_dim_x, sync_threads, thread_idx_x, thread_idx_y,
     };
     use crate::device::warp::block_reduce;
@@ -866,8 +867,8 @@ mod kernels {
         n: i32,
         r: f32,
     ) {
-        let col = (block_idx_x() * block_dim_x() + thread_idx_x()) as i32 + 1;
-        let row = (block_idx_y() * block_dim_y() + thread_idx_y()) as i32 + 1;
+        let col = global_index_x_u32() as i32 + 1;
+        let row = global_index_y_u32() as i32 + 1;
         // Two compares, as the twin's guard (see opaque_u32), not one of
         // their maximum.
         if (col < n - 1) & (row < opaque_u32((n - 1) as u32) as i32) {

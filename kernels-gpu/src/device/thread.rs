@@ -81,6 +81,29 @@ pub fn global_index_y() -> u64 {
 }
 // ANCHOR_END: global_index_y
 
+/// `blockIdx.x * blockDim.x + threadIdx.x` in 32 bits: the global x index
+/// of a 2D launch whose kernel indexes in `u32` or `i32`.
+///
+/// `%ntid.x` is read before `%ctaid.x`, the order nvcc's PTX has. ptxas
+/// follows the order of the reads: this way it loads `blockDim` from the
+/// constant bank into a uniform register and `blockIdx` with `S2R`, the
+/// twin's prologue; with `%ctaid` first it reads `blockIdx` with `S2UR`
+/// and `blockDim` with `LDC` (seen at sm_90 with `cargo xtask asm
+/// heat_step_global`, the book chapter "Fast Rust kernels").
+#[inline(always)]
+pub fn global_index_x_u32() -> u32 {
+    let dim = block_dim_x();
+    dim * block_idx_x() + thread_idx_x()
+}
+
+/// `blockIdx.y * blockDim.y + threadIdx.y` in 32 bits, read in the order
+/// [`global_index_x_u32`] gives.
+#[inline(always)]
+pub fn global_index_y_u32() -> u32 {
+    let dim = block_dim_y();
+    dim * block_idx_y() + thread_idx_y()
+}
+
 // ANCHOR: sync_threads
 /// `__syncthreads()`: a barrier for every thread of the block (`bar.sync 0`).
 /// Shared-memory writes before it are visible to the whole block after it.
