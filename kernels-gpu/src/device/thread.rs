@@ -67,6 +67,12 @@ pub fn grid_dim_x() -> u32 {
 // ANCHOR: global_index_x
 /// `blockIdx.x * blockDim.x + threadIdx.x`, widened to 64 bits before the
 /// multiply: the global x index of a one-thread-one-element launch.
+///
+/// `%ctaid.x` is read first, the order nvcc's PTX has for the `size_t`
+/// form: ptxas then reads `blockIdx` with `S2UR`, as in the twins' SASS.
+/// Reading `%ntid.x` first changed the prologue of 36 kernels away from
+/// their twins' (checked at sm_90, 2026-12-02); the 32-bit form is the
+/// other way round ([`global_index_x_u32`]).
 #[inline(always)]
 pub fn global_index_x() -> u64 {
     block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
