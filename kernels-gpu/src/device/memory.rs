@@ -155,6 +155,11 @@ pub unsafe fn store_if(in_range: bool, p: *mut f32, v: f32) {
 /// index that is a product plus a sum, in a short kernel where a few
 /// integer instructions show; it also stops LLVM from sharing parts of two
 /// such indices, so check the SASS (`cargo xtask asm`) before and after.
+///
+/// It also keeps `base + lane` an `add` where LLVM knows `base`'s low bits
+/// are zero (`base = g * 4`) and would write `or.b64`: after an `or`,
+/// ptxas branched around two of `add_unrolled_4`'s four guarded lanes
+/// instead of predicating them (1.007 of the twin's time, parity with it).
 #[inline(always)]
 pub fn opaque_index(mut i: usize) -> usize {
     // SAFETY: an empty template that leaves the register as it is.
@@ -165,6 +170,7 @@ pub fn opaque_index(mut i: usize) -> usize {
 }
 // ANCHOR_END: opaque_index
 
+// ANCHOR: opaque_u32
 /// `v`, unchanged, as a 32-bit value LLVM cannot look inside (an empty
 /// `asm!`, no PTX instruction): for a bound that two guards share.
 ///
@@ -176,8 +182,10 @@ pub fn opaque_index(mut i: usize) -> usize {
 /// `opaque_u32(m)` leaves LLVM two different bounds, so the compares stay
 /// two; joined with `|` (with `||` LLVM emits two branches, two `EXIT`s),
 /// `if (row >= m) | (col >= opaque_u32(m)) { return; }`, ptxas builds the
-/// twin's guard (`conv2d_valid`, `heat_step_global`; the book chapter
-/// "Fast Rust kernels" has the SASS).
+/// twin's guard (`conv2d_valid`, `heat_step_global`). Measured alone it
+/// did not change their times (docs/results/h200-2026-12-02-guards); the
+/// twin's SASS is the point of it, so that what is left to compare is
+/// what differs.
 #[inline(always)]
 pub fn opaque_u32(mut v: u32) -> u32 {
     // SAFETY: an empty template that leaves the register as it is.
@@ -186,6 +194,7 @@ pub fn opaque_u32(mut v: u32) -> u32 {
     };
     v
 }
+// ANCHOR_END: opaque_u32
 
 /// `a * b` as the full 64-bit product of two signed 32-bit values: one PTX
 /// `mul.wide.s32`, one SASS `IMAD.WIDE` (or the first half of an
@@ -196,9 +205,10 @@ pub fn opaque_u32(mut v: u32) -> u32 {
 /// widens it with a zero extension instead and multiplies in 64 bits
 /// (`mad.lo.s64`), which ptxas builds from an unsigned `IMAD.WIDE.U32` and
 /// a correction for the sign of `n`: two more integer instructions and one
-/// more register. Measured at sm_90 on `heat_step_global` (the book chapter
-/// "Fast Rust kernels" has the SASS before and after). The product cannot
-/// overflow: `|a * b| <= 2^62`.
+/// more register (seen at sm_90 on `heat_step_global`, whose SASS then had
+/// the twin's instruction count; its time did not move with this alone,
+/// docs/results/h200-2026-12-02-guards). The product cannot overflow:
+/// `|a * b| <= 2^62`.
 #[inline(always)]
 pub fn mul_wide_i32(a: i32, b: i32) -> i64 {
     let product: i64;
