@@ -1615,3 +1615,18 @@ fn the_gemm_kernels_sit_under_the_roof_of_their_precision() {
     r.gemm = Err("not measured in this run".into());
     assert!(r.table().contains("No GEMM kernels on this roofline: not measured in this run."));
 }
+
+#[test]
+fn heat_step_global_reads_ntid_first_and_multiplies_wide() {
+    // global_index_x_u32's order (ptxas then gives the twin's prologue) and
+    // mul_wide_i32's signed wide multiply: the two idioms of the "Fast Rust
+    // kernels" chapter that this kernel's parity rests on.
+    let body = entry_body(PTX, Kernel::StencilGlobal.symbol()).unwrap();
+    for axis in ["x", "y"] {
+        let ntid = body.find(&format!("%ntid.{axis}")).expect("reads blockDim");
+        let ctaid = body.find(&format!("%ctaid.{axis}")).expect("reads blockIdx");
+        assert!(ntid < ctaid, "%ntid.{axis} must be read before %ctaid.{axis}:\n{body}");
+    }
+    assert!(body.contains("mul.wide.s32"), "the row's offset as one mul.wide.s32:\n{body}");
+    assert!(!body.contains("max.s32"), "the guard as two compares, not one of a max:\n{body}");
+}

@@ -524,3 +524,11 @@ fn the_timed_reading_follows_the_medians() {
         "{r}"
     );
 }
+
+#[test]
+fn add_unrolled_4_adds_its_lanes_to_the_base() {
+    // Through opaque_index, `4g + lane` stays an add: after LLVM's `or.b64`
+    // ptxas branched around lanes 1 and 2 ("Fast Rust kernels").
+    let body = entry_body(PTX, Kernel::Unrolled.symbol()).unwrap();
+    assert!(!body.contains("or.b64"), "4g + lane must not be an or:\n{body}");
+}
