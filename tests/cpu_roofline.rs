@@ -1627,6 +1627,9 @@ fn heat_step_global_reads_ntid_first_and_multiplies_wide() {
         let ctaid = body.find(&format!("%ctaid.{axis}")).expect("reads blockIdx");
         assert!(ntid < ctaid, "%ntid.{axis} must be read before %ctaid.{axis}:\n{body}");
     }
-    assert!(body.contains("mul.wide.s32"), "the row's offset as one mul.wide.s32:\n{body}");
+    // The row's offset as one mul.wide.s32 (the kernel has another, for
+    // `c + stride`), not a 64-bit multiply of a zero-extended row.
+    assert!(!body.contains("mad.lo.s64"), "the row's offset as one mul.wide.s32:\n{body}");
+    assert!(body.matches("mul.wide.s32").count() >= 2, "the row's offset as one mul.wide.s32:\n{body}");
     assert!(!body.contains("max.s32"), "the guard as two compares, not one of a max:\n{body}");
 }

@@ -159,7 +159,8 @@ pub unsafe fn store_if(in_range: bool, p: *mut f32, v: f32) {
 /// It also keeps `base + lane` an `add` where LLVM knows `base`'s low bits
 /// are zero (`base = g * 4`) and would write `or.b64`: after an `or`,
 /// ptxas branched around two of `add_unrolled_4`'s four guarded lanes
-/// instead of predicating them (1.007 of the twin's time, parity with it).
+/// instead of predicating them (1.007 of the twin's time before, parity
+/// after: docs/results/h200-2026-12-02-guards).
 #[inline(always)]
 pub fn opaque_index(mut i: usize) -> usize {
     // SAFETY: an empty template that leaves the register as it is.
@@ -177,15 +178,15 @@ pub fn opaque_index(mut i: usize) -> usize {
 /// nvcc compiles `if (row >= m || col >= m) return;` as two compares
 /// (`ISETP.GE` then `ISETP.GE.OR` into one predicate). LLVM folds two
 /// compares against one bound into one compare of their maximum
-/// (`max.u32` then `setp`, SASS `VIMNMX` then `ISETP`): a longer chain
-/// before the early exit. Comparing the second coordinate against
-/// `opaque_u32(m)` leaves LLVM two different bounds, so the compares stay
-/// two; joined with `|` (with `||` LLVM emits two branches, two `EXIT`s),
+/// (`max.u32` then `setp`, SASS `VIMNMX` then `ISETP`). Comparing the
+/// second coordinate against `opaque_u32(m)` leaves LLVM two different
+/// bounds, so the compares stay two; joined with `|` or `&` (with `||` or
+/// `&&` LLVM emits two branches, two `EXIT`s), as in
 /// `if (row >= m) | (col >= opaque_u32(m)) { return; }`, ptxas builds the
-/// twin's guard (`conv2d_valid`, `heat_step_global`). Measured alone it
-/// did not change their times (docs/results/h200-2026-12-02-guards); the
-/// twin's SASS is the point of it, so that what is left to compare is
-/// what differs.
+/// twin's guard (`conv2d_valid`; `heat_step_global` with `&` and `<`).
+/// The guard's form did not decide either kernel's time (the book chapter
+/// "Fast Rust kernels"): it is there so that the SASS matches the twin's
+/// and what is left to compare is what differs.
 #[inline(always)]
 pub fn opaque_u32(mut v: u32) -> u32 {
     // SAFETY: an empty template that leaves the register as it is.
@@ -204,11 +205,11 @@ pub fn opaque_u32(mut v: u32) -> u32 {
 /// has proved `row` non-negative (from a guard such as `row < n - 1`),
 /// widens it with a zero extension instead and multiplies in 64 bits
 /// (`mad.lo.s64`), which ptxas builds from an unsigned `IMAD.WIDE.U32` and
-/// a correction for the sign of `n`: two more integer instructions and one
-/// more register (seen at sm_90 on `heat_step_global`, whose SASS then had
-/// the twin's instruction count; its time did not move with this alone,
-/// docs/results/h200-2026-12-02-guards). The product cannot overflow:
-/// `|a * b| <= 2^62`.
+/// a correction for the sign of `n`: two more integer instructions (seen
+/// at sm_90 on `heat_step_global`, whose SASS then had the twin's 46
+/// instructions; with `opaque_u32` and not the read order of
+/// `thread::global_index_x_u32`, its time did not move: the book chapter
+/// "Fast Rust kernels"). The product cannot overflow: `|a * b| <= 2^62`.
 #[inline(always)]
 pub fn mul_wide_i32(a: i32, b: i32) -> i64 {
     let product: i64;

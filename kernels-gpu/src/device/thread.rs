@@ -70,9 +70,10 @@ pub fn grid_dim_x() -> u32 {
 ///
 /// `%ctaid.x` is read first, the order nvcc's PTX has for the `size_t`
 /// form: ptxas then reads `blockIdx` with `S2UR`, as in the twins' SASS.
-/// Reading `%ntid.x` first changed the prologue of 36 kernels away from
-/// their twins' (checked at sm_90, 2026-12-02); the 32-bit form is the
-/// other way round ([`global_index_x_u32`]).
+/// Reading `%ntid.x` first moved the prologue of 34 lesson kernels (and
+/// two test kernels) away from their twins' (sm_90,
+/// docs/results/h200-2026-12-02-prologue/ntid-first-global_index_x.txt);
+/// the 32-bit form is the other way round ([`global_index_x_u32`]).
 #[inline(always)]
 pub fn global_index_x() -> u64 {
     block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
@@ -91,15 +92,16 @@ pub fn global_index_y() -> u64 {
 /// `blockIdx.x * blockDim.x + threadIdx.x` in 32 bits: the global x index
 /// of a 2D launch whose kernel indexes in `u32` or `i32`.
 ///
-/// `%ntid.x` is read before `%ctaid.x`, the order nvcc's PTX has. ptxas
-/// follows the order of the reads: this way it loads `blockDim` from the
-/// constant bank into a uniform register and `blockIdx` with `S2R`, the
-/// twin's prologue; with `%ctaid` first it reads `blockIdx` with `S2UR`
-/// and `blockDim` with `LDC` (seen at sm_90 with `cargo xtask asm
-/// heat_step_global`). Measured on the H200, 2026-12-02: with these two,
-/// `heat_step_global` went from 1.019 to 0.999 of its twin's time and
-/// `conv2d_valid` from 1.010 to 1.000 (docs/results/h200-2026-12-02-prologue;
-/// the book chapter "Fast Rust kernels").
+/// `blockDim` is read before `blockIdx`, the order nvcc's PTX has
+/// (`%ntid.x`, then `%ctaid.x`). The reads are pure, so nothing in the
+/// language fixes their order; rustc 1.95's LLVM keeps the source's, and
+/// the PTX tests of `heat_step_global` and `conv2d_valid` pin it. ptxas
+/// follows it: this way it loads `blockDim` from the constant bank into a
+/// uniform register and reads `blockIdx` with `S2R`, the twins' prologue;
+/// with `%ctaid` first it read `blockIdx` with `S2UR` and `blockDim` with
+/// `LDC` (at sm_90, `cargo xtask asm heat_step_global`). With it both
+/// kernels run at parity with their twins on the H200 (the book chapter
+/// "Fast Rust kernels" has the runs).
 #[inline(always)]
 pub fn global_index_x_u32() -> u32 {
     let dim = block_dim_x();
