@@ -449,6 +449,21 @@ pub fn has_backward_branch(body: &str) -> bool {
     false
 }
 
+/// Whether `body` (one kernel's PTX) reads `%ntid.x` before `%ctaid.x` and
+/// `%ntid.y` before `%ctaid.y`, the order nvcc's PTX has and
+/// `device::thread::global_index_x_u32` keeps (ptxas follows it: the
+/// twins' prologue). `Err` names the first axis read the other way or not
+/// read at all.
+pub fn reads_block_dim_first(body: &str) -> Result<(), String> {
+    for axis in ["x", "y"] {
+        let at = |reg: &str| body.find(&format!("%{reg}.{axis}")).ok_or(format!("no %{reg}.{axis} read"));
+        if at("ntid")? > at("ctaid")? {
+            return Err(format!("%ctaid.{axis} is read before %ntid.{axis}"));
+        }
+    }
+    Ok(())
+}
+
 /// ptxas's `-v` report for each of `entries` of `ptx` (a module named
 /// `name` in messages), assembled for each of `archs`: `(arch, entry,
 /// report)`, the report being the lines from the entry's "Compiling entry
@@ -522,5 +537,17 @@ mod report_contains_tests {
         assert_eq!(super::report_contains("a b c", &["a", "c"]), Ok(()));
         let err = super::report_contains("a b c", &["a", "x", "y"]).unwrap_err();
         assert!(err.starts_with("the report lacks \"x\":\na b c"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod reads_block_dim_first_tests {
+    #[test]
+    fn names_the_axis_read_the_other_way() {
+        let nvcc = "mov.u32 %r1, %ntid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.y;\nmov.u32 %r4, %ctaid.y;";
+        assert_eq!(super::reads_block_dim_first(nvcc), Ok(()));
+        let swapped_y = "mov.u32 %r1, %ntid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r4, %ctaid.y;\nmov.u32 %r3, %ntid.y;";
+        assert_eq!(super::reads_block_dim_first(swapped_y), Err("%ctaid.y is read before %ntid.y".into()));
+        assert_eq!(super::reads_block_dim_first("mov.u32 %r1, %ntid.x;"), Err("no %ctaid.x read".into()));
     }
 }

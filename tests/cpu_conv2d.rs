@@ -393,10 +393,8 @@ fn conv2d_valid_reads_ntid_first_and_guards_with_two_compares() {
     // global_index_x_u32's order (the twin's prologue) and opaque_u32's
     // guard, as in the "Fast Rust kernels" chapter.
     let body = entry_body(PTX, Kernel::Valid.symbol()).unwrap();
-    for axis in ["x", "y"] {
-        let ntid = body.find(&format!("%ntid.{axis}")).expect("reads blockDim");
-        let ctaid = body.find(&format!("%ctaid.{axis}")).expect("reads blockIdx");
-        assert!(ntid < ctaid, "%ntid.{axis} must be read before %ctaid.{axis}:\n{body}");
+    if let Err(e) = lab_tests::reads_block_dim_first(body) {
+        panic!("{e}:\n{body}");
     }
     assert!(!body.contains("max.u32"), "the guard as two compares, not one of a max:\n{body}");
 }

@@ -1622,10 +1622,8 @@ fn heat_step_global_reads_ntid_first_and_multiplies_wide() {
     // mul_wide_i32's signed wide multiply: the two idioms of the "Fast Rust
     // kernels" chapter that this kernel's parity rests on.
     let body = entry_body(PTX, Kernel::StencilGlobal.symbol()).unwrap();
-    for axis in ["x", "y"] {
-        let ntid = body.find(&format!("%ntid.{axis}")).expect("reads blockDim");
-        let ctaid = body.find(&format!("%ctaid.{axis}")).expect("reads blockIdx");
-        assert!(ntid < ctaid, "%ntid.{axis} must be read before %ctaid.{axis}:\n{body}");
+    if let Err(e) = lab_tests::reads_block_dim_first(body) {
+        panic!("{e}:\n{body}");
     }
     // The row's offset as one mul.wide.s32 (the kernel has another, for
     // `c + stride`), not a 64-bit multiply of a zero-extended row.
