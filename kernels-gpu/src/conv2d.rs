@@ -73,10 +73,7 @@ mod kernels {
     use super::*;
     use crate::device::math::fma;
     use crate::device::memory::{load_readonly, opaque_index, opaque_u32};
-    use crate::device::thread::{
-        block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x_u32, global_index_y_u32,
-        thread_idx_x, thread_idx_y,
-    };
+    use crate::device::thread::{global_index_x_u32, global_index_y_u32};
 
     /// This thread's output column and row.
     #[inline(always)]
