@@ -1382,12 +1382,14 @@ pub(crate) mod tensor_kernels {
             load_stage::<A_CHUNKS, B_CHUNKS>(base + stage * stage_bytes, bn, threads, a, b, m, n, k, block_row, block_col, step * TC_BLOCK_K)
         };
 
-        // The refill goes out after the first 16 of k's fragment loads and
-        // mma, not before them: issued back to back with the step's
-        // `ldmatrix`, the copies and the fragment loads filled the memory
-        // instruction queue (Nsight Compute's MIO-throttle stalls were 17.7%
-        // of the samples against the twin's 7.1%, whose address arithmetic
-        // spaces its copies out).
+        // The refill goes out in two parts, A's copies after the first 16 of
+        // k's fragment loads and mma and B's after the second's, not before
+        // them: issued back to back with the step's `ldmatrix`, the copies
+        // and the fragment loads filled the memory instruction queue (Nsight
+        // Compute's MIO-throttle stalls were 17.7% of the samples against
+        // the twin's 7.1%, whose address arithmetic spaces its copies out).
+        // All four after the first 16 of k: 1.06 of the twin's time; split:
+        // parity (docs/results/h200-2026-12-02-refill-split).
         cp_async_pipeline::<STAGES, IN_FLIGHT, 1, _>(steps, load, || {}, |stage, _, refill| {
             let a_tile = base + stage * stage_bytes;
             let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
@@ -1414,7 +1416,19 @@ pub(crate) mod tensor_kernels {
                 unrolled::<4>(|i| {
                     unrolled::<NJ>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
                 });
-                refill.issue();
+                const { assert!(TC_BLOCK_K == 32, "the refill's two parts go after the step's two 16s of k") };
+                // SAFETY: as `load`: the stage the refill names, whole tiles.
+                refill.issue_part(
+                    |stage, step| unsafe {
+                        let (tile, p0) = (base + stage * stage_bytes, step * TC_BLOCK_K);
+                        if kk == 0 {
+                            load_stage::<A_CHUNKS, 0>(tile, bn, threads, a, b, m, n, k, block_row, block_col, p0)
+                        } else {
+                            load_stage::<0, B_CHUNKS>(tile, bn, threads, a, b, m, n, k, block_row, block_col, p0)
+                        }
+                    },
+                    kk != 0,
+                );
             });
         });
         // SAFETY: the caller's C and D (m x n).

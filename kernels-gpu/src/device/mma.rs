@@ -225,8 +225,9 @@ pub fn cp_async_wait<const N: u32>() {
 // ANCHOR: cp_async_pipeline
 /// The refill of one step of [`cp_async_pipeline`]: the copy of a later
 /// step into the stage an earlier step used, and its commit, issued once.
-/// A step's `compute` may issue it where it wants ([`Refill::issue`]);
-/// the pipeline issues it after `compute` where `compute` did not. It is
+/// A step's `compute` may issue it where it wants ([`Refill::issue`]), or
+/// in parts spread through its work ([`Refill::issue_part`]); the pipeline
+/// issues it after `compute` where `compute` did not. It is
 /// per thread: each thread commits one group a step either way, so a call
 /// some threads skip still keeps the counts (then `load` must hold no
 /// barrier or warp-collective, as `cp.async` copies do not); called
@@ -252,6 +253,25 @@ impl<L: FnMut(u32, u32)> Refill<L> {
             self.issued = true;
         }
     }
+
+    /// Queues part of the refill's copy, `part(stage, step)` (where there
+    /// is a step to copy), and with `last` commits the group; a no-op once
+    /// the refill is issued. The parts together must copy what `load`
+    /// copies. Spreading the copies through a step's work keeps them from
+    /// filling the memory instruction queue together with its `ldmatrix`
+    /// (`gemm_bf16_pipelined`, the book chapter "Fast Rust kernels").
+    #[inline(always)]
+    pub fn issue_part(&mut self, part: impl FnOnce(u32, u32), last: bool) {
+        if !self.issued {
+            if let Some((stage, step)) = self.next {
+                part(stage, step);
+            }
+            if last {
+                cp_async_commit();
+                self.issued = true;
+            }
+        }
+    }
 }
 
 /// The skeleton of a `STAGES`-stage `cp.async` pipeline over `steps` steps,
@@ -266,7 +286,8 @@ impl<L: FnMut(u32, u32)> Refill<L> {
 ///   ([`Refill`]) queues the copy of step `s + STAGES - AHEAD` by
 ///   `load(stage, step)`, into the stage step `s - AHEAD` used, and commits
 ///   it, when `compute` calls [`Refill::issue`] (first thing, or after some
-///   of its own work), or after `compute` if it does not.
+///   of its own work) or the last [`Refill::issue_part`], or after
+///   `compute` if it does neither.
 ///
 /// Every thread commits one group a step, empty past the last step, so the
 /// waits' counts hold to the end; after the last step all copies are
