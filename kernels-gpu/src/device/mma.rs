@@ -257,7 +257,10 @@ impl<L: FnMut(u32, u32)> Refill<L> {
     /// Queues part of the refill's copy, `part(stage, step)` (where there
     /// is a step to copy), and with `last` commits the group; a no-op once
     /// the refill is issued. The parts together must copy what `load`
-    /// copies. Spreading the copies through a step's work keeps them from
+    /// copies, and the call with `last` must be reached on every path of
+    /// the step's `compute`: without it the pipeline's own `issue` after
+    /// `compute` queues the whole copy again (harmless, the same bytes,
+    /// but twice the copies). Spreading the copies through a step's work keeps them from
     /// filling the memory instruction queue together with its `ldmatrix`
     /// (`gemm_bf16_pipelined`, the book chapter "Fast Rust kernels").
     #[inline(always)]
@@ -300,7 +303,8 @@ impl<L: FnMut(u32, u32)> Refill<L> {
 ///
 /// `publish` and `compute` are called at one place each and `load` at the
 /// prologue and the refill (whose flag folds away where `compute` issues it
-/// unconditionally, or not at all), so LLVM inlines them; the PTX of the
+/// unconditionally, or not at all; a `compute` that issues it in parts
+/// calls its own part copies instead), so LLVM inlines them; the PTX of the
 /// kernels built on it is that of the loops written out.
 #[inline(always)]
 pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u32, L: FnMut(u32, u32)>(
