@@ -260,9 +260,10 @@ impl<L: FnMut(u32, u32)> Refill<L> {
     /// copies, and the call with `last` must be reached on every path of
     /// the step's `compute`: without it the pipeline's own `issue` after
     /// `compute` queues the whole copy again (harmless, the same bytes,
-    /// but twice the copies). Spreading the copies through a step's work keeps them from
-    /// filling the memory instruction queue together with its `ldmatrix`
-    /// (`gemm_bf16_pipelined`, the book chapter "Fast Rust kernels").
+    /// but twice the copies). Spreading the copies through a step's work
+    /// keeps them from filling the memory instruction queue together with
+    /// its `ldmatrix` (`gemm_bf16_pipelined`, the book chapter "Fast Rust
+    /// kernels").
     #[inline(always)]
     pub fn issue_part(&mut self, part: impl FnOnce(u32, u32), last: bool) {
         if !self.issued {
