@@ -464,6 +464,40 @@ pub fn reads_block_dim_first(body: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The loops of a PTX entry's `body`, in order: each from the label LLVM
+/// marks `// =>This Inner Loop Header` to the branch back to that label
+/// (the loop's back edge), both included. A loop whose back edge is not
+/// found is left out.
+pub fn loops(body: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    for (at, _) in body.match_indices("// =>This Inner Loop Header") {
+        let start = body[..at].rfind('\n').map_or(0, |i| i + 1);
+        let label = body[start..at].trim().trim_end_matches(':');
+        let from_label = &body[start..];
+        let mut offset = 0;
+        for line in from_label.lines() {
+            offset += line.len() + 1;
+            let t = line.trim().trim_end_matches(';');
+            if t.contains("bra") && t.ends_with(label) {
+                found.push(&from_label[..offset - 1]);
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// The registers added to other registers in `ptx`'s 64-bit adds
+/// (`add.s64 %rdA, %rdB, %rdC;` gives `%rdC`): in a loop that walks
+/// pointers, the strides it advances them by.
+pub fn add_strides(ptx: &str) -> std::collections::BTreeSet<&str> {
+    ptx.lines()
+        .filter_map(|l| l.trim().strip_prefix("add.s64"))
+        .filter_map(|ops| ops.trim().trim_end_matches(';').split(", ").nth(2))
+        .filter(|op| op.starts_with("%rd"))
+        .collect()
+}
+
 /// ptxas's `-v` report for each of `entries` of `ptx` (a module named
 /// `name` in messages), assembled for each of `archs`: `(arch, entry,
 /// report)`, the report being the lines from the entry's "Compiling entry
@@ -549,5 +583,42 @@ mod reads_block_dim_first_tests {
         let swapped_y = "mov.u32 %r1, %ntid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r4, %ctaid.y;\nmov.u32 %r3, %ntid.y;";
         assert_eq!(super::reads_block_dim_first(swapped_y), Err("%ctaid.y is read before %ntid.y".into()));
         assert_eq!(super::reads_block_dim_first("mov.u32 %r1, %ntid.x;"), Err("no %ctaid.x read".into()));
+    }
+}
+
+#[cfg(test)]
+mod loop_tests {
+    // The main loop and remainder of the gemm_naive PTX before it walked
+    // two pointers (rustc 1.95), cut to their adds and branches.
+    const INDEXED: &str = "\tmov.b64 \t%rd34, %rd37;\n\
+$L__BB0_5:                              // =>This Inner Loop Header: Depth=1\n\
+\tadd.s64 \t%rd18, %rd36, %rd33;\n\
+\tadd.s64 \t%rd19, %rd36, %rd10;\n\
+\tadd.s64 \t%rd36, %rd36, %rd8;\n\
+\tadd.s64 \t%rd35, %rd35, 16;\n\
+\t@%p6 bra \t$L__BB0_5;\n\
+\tsetp.eq.b64 \t%p7, %rd38, 0;\n\
+$L__BB0_8:                              // =>This Inner Loop Header: Depth=1\n\
+\t.pragma \"nounroll\";\n\
+\tadd.s64 \t%rd39, %rd39, %rd33;\n\
+\t@%p8 bra \t$L__BB0_8;\n\
+\tbra.uni \t$L__BB0_9;\n";
+
+    #[test]
+    fn cuts_each_loop_at_its_back_edge() {
+        let found = super::loops(INDEXED);
+        assert_eq!(found.len(), 2);
+        assert!(found[0].starts_with("$L__BB0_5:") && found[0].ends_with("@%p6 bra \t$L__BB0_5;"), "{}", found[0]);
+        assert!(found[1].starts_with("$L__BB0_8:") && found[1].ends_with("@%p8 bra \t$L__BB0_8;"), "{}", found[1]);
+        // LLVM's two-jump latch: the back edge is the bra.uni.
+        let two_jump = "$L__BB3_1:   // =>This Inner Loop Header: Depth=1\n\t@%p1 bra \t$L__BB3_2;\n\tbra.uni \t$L__BB3_1;\n$L__BB3_2:\n";
+        assert_eq!(super::loops(two_jump), vec!["$L__BB3_1:   // =>This Inner Loop Header: Depth=1\n\t@%p1 bra \t$L__BB3_2;\n\tbra.uni \t$L__BB3_1;"]);
+    }
+
+    #[test]
+    fn collects_register_strides_not_immediates() {
+        let found = super::loops(INDEXED);
+        assert_eq!(super::add_strides(found[0]).into_iter().collect::<Vec<_>>(), ["%rd10", "%rd33", "%rd8"]);
+        assert_eq!(super::add_strides(found[1]).into_iter().collect::<Vec<_>>(), ["%rd33"]);
     }
 }

@@ -140,6 +140,19 @@ fn the_counts() {
 }
 
 #[test]
+fn gemm_naive_walks_a_row_and_a_column_by_one_stride() {
+    // dot_strided: the unrolled loop's B addresses are one add of the same
+    // stride apart. Indexed as b[p * n + col], LLVM kept a multiple of the
+    // stride per unrolled step (4n, 8n, 12n, 16n), and the kernel took
+    // 1.08 of its twin's time.
+    let body = entry_body(PTX, Kernel::Naive.symbol()).expect("an entry has a body");
+    let loops = lab_tests::loops(body);
+    let main = loops.first().unwrap_or_else(|| panic!("a k loop:\n{body}"));
+    assert!(main.matches("ld.global.nc").count() >= 8, "the first loop is the unrolled one:\n{main}");
+    assert_eq!(lab_tests::add_strides(main).len(), 1, "one stride:\n{main}");
+}
+
+#[test]
 fn every_kernel_is_in_the_ptx_with_its_fmas() {
     for &kernel in Kernel::ALL {
         assert!(entries(PTX).contains(&kernel.symbol()), "{kernel:?}");

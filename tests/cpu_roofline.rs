@@ -1617,6 +1617,20 @@ fn the_gemm_kernels_sit_under_the_roof_of_their_precision() {
 }
 
 #[test]
+fn matmul_naive_has_one_loop_walking_one_stride() {
+    // assume_whole_tiles: with d a multiple of MAT_TILE there is no
+    // remainder loop (LLVM's is rolled, `.pragma "nounroll"`), and so no
+    // copy of the B pointer kept for it; dot_strided: the B addresses one
+    // add of the same stride apart.
+    let body = entry_body(PTX, Kernel::MatmulNaive.symbol()).unwrap();
+    let loops = lab_tests::loops(body);
+    assert_eq!(loops.len(), 1, "one k loop, no remainder:\n{body}");
+    assert!(!body.contains("nounroll"), "no rolled remainder loop:\n{body}");
+    assert_eq!(lab_tests::add_strides(loops[0]).len(), 1, "the pointers advance by one stride:\n{}", loops[0]);
+    assert!(loops[0].matches("ld.global.nc").count() >= 8, "the loop unrolled:\n{}", loops[0]);
+}
+
+#[test]
 fn heat_step_global_reads_ntid_first_and_multiplies_wide() {
     // global_index_x_u32's order (ptxas then gives the twin's prologue) and
     // mul_wide_i32's signed wide multiply: the two idioms of the "Fast Rust

@@ -263,7 +263,7 @@ pub const fn wg_b_offset(row: u32, col: u32) -> u32 {
 mod kernels {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{Float4, load_readonly, load_readonly_v4};
+    use crate::device::memory::{Float4, dot_strided, load_readonly, load_readonly_v4};
     use crate::device::shared::SharedPtr;
     use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
     use crate::device::unroll::unrolled;
@@ -371,7 +371,8 @@ mod kernels {
     /// product of a row of `A` and a column of `B`, k FMAs in ascending k.
     ///
     /// # Memory
-    /// 2k loads per output. A warp spans 32 columns of one row: the `B`
+    /// 2k loads per output, two pointers walking a row of `A` and a column
+    /// of `B` (`dot_strided`). A warp spans 32 columns of one row: the `B`
     /// loads and the `D` store coalesce, the `A` load is one address for all
     /// 32 lanes. Every element of `A` is read n times and of `B` m times,
     /// from the caches: the kernel is bound by load instructions, not DRAM.
@@ -401,12 +402,9 @@ mod kernels {
         if row >= m || col >= n {
             return;
         }
-        let mut acc = 0.0f32;
-        let (row_a, n_wide) = (row as usize * k as usize, n as usize);
-        for p in 0..k as usize {
-            // SAFETY: row < m, col < n, p < k: inside A and B.
-            acc = unsafe { fma(load_readonly(a.add(row_a + p)), load_readonly(b.add(p * n_wide + col as usize)), acc) };
-        }
+        // SAFETY: row < m, col < n: row `row` of A (k floats, 1 apart) and
+        // column `col` of B (k floats, n apart), read-only.
+        let acc = unsafe { dot_strided(a.add(row as usize * k as usize), 1, b.add(col as usize), n as usize, k as usize) };
         // SAFETY: row < m, col < n.
         unsafe { store_d(d, c, row, col, m, n, alpha, beta, acc) };
     }

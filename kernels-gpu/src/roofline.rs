@@ -353,8 +353,9 @@ const _: () = assert!(
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::*;
+    use crate::device::launch::assume_whole_tiles;
     use crate::device::math::fma;
-    use crate::device::memory::{Float4, load_readonly, load_readonly_v4, mul_wide_i32, opaque_index, opaque_u32};
+    use crate::device::memory::{Float4, dot_strided, load_readonly, load_readonly_v4, mul_wide_i32, opaque_index, opaque_u32};
     use crate::device::thread::{
         block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_x_u32, global_index_y,
         global_index_y_u32,
@@ -745,17 +746,19 @@ mod kernels {
     /// output element, `acc = fma(a[row][p], b[p][col], acc)` over p.
     ///
     /// # Memory
-    /// Each thread walks a row of `a` and a column of `b`: 2d loads for 2d
-    /// FLOP. The lanes of a warp share one `a` element and read consecutive
-    /// `b` elements, so the patterns are fine; the count is the problem, and
-    /// at this size the re-reads are L2 (and L1) hits.
+    /// Each thread walks a row of `a` and a column of `b` (`dot_strided`):
+    /// 2d loads for 2d FLOP. The lanes of a warp share one `a` element and
+    /// read consecutive `b` elements, so the patterns are fine; the count is
+    /// the problem, and at this size the re-reads are L2 (and L1) hits.
     ///
     /// # Launch assumption
     /// MAT_TILE x MAT_TILE blocks over a grid that tiles the matrix exactly:
-    /// no edge guard.
+    /// no edge guard, and `d` a positive multiple of MAT_TILE, which the
+    /// kernel tells the compiler (`assume_whole_tiles`).
     ///
     /// # Safety
-    /// `a`, `b`, `c` hold `d * d` floats; `c` overlaps neither input.
+    /// `a`, `b`, `c` hold `d * d` floats; `c` overlaps neither input; `d` is
+    /// a positive multiple of MAT_TILE (undefined behaviour otherwise).
     // ANCHOR: matmul_naive
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn matmul_naive(
@@ -764,27 +767,16 @@ mod kernels {
         c: *mut f32,
         d: u64,
     ) {
-        let row = global_index_y();
-        let col = global_index_x();
-        let d = d as usize;
-        // Walk a row of `a` and a column of `b` with two pointers, the shape
-        // nvcc's strength reduction gives the indexed loop. Measured on the
-        // H200 (2026-11-29): 0.0647 ms against 0.0660 and 0.0664 ms for the
-        // indexed form `a[row * d + p]`, `b[p * d + col]`.
-        // SAFETY: row, col < d by the exact tiling, so both walks stay in
-        // their matrices for d steps.
-        let (mut pa, mut pb) = unsafe { (a.add(row as usize * d), b.add(col as usize)) };
-        let mut acc = 0.0f32;
-        for _ in 0..d {
-            // SAFETY: as above.
-            unsafe {
-                acc = fma(load_readonly(pa), load_readonly(pb), acc);
-                pa = pa.add(1);
-                pb = pb.add(d);
-            }
-        }
+        let (row, col, d) = (global_index_y() as usize, global_index_x() as usize, d as usize);
+        // SAFETY: the launch assumption: the grid tiles the d x d matrix
+        // exactly, so d is a positive multiple of MAT_TILE (the host
+        // refuses other sides). With it the k loop has no remainder.
+        unsafe { assume_whole_tiles(d, MAT_TILE) };
+        // SAFETY: row, col < d: a row of `a` and a column of `b`, d floats
+        // each, that nothing writes.
+        let acc = unsafe { dot_strided(a.add(row * d), 1, b.add(col), d, d) };
         // SAFETY: row, col < d.
-        unsafe { *c.add(row as usize * d + col as usize) = acc };
+        unsafe { *c.add(row * d + col) = acc };
     }
     // ANCHOR_END: matmul_naive
 

@@ -1,4 +1,5 @@
-//! Global-memory loads through the read-only data path.
+//! Global-memory loads through the read-only data path, and the strided
+//! dot product built on them ([`dot_strided`]).
 //!
 //! nvcc loads `const T* __restrict__` inputs with `ld.global.nc` (SASS
 //! `LDG.E.CONSTANT`): the non-coherent path through the texture/L1 cache,
@@ -32,6 +33,47 @@ pub unsafe fn load_readonly(p: *const f32) -> f32 {
     unsafe { ldg_f32(p, 4) }
 }
 // ANCHOR_END: load_readonly
+
+// ANCHOR: dot_strided
+/// The dot product of `len` floats of `a`, `a_step` apart, with `len`
+/// floats of `b`, `b_step` apart (steps in elements): `acc = fma(a[p *
+/// a_step], b[p * b_step], acc)` for p = 0, 1, ... in ascending order from
+/// `acc = 0`, each element read once through the read-only path
+/// ([`load_readonly`]). A row of a row-major matrix is `a_step = 1`, a
+/// column of one with `n` columns is `b_step = n`.
+///
+/// # Memory
+/// Two pointers walk the vectors, each advanced by its step after every
+/// FMA: the loop nvcc's strength reduction makes of `a[row * k + p] *
+/// b[p * n + col]`. LLVM unrolls it (8 steps a trip at rustc 1.95) with the
+/// B addresses one add of the same stride apart. Written with the index
+/// instead, `b.add(p * n + col)`, LLVM kept one 64-bit multiple of the
+/// stride per unrolled step (`4n`, `8n`, `12n`, `16n`), and `gemm_naive`
+/// took 1.078 of its twin's time against 0.960 with this walk
+/// (docs/results/h200-2026-12-02-naive-loops). A loop that must also
+/// handle a remainder (`len` not a multiple of the unroll) carries a copy
+/// of the B pointer to start it from; where the launch assumption makes
+/// `len` a multiple of a tile, say so first
+/// ([`assume_whole_tiles`](crate::device::launch::assume_whole_tiles)).
+///
+/// # Safety
+/// Every element read is inside its allocation, 4-byte aligned, and not
+/// written during the kernel ([`load_readonly`]'s contract).
+#[inline(always)]
+pub unsafe fn dot_strided(a: *const f32, a_step: usize, b: *const f32, b_step: usize, len: usize) -> f32 {
+    let (mut pa, mut pb) = (a, b);
+    let mut acc = 0.0f32;
+    for _ in 0..len {
+        // SAFETY: p < len: inside both vectors (the caller's contract).
+        unsafe {
+            acc = crate::device::math::fma(load_readonly(pa), load_readonly(pb), acc);
+            pa = pa.add(a_step);
+            pb = pb.add(b_step);
+        }
+    }
+    acc
+}
+// ANCHOR_END: dot_strided
 
 // ANCHOR: float4
 /// Four floats moved as one 16-byte access, like CUDA's `float4`.

@@ -7,7 +7,8 @@
 //!   shared state space (`ld.shared`/`st.shared`, SASS `LDS`/`STS`).
 //! - [`memory`]: loads through the read-only (non-coherent) data path,
 //!   `ld.global.nc` (SASS `LDG.E.CONSTANT`), what nvcc emits for
-//!   `const __restrict__` inputs.
+//!   `const __restrict__` inputs, and the strided dot product the naive
+//!   matmuls are made of.
 //! - [`math`]: fused multiply-add. rustc never contracts `a * b + c` on its
 //!   own, while nvcc does by default.
 //! - [`warp`]: register exchange between a warp's lanes (`shfl.sync`).
@@ -21,7 +22,8 @@
 //! - `tma`: Hopper's tensor memory accelerator (`cp.async.bulk.tensor`)
 //!   and the `mbarrier`s that count its bytes, for the sm_90a module only.
 //! - [`launch`]: `__launch_bounds__` for Rust: a kernel's largest block and
-//!   the blocks an SM must hold, as the PTX entry's directives.
+//!   the blocks an SM must hold, as the PTX entry's directives; and a launch
+//!   assumption (an exact tiling) stated to the compiler.
 //! - [`unroll`]: `#pragma unroll` for Rust: a fixed-count loop copied in
 //!   the source, so a per-thread array it indexes stays in registers.
 //!
