@@ -297,8 +297,10 @@ fn invalid_sizes_are_errors_that_say_why() {
             mat_dim: 40,
             ..good
         })
-        .contains("not a multiple of 16")
+        .contains("not a positive multiple of 16")
     );
+    // matmul_naive's assume_whole_tiles needs d > 0 as well.
+    assert!(msg(Sizes { mat_dim: 0, ..good }).contains("matmul side 0 is not a positive multiple of 16"));
     assert!(msg(Sizes { n: 1001, ..good }).contains("stride"));
     assert!(
         msg(Sizes {

@@ -770,8 +770,9 @@ mod kernels {
         let (row, col, d) = (global_index_y() as usize, global_index_x() as usize, d as usize);
         // SAFETY: the launch assumption: the grid tiles the d x d matrix
         // exactly, so d is a positive multiple of MAT_TILE (the host
-        // refuses other sides). With it the k loop has no remainder.
-        unsafe { assume_whole_tiles(d, MAT_TILE) };
+        // refuses other sides, 0 among them). With it the k loop has no
+        // remainder.
+        unsafe { assume_whole_tiles::<MAT_TILE>(d) };
         // SAFETY: row, col < d: a row of `a` and a column of `b`, d floats
         // each, that nothing writes.
         let acc = unsafe { dot_strided(a.add(row * d), 1, b.add(col), d, d) };

@@ -390,9 +390,9 @@ impl Sizes {
                 self.side
             ));
         }
-        if self.mat_dim % MAT_TILE as usize != 0 {
+        if self.mat_dim == 0 || self.mat_dim % MAT_TILE as usize != 0 {
             return fail(format!(
-                "matmul side {} is not a multiple of {MAT_TILE}: the matmuls have no edge guard",
+                "matmul side {} is not a positive multiple of {MAT_TILE}: the matmuls have no edge guard, and matmul_naive tells the compiler so (assume_whole_tiles)",
                 self.mat_dim
             ));
         }

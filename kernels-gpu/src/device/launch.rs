@@ -46,27 +46,29 @@ macro_rules! launch_bounds {
 
 // ANCHOR: assume_whole_tiles
 /// Tells the compiler a kernel's launch assumption that `n` is a positive
-/// multiple of `tile` (a grid that tiles an `n`-wide matrix exactly, with
+/// multiple of `TILE` (a grid that tiles an `n`-wide matrix exactly, with
 /// no edge guard), as `core::hint::assert_unchecked`; no instruction of
-/// its own.
+/// its own. `TILE` is a constant above zero (a compile-time error
+/// otherwise).
 ///
 /// A loop over `n` then needs no remainder: LLVM unrolls it without the
-/// rolled loop for the last `n % 8` steps, and so without the copy of the
+/// rolled loop for the last `n % 8` steps, and without the copy of the
 /// loop's pointers it keeps to start that loop from. `matmul_naive` went
-/// from 1.10 of its twin's time to 0.95 with it
-/// (docs/results/h200-2026-12-02-naive-loops): with the remainder gone,
-/// ptxas schedules the loop's loads among its FMAs instead of in one
-/// burst, and the burst had filled the load queue (Nsight Compute's
-/// `lg_throttle` stalls, in the same folder).
+/// from 1.10 of its twin's time to 0.95 and 0.98 with it, in alternating
+/// processes on one H200 (docs/results/h200-2026-12-02-naive-loops). The
+/// loop before it issued eight loads before its first FMA and stalled on
+/// a full load queue (Nsight Compute's `lg_throttle`, in that folder's
+/// `rig/`), where the twin's spaces them out.
 ///
 /// # Safety
-/// `n > 0` and `n % tile == 0` for every thread that calls it: a false
-/// assumption is undefined behaviour. State it only where the host refuses
-/// other sizes (the roofline lesson refuses a matmul side that is not a
+/// `n > 0` and `n % TILE == 0` wherever it is called: a false assumption
+/// is undefined behaviour. State it only where the host refuses other
+/// sizes (the roofline lesson refuses a matmul side that is zero or not a
 /// multiple of `MAT_TILE`).
 #[inline(always)]
-pub unsafe fn assume_whole_tiles(n: usize, tile: u32) {
+pub unsafe fn assume_whole_tiles<const TILE: u32>(n: usize) {
+    const { assert!(TILE > 0, "a tile has at least one element") };
     // SAFETY: the caller's contract.
-    unsafe { core::hint::assert_unchecked(n > 0 && n % tile as usize == 0) };
+    unsafe { core::hint::assert_unchecked(n > 0 && n % TILE as usize == 0) };
 }
 // ANCHOR_END: assume_whole_tiles
