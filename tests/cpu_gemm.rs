@@ -347,6 +347,91 @@ fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
     }
 }
 
+/// `gemm_bf16_swizzled` and its twin (NVRTC's PTX for 9.0) hold the
+/// instructions of its shape as written: per 16 of k, 32 `mma.sync` (4 x 8
+/// tiles a warp), 4 `ldmatrix.x4` for A and 4 `ldmatrix.x4.trans` for B,
+/// the fragments loaded once before the loop and once per 16 of k inside
+/// it; `SW_STAGES - 1` stages copied before the loop and one inside, 8
+/// chunks a thread a stage; two waits for all but `SW_STAGES - 2` groups
+/// (before the loop, and before the step's last 16 of k) and two barriers;
+/// no local memory.
+#[test]
+fn the_swizzled_kernel_and_its_twin_hold_its_instructions_as_written() {
+    let k16 = (SW_BLOCK_K / 16) as usize;
+    let chunks = ((SW_BLOCK_M + SW_BLOCK_N) * SW_BLOCK_K / 8 / SW_THREADS) as usize;
+    assert_eq!(chunks, 8);
+    let wait = format!("cp.async.wait_group {}", SW_STAGES - 2);
+    let twin = lab_tests::twin_ptx_on_cpu::<host::gemm::GemmLesson>((9, 0)).expect("NVRTC compiled for 9.0");
+    for (side, ptx) in [("Rust", host::ptx::PTX_SM80), ("the twin", twin.as_str())] {
+        let body = entry_body(ptx, "gemm_bf16_swizzled").expect("an entry has a body");
+        let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+        assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 32 * k16, "{side}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * (k16 + 1), "{side}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 4 * (k16 + 1), "{side}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2"), 0, "{side}");
+        assert_eq!(count("cp.async.cg.shared.global"), SW_STAGES as usize * chunks, "{side}");
+        assert_eq!((count(&wait), count("cp.async.wait_group 0")), (2, 1), "{side}");
+        assert_eq!(count("bar.sync"), 2, "{side}");
+        assert!(!body.contains(".local"), "{side}: no local memory");
+    }
+}
+
+/// `sw_offset` places every 16-byte chunk of a tile once, inside the tile;
+/// the 8 rows of one `ldmatrix` phase at one chunk land in 8 different
+/// 16-byte bank groups (a bank group is the offset / 16 modulo 8); and the
+/// 32 consecutive chunks one warp's `cp.async` writes cover each group 4
+/// times. Padded rows would fail the first check's byte count; the
+/// unswizzled layout (`chunk` as is) fails the second for A's 4-chunk rows
+/// and B's 16-chunk rows alike.
+#[test]
+fn the_swizzled_layout_is_a_conflict_free_permutation() {
+    let unswizzled = |row: u32, chunk: u32, width: u32| (row * width + chunk) * 16;
+    for (tile, rows, width) in [("A", SW_BLOCK_M, SW_BLOCK_K / 8), ("B", SW_BLOCK_K, SW_BLOCK_N / 8), ("wide", 16, 32)] {
+        let mut seen = vec![false; (rows * width) as usize];
+        for row in 0..rows {
+            for chunk in 0..width {
+                let at = sw_offset(row, chunk, width);
+                assert!(at % 16 == 0 && at < rows * width * 16, "{tile}: ({row}, {chunk}) at {at}");
+                assert!(!std::mem::replace(&mut seen[(at / 16) as usize], true), "{tile}: {at} placed twice");
+            }
+        }
+        let groups = |offsets: &mut dyn Iterator<Item = u32>| {
+            let mut count = [0usize; 8];
+            offsets.for_each(|at| count[(at / 16 % 8) as usize] += 1);
+            count
+        };
+        for row0 in (0..rows).step_by(8) {
+            for chunk in 0..width {
+                let phase = groups(&mut (row0..row0 + 8).map(|r| sw_offset(r, chunk, width)));
+                assert_eq!(phase, [1; 8], "{tile}: ldmatrix rows {row0}.. at chunk {chunk}");
+            }
+            assert_ne!(groups(&mut (row0..row0 + 8).map(|r| unswizzled(r, 0, width))), [1; 8], "{tile}: unswizzled conflicts");
+        }
+        for first in (0..rows * width).step_by(32) {
+            let warp = groups(&mut (first..first + 32).map(|c| sw_offset(c / width, c % width, width)));
+            assert_eq!(warp, [4; 8], "{tile}: the warp's copies from chunk {first}");
+        }
+    }
+}
+
+/// `grouped_block` is a bijection from block ids onto the grid's (row,
+/// column) places, for grids with fewer rows than a group, a multiple of
+/// it and a remainder; inside a group it walks down a column first.
+#[test]
+fn grouped_blocks_cover_the_grid_once() {
+    for (rows, cols) in [(1, 1), (3, 5), (8, 8), (32, 32), (13, 7), (64, 64), (17, 1)] {
+        let mut seen = vec![false; (rows * cols) as usize];
+        for id in 0..rows * cols {
+            let (r, c) = grouped_block(id, rows, cols, SW_GROUP);
+            assert!(r < rows && c < cols, "{rows} x {cols}: block {id} at ({r}, {c})");
+            assert!(!std::mem::replace(&mut seen[(r * cols + c) as usize], true), "{rows} x {cols}: ({r}, {c}) twice");
+        }
+    }
+    assert_eq!((0..3).map(|id| grouped_block(id, 32, 32, 8)).collect::<Vec<_>>(), [(0, 0), (1, 0), (2, 0)]);
+    assert_eq!(grouped_block(8, 32, 32, 8), (0, 1));
+    assert_eq!(grouped_block(8 * 32, 32, 32, 8), (8, 0));
+}
+
 /// In `gemm_bf16_pipelined`'s step, the refill's copies come in two parts
 /// (`Refill::issue_part`): from the loop's barrier on, the PTX reads the
 /// first 16 of k's `ldmatrix` (4 `.x4` for A, 2 `.x4.trans` for B's 4

@@ -148,6 +148,78 @@ const _: () = assert!(
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 
+/// The swizzled tensor-core kernel's tile of `D` per block
+/// (`gemm_bf16_swizzled`): `SW_BLOCK_M x SW_BLOCK_N`, `SW_BLOCK_K` deep per
+/// step. Chosen among 15 shapes timed beside cuBLAS on an H200
+/// (docs/results/h200-2026-12-02-mma-explore): 4 warps of 64 x 64 were the
+/// fastest at 4096^3 and as fast as 128 x 256 blocks at 8192^3.
+pub const SW_BLOCK_M: u32 = 128;
+/// See [`SW_BLOCK_M`].
+pub const SW_BLOCK_N: u32 = 128;
+/// See [`SW_BLOCK_M`].
+pub const SW_BLOCK_K: u32 = 32;
+/// Threads of a swizzled block: 4 warps as 2 x 2, each a 64 x 64 tile of
+/// the block's as 4 x 8 `mma` tiles of 16 x 8 (128 f32 accumulators a
+/// thread).
+pub const SW_THREADS: u32 = 128;
+/// Blocks of `SW_THREADS` the swizzled kernel asks an SM to hold at once
+/// (its launch bounds): 255 registers a thread or fewer, so two blocks'
+/// 8 warps fit an SM's 65536 registers.
+pub const SW_MIN_BLOCKS: u32 = 2;
+/// `cp.async` stages of the swizzled kernel, in dynamic shared memory.
+pub const SW_STAGES: u32 = 4;
+/// Block rows the swizzled kernel's grid walks together ([`grouped_block`]).
+pub const SW_GROUP: u32 = 8;
+/// Bytes of one swizzled stage's A tile: `SW_BLOCK_M` rows of `SW_BLOCK_K`
+/// bf16, no padding ([`sw_offset`]).
+pub const SW_A_BYTES: u32 = SW_BLOCK_M * SW_BLOCK_K * 2;
+/// Bytes of one swizzled stage: the A tile, then the B tile (`SW_BLOCK_K`
+/// rows of `SW_BLOCK_N` bf16).
+pub const SW_STAGE_BYTES: u32 = SW_A_BYTES + SW_BLOCK_K * SW_BLOCK_N * 2;
+/// Dynamic shared bytes of the swizzled kernel (64 KiB).
+pub const SW_BYTES: u32 = SW_STAGES * SW_STAGE_BYTES;
+const _: () = assert!(
+    SW_STAGES >= 2 && SW_BYTES <= 99 * 1024 && SW_BLOCK_K % 32 == 0,
+    "every GPU of compute capability 8.0 and up gives a block 99 KiB; a step is an even number of 16s of k"
+);
+const _: () = assert!(
+    (SW_BLOCK_M * SW_BLOCK_K / 8) % SW_THREADS == 0 && (SW_BLOCK_K * SW_BLOCK_N / 8) % SW_THREADS == 0,
+    "each thread copies a whole number of 16-byte chunks of each tile"
+);
+const _: () = assert!(
+    (SW_BLOCK_K / 8 == 4 || SW_BLOCK_K % 64 == 0) && SW_BLOCK_N % 64 == 0,
+    "sw_offset swizzles rows of 4 chunks or of a multiple of 8"
+);
+
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a shared tile
+/// `width` chunks wide (4, or a multiple of 8), XOR-swizzled instead of
+/// padded: with rows of 8 chunks or more, the chunk's low 3 bits XOR the
+/// row's; with rows of 4 chunks (64 bytes, two rows to a 128-byte line),
+/// XOR bits 1 and 2 of the row. Either way the 8 rows one `ldmatrix` phase
+/// reads at one chunk fall in 8 different 16-byte bank groups, and the 32
+/// consecutive chunks a warp's `cp.async` writes cover each group 4 times:
+/// neither side has a bank conflict, and the tile has no padding bytes.
+/// (CUTLASS's `Swizzle<3, 4, 3>` is the wide case.)
+pub const fn sw_offset(row: u32, chunk: u32, width: u32) -> u32 {
+    let slot = if width >= 8 { chunk ^ (row & 7) } else { chunk ^ ((row >> 1) & 3) };
+    (row * width + slot) * 16
+}
+
+/// The (block row, block column) that block `id` (`blockIdx.y * gridDim.x
+/// + blockIdx.x`) of a grid of `rows x cols` blocks computes, walking the
+/// grid in groups of `group` block rows, down each column of a group before
+/// the next: blocks that run at once then share A's row panels and B's
+/// column panels in L2 (Triton's matmul tutorial, "L2 cache
+/// optimizations"). The last group may be shorter. A bijection on `0..rows
+/// * cols`.
+pub const fn grouped_block(id: u32, rows: u32, cols: u32, group: u32) -> (u32, u32) {
+    let per_group = group * cols;
+    let first = id / per_group * group;
+    let size = if rows - first < group { rows - first } else { group };
+    let within = id % per_group;
+    (first + within % size, within / size)
+}
+
 /// The Hopper kernel's tile of `D` per block (`wgmma`, sm_90a module):
 /// `WG_BLOCK_M x WG_BLOCK_N`, `WG_BLOCK_K` deep per step. A step's k extent
 /// is 64 bf16, 128 bytes: one row of the 128-byte swizzle. (In trial runs
@@ -1173,11 +1245,32 @@ pub(crate) mod tensor_kernels {
     use super::mma_tiles::{chunk_place, mma_warp_tile, store_tiles};
     use super::*;
     use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_pipeline, cp_async_wait, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
-    use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+    use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
     use crate::device::unroll::unrolled;
     use crate::shared_array;
 
     shared_array!(GEMM_TC_STAGES: [u32; (TC_STAGES * TC_STAGE_BYTES / 4) as usize]);
+
+    /// Queues the `cp.async` copy of the 16-byte chunk (8 bf16) at (`row`,
+    /// `col`) of the row-major `rows x cols` matrix `p` to shared address
+    /// `dst`; outside the matrix, nothing is read and the copy writes 16
+    /// zero bytes (a source size of 0).
+    ///
+    /// # Safety
+    /// `p` holds `rows * cols` bf16 and is 16-byte aligned, `cols` and `col`
+    /// are multiples of 8 (so a chunk is inside a row or wholly outside);
+    /// `dst` is a 16-byte-aligned chunk of shared memory.
+    ///
+    /// ([`load_stage`] writes the same three lines inline: calling this
+    /// instead changes `gemm_bf16_mma`'s and `gemm_bf16_pipelined`'s PTX,
+    /// whose measured ratios to their twins would then need a new run.)
+    #[inline(always)]
+    unsafe fn copy_chunk_or_zero(dst: u32, p: *const u16, row: u32, col: u32, rows: u32, cols: u32) {
+        let inside = row < rows && col < cols;
+        let src = if inside { p.wrapping_add(row as usize * cols as usize + col as usize) } else { p };
+        // SAFETY: read only where inside (the caller's).
+        unsafe { cp_async_16(dst, src.cast(), if inside { 16 } else { 0 }) };
+    }
 
     /// Queues the copies of one step's tiles into the stage at shared
     /// address `a_tile`: the A tile (`TC_BLOCK_M x TC_BLOCK_K` from row
@@ -1470,6 +1563,166 @@ pub(crate) mod tensor_kernels {
         unsafe { pipelined_steps::<4, 4, TC_PIPE_STAGES, { TC_PIPE_STAGES - 2 }, 2, 2>(base, m, n, k, alpha, a, b, beta, c, d) };
     }
     // ANCHOR_END: gemm_bf16_pipelined
+
+    /// Queues the copies of one step's tiles of [`gemm_bf16_swizzled`] into
+    /// the stage at shared address `stage`: the A tile (`SW_BLOCK_M x
+    /// SW_BLOCK_K` from row `block_row`, column `p0`), then at `SW_A_BYTES`
+    /// the B tile (`SW_BLOCK_K x SW_BLOCK_N` from row `p0`, column
+    /// `block_col`), each chunk at its [`sw_offset`]. Chunk `tid + s *
+    /// SW_THREADS` in row-major order, so a warp's 32 copies read 512
+    /// consecutive bytes of a row or of consecutive rows (coalesced); zeros
+    /// outside the matrices.
+    ///
+    /// # Safety
+    /// As [`copy_chunk_or_zero`] for `a` (m x k) and `b` (k x n); the stage
+    /// holds `SW_STAGE_BYTES` bytes.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn load_swizzled_stage(stage: u32, a: *const u16, b: *const u16, m: u32, n: u32, k: u32, block_row: u32, block_col: u32, p0: u32) {
+        const AW: u32 = SW_BLOCK_K / 8;
+        const BW: u32 = SW_BLOCK_N / 8;
+        let tid = thread_idx_x();
+        unrolled::<{ (SW_BLOCK_M * AW / SW_THREADS) as usize }>(|s| {
+            let chunk = tid + s as u32 * SW_THREADS;
+            let (row, c) = (chunk / AW, chunk % AW);
+            // SAFETY: the caller's; the offset is inside the A tile.
+            unsafe { copy_chunk_or_zero(stage + sw_offset(row, c, AW), a, block_row + row, p0 + c * 8, m, k) };
+        });
+        unrolled::<{ (SW_BLOCK_K * BW / SW_THREADS) as usize }>(|s| {
+            let chunk = tid + s as u32 * SW_THREADS;
+            let (row, c) = (chunk / BW, chunk % BW);
+            // SAFETY: as above, inside the B tile.
+            unsafe { copy_chunk_or_zero(stage + SW_A_BYTES + sw_offset(row, c, BW), b, p0 + row, block_col + c * 8, k, n) };
+        });
+    }
+
+    /// The fragments of 16 of k (from `kk`, a multiple of 16) of a warp's
+    /// 64 x 64 tile at (`warp_row`, `warp_col`) of the swizzled stage at
+    /// `stage`: 4 A fragments (16 x 16) by `ldmatrix.x4`, 8 B fragments (16
+    /// x 8) two at a time by `ldmatrix.x4.trans`.
+    ///
+    /// # Safety
+    /// The stage's tiles were written before a barrier (or are never used);
+    /// the warp is converged.
+    #[inline(always)]
+    unsafe fn swizzled_fragments(stage: u32, warp_row: u32, warp_col: u32, lane: u32, kk: u32) -> ([[u32; 4]; 4], [[u32; 2]; 8]) {
+        const AW: u32 = SW_BLOCK_K / 8;
+        const BW: u32 = SW_BLOCK_N / 8;
+        let mut fa = [[0u32; 4]; 4];
+        let mut fb = [[0u32; 2]; 8];
+        // SAFETY (both): every address is a chunk inside the stage.
+        unrolled::<4>(|i| {
+            let row = warp_row + i as u32 * 16 + lane % 16;
+            fa[i] = unsafe { ldmatrix_x4(stage + sw_offset(row, kk / 8 + lane / 16, AW)) };
+        });
+        unrolled::<4>(|jj| {
+            let chunk = (warp_col + jj as u32 * 16) / 8 + lane / 16;
+            let r = unsafe { ldmatrix_x4_trans(stage + SW_A_BYTES + sw_offset(kk + lane % 16, chunk, BW)) };
+            fb[2 * jj] = [r[0], r[1]];
+            fb[2 * jj + 1] = [r[2], r[3]];
+        });
+        (fa, fb)
+    }
+
+    // ANCHOR: gemm_bf16_swizzled
+    /// [`gemm_bf16_pipelined`]'s sums from a faster shape: a block computes
+    /// a `SW_BLOCK_M x SW_BLOCK_N` tile of D with 4 warps of 64 x 64 (4 x 8
+    /// `mma` tiles, 128 f32 accumulators a thread), so each 16 of k a warp
+    /// loads 8 fragments for 32 `mma` where a 64 x 32 warp loads 6 for 16.
+    ///
+    /// # Memory
+    /// - `SW_STAGES` `cp.async` stages in dynamic shared memory, rows
+    ///   XOR-swizzled ([`sw_offset`]) instead of padded: no bank conflict on
+    ///   either the copies' or `ldmatrix`'s side.
+    /// - The fragments of the next 16 of k are loaded before this 16's
+    ///   `mma`s (two register sets), across the step's end too: the wait
+    ///   and barrier for step `s + 1` come before step `s`'s last 16 of k,
+    ///   so its first fragments load while that 16 multiplies.
+    /// - Step `s` copies step `s + SW_STAGES - 1` into the stage step `s - 1`
+    ///   used, whose last fragments every warp loaded before the barrier.
+    ///   One group a step, empty past the end, so the wait's count holds.
+    /// - The grid is walked in groups of `SW_GROUP` block rows
+    ///   ([`grouped_block`]).
+    ///
+    /// Every output's `mma`s run in ascending k: the output is
+    /// [`gemm_bf16_mma`]'s, bit for bit.
+    ///
+    /// # Launch assumption
+    /// `SW_THREADS` threads in one dimension, a grid of `ceil(n /
+    /// SW_BLOCK_N) x ceil(m / SW_BLOCK_M)`, `SW_BYTES` bytes of dynamic
+    /// shared memory (the host raises the kernel's limit past 48 KiB); k
+    /// and n multiples of `TC_ALIGN`. Every thread reaches every barrier
+    /// and every warp-wide instruction.
+    ///
+    /// # Safety
+    /// As [`gemm_bf16_mma`].
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "ptx-kernel" fn gemm_bf16_swizzled(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const u16,
+        b: *const u16,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let base = GEMM_TC_PIPELINE::shared().addr();
+        let tid = thread_idx_x();
+        let (warp, lane) = (tid / 32, tid % 32);
+        let (warp_row, warp_col) = ((warp / 2) * 64, (warp % 2) * 64);
+        let (row_block, col_block) = grouped_block(block_idx_y() * grid_dim_x() + block_idx_x(), grid_dim_y(), grid_dim_x(), SW_GROUP);
+        let (block_row, block_col) = (row_block * SW_BLOCK_M, col_block * SW_BLOCK_N);
+        let steps = k.div_ceil(SW_BLOCK_K);
+        let stage = |s: u32| base + s % SW_STAGES * SW_STAGE_BYTES;
+        // SAFETY (every load): the caller's shapes and alignment; the stage
+        // is one of the SW_STAGES in `base`.
+        let load = |s: u32| unsafe { load_swizzled_stage(stage(s), a, b, m, n, k, block_row, block_col, s * SW_BLOCK_K) };
+        let mut acc = [[[0.0f32; 4]; 8]; 4];
+
+        unrolled::<{ (SW_STAGES - 1) as usize }>(|s| {
+            if (s as u32) < steps {
+                load(s as u32);
+            }
+            cp_async_commit();
+        });
+        cp_async_wait::<{ SW_STAGES - 2 }>();
+        sync_threads();
+        // SAFETY (every fragment load): the stage's copies landed before the
+        // last barrier (past the last step, a stage never used).
+        let mut frags = unsafe { swizzled_fragments(stage(0), warp_row, warp_col, lane, 0) };
+        let mut step = 0;
+        while step < steps {
+            unrolled::<{ (SW_BLOCK_K / 16) as usize }>(|kk| {
+                let last = kk as u32 == SW_BLOCK_K / 16 - 1;
+                if last {
+                    cp_async_wait::<{ SW_STAGES - 2 }>();
+                    sync_threads();
+                }
+                let (s, kk_next) = if last { (step + 1, 0) } else { (step, (kk as u32 + 1) * 16) };
+                let next = unsafe { swizzled_fragments(stage(s), warp_row, warp_col, lane, kk_next) };
+                if kk == 0 {
+                    if step + SW_STAGES - 1 < steps {
+                        load(step + SW_STAGES - 1);
+                    }
+                    cp_async_commit();
+                }
+                unrolled::<4>(|i| {
+                    unrolled::<8>(|j| acc[i][j] = mma_bf16_m16n8k16(frags.0[i], frags.1[j], acc[i][j]));
+                });
+                frags = next;
+            });
+            step += 1;
+        }
+        cp_async_wait::<0>();
+
+        // SAFETY: the caller's C and D (m x n).
+        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+    }
+    // ANCHOR_END: gemm_bf16_swizzled
+    crate::launch_bounds!(gemm_bf16_swizzled, SW_THREADS, SW_MIN_BLOCKS);
 
     /// The Hopper kernels, in the sm_90a module only (`--cfg lab_hopper`,
     /// `-Ctarget-cpu=sm_90a`): `wgmma` reads both operands from shared

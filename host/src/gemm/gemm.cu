@@ -142,16 +142,17 @@ __device__ __forceinline__ void load_stage(unsigned stage, const unsigned short*
     }
 }
 
-// D = alpha acc + beta C for a warp's 4 x 4 mma tiles (C/D fragment layout)
+// D = alpha acc + beta C for a warp's 4 x NJ mma tiles (C/D fragment layout)
 // whose first element is at (row0, col0), inside m x n only.
-__device__ __forceinline__ void store_tiles(const float (&acc)[4][4][4], unsigned row0, unsigned col0, unsigned lane,
+template <unsigned NJ>
+__device__ __forceinline__ void store_tiles(const float (&acc)[4][NJ][4], unsigned row0, unsigned col0, unsigned lane,
                                             unsigned m, unsigned n, float alpha, float beta,
                                             const float* __restrict__ c, float* __restrict__ d) {
     const unsigned group = lane / 4, pair = lane % 4;
 #pragma unroll
     for (unsigned i = 0; i < 4; ++i)
 #pragma unroll
-        for (unsigned j = 0; j < 4; ++j)
+        for (unsigned j = 0; j < NJ; ++j)
 #pragma unroll
             for (unsigned r = 0; r < 4; ++r) {
                 const unsigned row = row0 + i * 16 + group + 8 * (r / 2);
@@ -781,6 +782,120 @@ __global__ void gemm_bf16_pipelined(unsigned m, unsigned n, unsigned k, float al
 #endif
 }
 // ANCHOR_END: gemm_bf16_pipelined
+
+// ANCHOR: gemm_bf16_swizzled
+// Byte offset of 16-byte chunk `chunk` of row `row` in a shared tile `width`
+// chunks wide, XOR-swizzled: rows of 8 chunks or more XOR the chunk's low 3
+// bits with the row's, rows of 4 chunks (two to a 128-byte line) with bits 1-2
+// of the row, so 8 rows at one chunk hit 8 different 16-byte bank groups.
+__device__ __forceinline__ unsigned sw_offset(unsigned row, unsigned chunk, unsigned width) {
+    const unsigned slot = width >= 8 ? chunk ^ (row & 7) : chunk ^ ((row >> 1) & 3);
+    return (row * width + slot) * 16;
+}
+
+// cp.async of the 16-byte chunk at (row, col) of a row-major rows x cols
+// matrix to shared address dst; zeros where outside (nothing read).
+__device__ __forceinline__ void copy_chunk_or_zero(unsigned dst, const unsigned short* __restrict__ p, unsigned row,
+                                                   unsigned col, unsigned rows, unsigned cols) {
+    const bool inside = row < rows && col < cols;
+    cp_async_16(dst, inside ? p + (size_t)row * cols + col : p, inside ? 16 : 0);
+}
+
+// The (block row, block column) of block `id` of a rows x cols grid walked in
+// groups of `group` block rows, down each column of a group.
+__device__ __forceinline__ uint2 grouped_block(unsigned id, unsigned rows, unsigned cols, unsigned group) {
+    const unsigned perGroup = group * cols, first = id / perGroup * group;
+    const unsigned size = rows - first < group ? rows - first : group, within = id % perGroup;
+    return make_uint2(first + within % size, within / size);
+}
+
+// gemm_bf16_pipelined's sums from 4 warps of 64 x 64 (4 x 8 mma tiles each)
+// over a SW_BLOCK_M x SW_BLOCK_N block tile. Memory: SW_STAGES cp.async stages
+// in dynamic shared memory, rows XOR-swizzled (no padding, no bank conflict on
+// either side); the next 16 of k's fragments are loaded into the other of two
+// register sets before this 16's mma, across the step's end too (step s + 1's
+// wait and barrier come before step s's last 16 of k); step s copies step s +
+// SW_STAGES - 1 into the stage step s - 1 used. Blocks walk the grid in groups
+// of SW_GROUP block rows. Launch: SW_THREADS threads in x, a grid of ceil(n /
+// SW_BLOCK_N) x ceil(m / SW_BLOCK_M), SW_STAGES * SW_STAGE_BYTES bytes of
+// dynamic shared memory; k and n multiples of 8.
+__global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS)
+    gemm_bf16_swizzled(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
+                       const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
+                       float* __restrict__ d) {
+#if __CUDA_ARCH__ >= 800
+    constexpr unsigned AW = SW_BLOCK_K / 8, BW = SW_BLOCK_N / 8, KS = SW_BLOCK_K / 16;
+    static_assert(KS % 2 == 0, "the two fragment sets alternate within a step");
+    extern __shared__ __align__(16) unsigned char pipeline[];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(pipeline);
+    const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const unsigned warpRow = (warp / 2) * 64, warpCol = (warp % 2) * 64;
+    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, SW_GROUP);
+    const unsigned blockRow = blk.x * SW_BLOCK_M, blockCol = blk.y * SW_BLOCK_N;
+    const unsigned steps = (k + SW_BLOCK_K - 1) / SW_BLOCK_K;
+    auto stage = [&](unsigned s) { return base + s % SW_STAGES * SW_STAGE_BYTES; };
+    auto load = [&](unsigned s) {
+        const unsigned st = stage(s), p0 = s * SW_BLOCK_K;
+#pragma unroll
+        for (unsigned i = 0; i < SW_BLOCK_M * AW / SW_THREADS; ++i) {
+            const unsigned chunk = tid + i * SW_THREADS, row = chunk / AW, ch = chunk % AW;
+            copy_chunk_or_zero(st + sw_offset(row, ch, AW), a, blockRow + row, p0 + ch * 8, m, k);
+        }
+#pragma unroll
+        for (unsigned i = 0; i < SW_BLOCK_K * BW / SW_THREADS; ++i) {
+            const unsigned chunk = tid + i * SW_THREADS, row = chunk / BW, ch = chunk % BW;
+            copy_chunk_or_zero(st + SW_A_BYTES + sw_offset(row, ch, BW), b, p0 + row, blockCol + ch * 8, k, n);
+        }
+    };
+    unsigned fa[2][4][4], fb[2][8][2];
+    auto fragments = [&](unsigned set, unsigned st, unsigned kk) {
+#pragma unroll
+        for (unsigned i = 0; i < 4; ++i)
+            ldmatrix_x4(fa[set][i], st + sw_offset(warpRow + i * 16 + lane % 16, kk / 8 + lane / 16, AW));
+#pragma unroll
+        for (unsigned jj = 0; jj < 4; ++jj) {
+            unsigned r[4];
+            ldmatrix_x4_trans(r, st + SW_A_BYTES + sw_offset(kk + lane % 16, (warpCol + jj * 16) / 8 + lane / 16, BW));
+            fb[set][2 * jj][0] = r[0];
+            fb[set][2 * jj][1] = r[1];
+            fb[set][2 * jj + 1][0] = r[2];
+            fb[set][2 * jj + 1][1] = r[3];
+        }
+    };
+    float acc[4][8][4] = {};
+
+#pragma unroll
+    for (unsigned s = 0; s + 1 < SW_STAGES; ++s) {
+        if (s < steps) load(s);
+        cp_async_commit();
+    }
+    cp_async_wait<SW_STAGES - 2>();
+    __syncthreads();
+    fragments(0, stage(0), 0);
+    for (unsigned step = 0; step < steps; ++step) {
+#pragma unroll
+        for (unsigned kk = 0; kk < KS; ++kk) {
+            const bool last = kk == KS - 1;
+            if (last) {
+                cp_async_wait<SW_STAGES - 2>();
+                __syncthreads();
+            }
+            fragments((kk + 1) % 2, stage(last ? step + 1 : step), last ? 0 : (kk + 1) * 16);
+            if (kk == 0) {
+                if (step + SW_STAGES - 1 < steps) load(step + SW_STAGES - 1);
+                cp_async_commit();
+            }
+#pragma unroll
+            for (unsigned i = 0; i < 4; ++i)
+#pragma unroll
+                for (unsigned j = 0; j < 8; ++j) mma_bf16_m16n8k16(acc[i][j], fa[kk % 2][i], fb[kk % 2][j]);
+        }
+    }
+    cp_async_wait<0>();
+    store_tiles(acc, blockRow + warpRow, blockCol + warpCol, lane, m, n, alpha, beta, c, d);
+#endif
+}
+// ANCHOR_END: gemm_bf16_swizzled
 
 
 // ANCHOR: gemm_bf16_wgmma

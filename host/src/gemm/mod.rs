@@ -81,6 +81,10 @@ crate::kernel_ids! {
         /// The same tiles through a 4-stage `cp.async` pipeline in dynamic
         /// shared memory, one barrier a step.
         Bf16Pipelined = "gemm_bf16_pipelined" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// The same sums from 4 warps of 64 x 64 over 128 x 128 blocks,
+        /// XOR-swizzled stages, fragments loaded 16 of k ahead, the grid
+        /// walked in groups of block rows.
+        Bf16Swizzled = "gemm_bf16_swizzled" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
     }
 }
 
@@ -90,6 +94,7 @@ impl TcKernel {
         match self {
             TcKernel::Bf16Mma => "BF16 in, FP32 sums: mma.sync, ldmatrix, cp.async, 2 stages",
             TcKernel::Bf16Pipelined => "BF16 in, FP32 sums: the same, 4 cp.async stages",
+            TcKernel::Bf16Swizzled => "BF16 in, FP32 sums: 64 x 64 warp tiles, swizzled stages, fragments 16 of k ahead",
         }
     }
 
@@ -99,15 +104,22 @@ impl TcKernel {
         match self {
             TcKernel::Bf16Mma => 0,
             TcKernel::Bf16Pipelined => TC_PIPE_BYTES,
+            TcKernel::Bf16Swizzled => SW_BYTES,
         }
     }
 
-    /// The launch over an m x n output: both kernels have the same tiles.
+    /// The launch over an m x n output: a block a tile of D (`TC_BLOCK_M x
+    /// TC_BLOCK_N` with `TC_THREADS` threads, or the swizzled kernel's
+    /// `SW_BLOCK_M x SW_BLOCK_N` with `SW_THREADS`).
     pub fn launch_config(self, m: usize, n: usize) -> LaunchConfig {
         let blocks = |extent: usize, per: u32| extent.div_ceil(per as usize).max(1) as u32;
+        let (tile_m, tile_n, threads) = match self {
+            TcKernel::Bf16Mma | TcKernel::Bf16Pipelined => (TC_BLOCK_M, TC_BLOCK_N, TC_THREADS),
+            TcKernel::Bf16Swizzled => (SW_BLOCK_M, SW_BLOCK_N, SW_THREADS),
+        };
         LaunchConfig {
-            grid_dim: (blocks(n, TC_BLOCK_N), blocks(m, TC_BLOCK_M), 1),
-            block_dim: (TC_THREADS, 1, 1),
+            grid_dim: (blocks(n, tile_n), blocks(m, tile_m), 1),
+            block_dim: (threads, 1, 1),
             shared_mem_bytes: self.dynamic_shared_bytes(),
         }
     }
@@ -1515,6 +1527,8 @@ impl lesson::Lesson for GemmLesson {
                 "stages": TC_STAGES, "launch_bounds": [TC_THREADS, F16_MIN_BLOCKS]},
             "gemm_bf16_pipelined": {"threads": TC_THREADS, "block_tile": [TC_BLOCK_M, TC_BLOCK_N, TC_BLOCK_K], "warp_tile": [64, 32],
                 "stages": TC_PIPE_STAGES},
+            "gemm_bf16_swizzled": {"threads": SW_THREADS, "block_tile": [SW_BLOCK_M, SW_BLOCK_N, SW_BLOCK_K], "warp_tile": [64, 64],
+                "stages": SW_STAGES, "group": SW_GROUP, "launch_bounds": [SW_THREADS, SW_MIN_BLOCKS]},
             "gemm_bf16_wgmma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
                 "warpgroup_tile": [64, WG_BLOCK_N], "stages": WG_STAGES},
             "gemm_bf16_tma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
@@ -1542,7 +1556,10 @@ impl lesson::Lesson for GemmLesson {
              #define REG_THREADS {REG_THREADS}\n#define REG_LOADS {REG_LOADS}\n#define WARP_MIN_BLOCKS {WARP_MIN_BLOCKS}\n#define F16_MIN_BLOCKS {F16_MIN_BLOCKS}\n#define TC_BLOCK_M {TC_BLOCK_M}\n\
              #define TC_BLOCK_N {TC_BLOCK_N}\n#define TC_BLOCK_K {TC_BLOCK_K}\n#define TC_THREADS {TC_THREADS}\n\
              #define TC_A_STRIDE {TC_A_STRIDE}\n#define TC_B_STRIDE {TC_B_STRIDE}\n#define TC_STAGES {TC_STAGES}\n\
-             #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n#define TC_PIPE_STAGES {TC_PIPE_STAGES}\n#define WG_BLOCK_M {WG_BLOCK_M}\n\
+             #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n#define TC_PIPE_STAGES {TC_PIPE_STAGES}\n#define SW_BLOCK_M {SW_BLOCK_M}\n\
+             #define SW_BLOCK_N {SW_BLOCK_N}\n#define SW_BLOCK_K {SW_BLOCK_K}\n#define SW_THREADS {SW_THREADS}\n\
+             #define SW_MIN_BLOCKS {SW_MIN_BLOCKS}\n#define SW_STAGES {SW_STAGES}\n#define SW_GROUP {SW_GROUP}\n\
+             #define SW_A_BYTES {SW_A_BYTES}\n#define SW_STAGE_BYTES {SW_STAGE_BYTES}\n#define WG_BLOCK_M {WG_BLOCK_M}\n\
              #define WG_BLOCK_N {WG_BLOCK_N}\n#define WG_BLOCK_K {WG_BLOCK_K}\n#define WG_THREADS {WG_THREADS}\n\
              #define WG_STAGES {WG_STAGES}\n#define WG_A_BYTES {WG_A_BYTES}\n#define WG_STAGE_BYTES {WG_STAGE_BYTES}\n\
              #define WG_TILE_ALIGN {WG_TILE_ALIGN}\n#define WG_A_SBO {WG_A_SBO}\n#define WG_B_LBO {WG_B_LBO}\n\

@@ -64,6 +64,13 @@ pub fn grid_dim_x() -> u32 {
 }
 // ANCHOR_END: grid_dim_x
 
+/// `gridDim.y`: blocks in the grid along y.
+#[inline(always)]
+pub fn grid_dim_y() -> u32 {
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { nvptx::_grid_dim_y() as u32 }
+}
+
 // ANCHOR: global_index_x
 /// `blockIdx.x * blockDim.x + threadIdx.x`, widened to 64 bits before the
 /// multiply: the global x index of a one-thread-one-element launch.
