@@ -348,13 +348,15 @@ fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
 }
 
 /// `gemm_bf16_swizzled` and its twin (NVRTC's PTX for 9.0) hold the
-/// instructions of its shape as written: per 16 of k, 32 `mma.sync` (4 x 8
-/// tiles a warp), 4 `ldmatrix.x4` for A and 4 `ldmatrix.x4.trans` for B,
-/// the fragments loaded once before the loop and once per 16 of k inside
-/// it; `SW_STAGES - 1` stages copied before the loop and one inside, 8
-/// chunks a thread a stage; two waits for all but `SW_STAGES - 2` groups
-/// (before the loop, and before the step's last 16 of k) and two barriers;
-/// no local memory.
+/// instructions of its shape as written, twice (the main loop with guarded
+/// copies and without): per 16 of k, 32 `mma.sync` (4 x 8 tiles a warp), 4
+/// `ldmatrix.x4` for A and 4 `ldmatrix.x4.trans` for B, the fragments
+/// loaded once before the loop and once per 16 of k inside it;
+/// `SW_STAGES - 1` stages copied before the loop and one inside, 8 chunks
+/// a thread a stage, in one instance with a source size (zero fill) and in
+/// the other without; two waits for all but `SW_STAGES - 2` groups (before
+/// the loop, and before the step's last 16 of k) and two barriers; no
+/// local memory.
 #[test]
 fn the_swizzled_kernel_and_its_twin_hold_its_instructions_as_written() {
     let k16 = (SW_BLOCK_K / 16) as usize;
@@ -365,13 +367,16 @@ fn the_swizzled_kernel_and_its_twin_hold_its_instructions_as_written() {
     for (side, ptx) in [("Rust", host::ptx::PTX_SM80), ("the twin", twin.as_str())] {
         let body = entry_body(ptx, "gemm_bf16_swizzled").expect("an entry has a body");
         let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
-        assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 32 * k16, "{side}");
-        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * (k16 + 1), "{side}");
-        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 4 * (k16 + 1), "{side}");
+        assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 2 * 32 * k16, "{side}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 2 * 4 * (k16 + 1), "{side}");
+        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 2 * 4 * (k16 + 1), "{side}");
         assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2"), 0, "{side}");
-        assert_eq!(count("cp.async.cg.shared.global"), SW_STAGES as usize * chunks, "{side}");
-        assert_eq!((count(&wait), count("cp.async.wait_group 0")), (2, 1), "{side}");
-        assert_eq!(count("bar.sync"), 2, "{side}");
+        let copies = SW_STAGES as usize * chunks;
+        assert_eq!(count("cp.async.cg.shared.global"), 2 * copies, "{side}");
+        let whole = body.lines().filter(|l| l.trim_start().starts_with("cp.async.cg.shared.global") && l.trim_end().ends_with("], 16;")).count();
+        assert_eq!(whole, copies, "{side}: the unguarded instance's copies have no source size");
+        assert_eq!((count(&wait), count("cp.async.wait_group 0")), (4, 2), "{side}");
+        assert_eq!(count("bar.sync"), 4, "{side}");
         assert!(!body.contains(".local"), "{side}: no local memory");
     }
 }

@@ -923,7 +923,7 @@ mod kernels {
 pub(crate) mod mma_tiles {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{load_readonly_if, store_if};
+    use crate::device::memory::{load_readonly_v2_if, store_v2_if};
     use crate::device::mma::{ldmatrix_x2_trans, ldmatrix_x4};
     use crate::device::unroll::unrolled;
 
@@ -995,8 +995,8 @@ pub(crate) mod mma_tiles {
     ///
     /// # Memory
     /// For each row of tiles, the lane's `NJ x 4` elements of C are loaded
-    /// first and then D stored, each a predicated access (`load_readonly_if`,
-    /// `store_if`: no branch). Through raw pointers LLVM may not move a load
+    /// first and then D stored, each pair a predicated 8-byte access (`load_readonly_v2_if`,
+    /// `store_v2_if`: no branch). Through raw pointers LLVM may not move a load
     /// of C past a store to D (they might alias; CUDA C's `__restrict__`
     /// says they do not), so written element by element each load would
     /// wait for the store before it; and an `if` around each access
@@ -1028,10 +1028,13 @@ pub(crate) mod mma_tiles {
     }
 
     /// One row of [`store_tiles`]: `NJ` mma tiles of 16 x 8 from (`row0`,
-    /// `col0`), C loaded first, then D stored.
+    /// `col0`), C loaded first, then D stored, each lane's two neighbours
+    /// (`c0, c1` and `c2, c3` of the fragment) in one 8-byte access. The
+    /// pair's first column is even and n a multiple of `TC_ALIGN`, so a pair
+    /// is inside the matrix or wholly outside, and 8-byte aligned.
     ///
     /// # Safety
-    /// As [`store_tiles`].
+    /// As [`store_tiles`], with n a multiple of 2.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn store_tile_row<const NJ: usize>(
@@ -1047,24 +1050,25 @@ pub(crate) mod mma_tiles {
         d: *mut f32,
     ) {
         let (group, pair) = (lane / 4, lane % 4);
-        let place = |j: usize, r: usize| {
-            let row = row0 + group + 8 * (r as u32 / 2);
-            let col = col0 + j as u32 * 8 + 2 * pair + r as u32 % 2;
+        let place = |j: usize, h: usize| {
+            let row = row0 + group + 8 * h as u32;
+            let col = col0 + j as u32 * 8 + 2 * pair;
             (row < m && col < n, row as usize * n as usize + col as usize)
         };
-        let mut cv = [[0.0f32; 4]; NJ];
+        let mut cv = [[[0.0f32; 2]; 2]; NJ];
         unrolled::<NJ>(|j| {
-            unrolled::<4>(|r| {
-                let (inside, at) = place(j, r);
+            unrolled::<2>(|h| {
+                let (inside, at) = place(j, h);
                 // SAFETY: read only inside C.
-                cv[j][r] = unsafe { load_readonly_if(inside, c.wrapping_add(at)) };
+                cv[j][h] = unsafe { load_readonly_v2_if(inside, c.wrapping_add(at)) };
             });
         });
         unrolled::<NJ>(|j| {
-            unrolled::<4>(|r| {
-                let (inside, at) = place(j, r);
+            unrolled::<2>(|h| {
+                let (inside, at) = place(j, h);
+                let v = [fma(alpha, acc[j][2 * h], beta * cv[j][h][0]), fma(alpha, acc[j][2 * h + 1], beta * cv[j][h][1])];
                 // SAFETY: written only inside D.
-                unsafe { store_if(inside, d.wrapping_add(at), fma(alpha, acc[j][r], beta * cv[j][r])) };
+                unsafe { store_v2_if(inside, d.wrapping_add(at), v) };
             });
         });
     }
@@ -1244,7 +1248,7 @@ pub(crate) mod turing_kernels {
 pub(crate) mod tensor_kernels {
     use super::mma_tiles::{chunk_place, mma_warp_tile, store_tiles};
     use super::*;
-    use crate::device::mma::{cp_async_16, cp_async_commit, cp_async_pipeline, cp_async_wait, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
+    use crate::device::mma::{cp_async_16, cp_async_16_whole, cp_async_commit, cp_async_pipeline, cp_async_wait, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
     use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
     use crate::device::unroll::unrolled;
     use crate::shared_array;
@@ -1573,26 +1577,47 @@ pub(crate) mod tensor_kernels {
     /// consecutive bytes of a row or of consecutive rows (coalesced); zeros
     /// outside the matrices.
     ///
+    /// With `GUARDED` false every chunk is taken to be inside (the caller
+    /// knows the block's tiles are whole) and copied with
+    /// [`cp_async_16_whole`]: no comparison, no zero fill.
+    ///
     /// # Safety
-    /// As [`copy_chunk_or_zero`] for `a` (m x k) and `b` (k x n); the stage
-    /// holds `SW_STAGE_BYTES` bytes.
+    /// As [`copy_chunk_or_zero`] for `a` (m x k) and `b` (k x n), and with
+    /// `GUARDED` false every chunk inside; the stage holds `SW_STAGE_BYTES`
+    /// bytes.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn load_swizzled_stage(stage: u32, a: *const u16, b: *const u16, m: u32, n: u32, k: u32, block_row: u32, block_col: u32, p0: u32) {
+    unsafe fn load_swizzled_stage<const GUARDED: bool>(
+        stage: u32,
+        a: *const u16,
+        b: *const u16,
+        m: u32,
+        n: u32,
+        k: u32,
+        block_row: u32,
+        block_col: u32,
+        p0: u32,
+    ) {
         const AW: u32 = SW_BLOCK_K / 8;
         const BW: u32 = SW_BLOCK_N / 8;
         let tid = thread_idx_x();
+        // SAFETY: the caller's; `dst` is a chunk inside the stage.
+        let copy = |dst: u32, p: *const u16, row: u32, col: u32, rows: u32, cols: u32| unsafe {
+            if GUARDED {
+                copy_chunk_or_zero(dst, p, row, col, rows, cols)
+            } else {
+                cp_async_16_whole(dst, p.wrapping_add(row as usize * cols as usize + col as usize).cast())
+            }
+        };
         unrolled::<{ (SW_BLOCK_M * AW / SW_THREADS) as usize }>(|s| {
             let chunk = tid + s as u32 * SW_THREADS;
             let (row, c) = (chunk / AW, chunk % AW);
-            // SAFETY: the caller's; the offset is inside the A tile.
-            unsafe { copy_chunk_or_zero(stage + sw_offset(row, c, AW), a, block_row + row, p0 + c * 8, m, k) };
+            copy(stage + sw_offset(row, c, AW), a, block_row + row, p0 + c * 8, m, k);
         });
         unrolled::<{ (SW_BLOCK_K * BW / SW_THREADS) as usize }>(|s| {
             let chunk = tid + s as u32 * SW_THREADS;
             let (row, c) = (chunk / BW, chunk % BW);
-            // SAFETY: as above, inside the B tile.
-            unsafe { copy_chunk_or_zero(stage + SW_A_BYTES + sw_offset(row, c, BW), b, p0 + row, block_col + c * 8, k, n) };
+            copy(stage + SW_A_BYTES + sw_offset(row, c, BW), b, p0 + row, block_col + c * 8, k, n);
         });
     }
 
@@ -1669,17 +1694,55 @@ pub(crate) mod tensor_kernels {
         c: *const f32,
         d: *mut f32,
     ) {
+        let (row_block, col_block) = grouped_block(block_idx_y() * grid_dim_x() + block_idx_x(), grid_dim_y(), grid_dim_x(), SW_GROUP);
+        let (block_row, block_col) = (row_block * SW_BLOCK_M, col_block * SW_BLOCK_N);
+        // One branch a block, the same for all its threads: where the
+        // block's tiles are whole at every step, the copies need no guard.
+        let whole = block_row + SW_BLOCK_M <= m && block_col + SW_BLOCK_N <= n && k % SW_BLOCK_K == 0;
+        // SAFETY: the caller's; `whole` is what the unguarded copies need.
+        unsafe {
+            if whole {
+                swizzled_steps::<false>(block_row, block_col, m, n, k, alpha, a, b, beta, c, d)
+            } else {
+                swizzled_steps::<true>(block_row, block_col, m, n, k, alpha, a, b, beta, c, d)
+            }
+        }
+    }
+    // ANCHOR_END: gemm_bf16_swizzled
+    crate::launch_bounds!(gemm_bf16_swizzled, SW_THREADS, SW_MIN_BLOCKS);
+
+    // ANCHOR: swizzled_steps
+    /// The main loop and epilogue of [`gemm_bf16_swizzled`] for the block
+    /// tile at (`block_row`, `block_col`), its copies guarded or not
+    /// ([`load_swizzled_stage`]'s `GUARDED`).
+    ///
+    /// # Safety
+    /// As [`gemm_bf16_swizzled`]; with `GUARDED` false the block's tiles are
+    /// inside the matrices at every step.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn swizzled_steps<const GUARDED: bool>(
+        block_row: u32,
+        block_col: u32,
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const u16,
+        b: *const u16,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
         let base = GEMM_TC_PIPELINE::shared().addr();
         let tid = thread_idx_x();
         let (warp, lane) = (tid / 32, tid % 32);
         let (warp_row, warp_col) = ((warp / 2) * 64, (warp % 2) * 64);
-        let (row_block, col_block) = grouped_block(block_idx_y() * grid_dim_x() + block_idx_x(), grid_dim_y(), grid_dim_x(), SW_GROUP);
-        let (block_row, block_col) = (row_block * SW_BLOCK_M, col_block * SW_BLOCK_N);
         let steps = k.div_ceil(SW_BLOCK_K);
         let stage = |s: u32| base + s % SW_STAGES * SW_STAGE_BYTES;
         // SAFETY (every load): the caller's shapes and alignment; the stage
         // is one of the SW_STAGES in `base`.
-        let load = |s: u32| unsafe { load_swizzled_stage(stage(s), a, b, m, n, k, block_row, block_col, s * SW_BLOCK_K) };
+        let load = |s: u32| unsafe { load_swizzled_stage::<GUARDED>(stage(s), a, b, m, n, k, block_row, block_col, s * SW_BLOCK_K) };
         let mut acc = [[[0.0f32; 4]; 8]; 4];
 
         unrolled::<{ (SW_STAGES - 1) as usize }>(|s| {
@@ -1721,8 +1784,7 @@ pub(crate) mod tensor_kernels {
         // SAFETY: the caller's C and D (m x n).
         unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
     }
-    // ANCHOR_END: gemm_bf16_swizzled
-    crate::launch_bounds!(gemm_bf16_swizzled, SW_THREADS, SW_MIN_BLOCKS);
+    // ANCHOR_END: swizzled_steps
 
     /// The Hopper kernels, in the sm_90a module only (`--cfg lab_hopper`,
     /// `-Ctarget-cpu=sm_90a`): `wgmma` reads both operands from shared

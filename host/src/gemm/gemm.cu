@@ -31,6 +31,11 @@ __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, unsig
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
 
+// The same copy of a chunk known to be inside its matrix: no source size.
+__device__ __forceinline__ void cp_async_16_whole(unsigned dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 template <int N>
@@ -142,8 +147,22 @@ __device__ __forceinline__ void load_stage(unsigned stage, const unsigned short*
     }
 }
 
+// D[row][col], D[row][col + 1] = alpha (a0, a1) + beta C[...] where inside m x n,
+// 8 bytes at a time: col is even and n a multiple of 8, so the pair is inside
+// or wholly outside, and 8-byte aligned.
+__device__ __forceinline__ void store_pair(float* __restrict__ d, const float* __restrict__ c, unsigned row,
+                                           unsigned col, unsigned m, unsigned n, float alpha, float beta, float a0,
+                                           float a1) {
+    if (row < m && col < n) {
+        const size_t at = (size_t)row * n + col;
+        const float2 cv = *reinterpret_cast<const float2*>(c + at);
+        *reinterpret_cast<float2*>(d + at) = make_float2(fmaf(alpha, a0, beta * cv.x), fmaf(alpha, a1, beta * cv.y));
+    }
+}
+
 // D = alpha acc + beta C for a warp's 4 x NJ mma tiles (C/D fragment layout)
-// whose first element is at (row0, col0), inside m x n only.
+// whose first element is at (row0, col0), inside m x n only, a lane's two
+// neighbours (c0, c1 and c2, c3) at a time.
 template <unsigned NJ>
 __device__ __forceinline__ void store_tiles(const float (&acc)[4][NJ][4], unsigned row0, unsigned col0, unsigned lane,
                                             unsigned m, unsigned n, float alpha, float beta,
@@ -154,14 +173,9 @@ __device__ __forceinline__ void store_tiles(const float (&acc)[4][NJ][4], unsign
 #pragma unroll
         for (unsigned j = 0; j < NJ; ++j)
 #pragma unroll
-            for (unsigned r = 0; r < 4; ++r) {
-                const unsigned row = row0 + i * 16 + group + 8 * (r / 2);
-                const unsigned col = col0 + j * 8 + 2 * pair + r % 2;
-                if (row < m && col < n) {
-                    const size_t at = (size_t)row * n + col;
-                    d[at] = fmaf(alpha, acc[i][j][r], beta * c[at]);
-                }
-            }
+            for (unsigned h = 0; h < 2; ++h)
+                store_pair(d, c, row0 + i * 16 + group + 8 * h, col0 + j * 8 + 2 * pair, m, n, alpha, beta,
+                           acc[i][j][2 * h], acc[i][j][2 * h + 1]);
 }
 
 // Hopper's warpgroup tensor cores, for the twin of gemm_bf16_wgmma: present
@@ -280,14 +294,9 @@ __device__ __forceinline__ void store_wg(const float (&acc)[2][16][4], unsigned 
 #pragma unroll
         for (unsigned j = 0; j < 16; ++j)
 #pragma unroll
-            for (unsigned r = 0; r < 4; ++r) {
-                const unsigned row = row0 + group + 8 * (r / 2);
-                const unsigned col = col0 + h * 128 + j * 8 + 2 * pair + r % 2;
-                if (row < m && col < n) {
-                    const size_t at = (size_t)row * n + col;
-                    d[at] = fmaf(alpha, acc[h][j][r], beta * c[at]);
-                }
-            }
+            for (unsigned r = 0; r < 2; ++r)
+                store_pair(d, c, row0 + group + 8 * r, col0 + h * 128 + j * 8 + 2 * pair, m, n, alpha, beta,
+                           acc[h][j][2 * r], acc[h][j][2 * r + 1]);
 }
 
 // The tensor memory accelerator and its barriers (inline PTX, as CUTLASS's
@@ -809,42 +818,39 @@ __device__ __forceinline__ uint2 grouped_block(unsigned id, unsigned rows, unsig
     return make_uint2(first + within % size, within / size);
 }
 
-// gemm_bf16_pipelined's sums from 4 warps of 64 x 64 (4 x 8 mma tiles each)
-// over a SW_BLOCK_M x SW_BLOCK_N block tile. Memory: SW_STAGES cp.async stages
-// in dynamic shared memory, rows XOR-swizzled (no padding, no bank conflict on
-// either side); the next 16 of k's fragments are loaded into the other of two
-// register sets before this 16's mma, across the step's end too (step s + 1's
-// wait and barrier come before step s's last 16 of k); step s copies step s +
-// SW_STAGES - 1 into the stage step s - 1 used. Blocks walk the grid in groups
-// of SW_GROUP block rows. Launch: SW_THREADS threads in x, a grid of ceil(n /
-// SW_BLOCK_N) x ceil(m / SW_BLOCK_M), SW_STAGES * SW_STAGE_BYTES bytes of
-// dynamic shared memory; k and n multiples of 8.
-__global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS)
-    gemm_bf16_swizzled(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
-                       const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
-                       float* __restrict__ d) {
 #if __CUDA_ARCH__ >= 800
+// The main loop and epilogue of gemm_bf16_swizzled for the block tile at
+// (blockRow, blockCol); with GUARDED false every chunk of every step is inside
+// the matrices and copied without a source size (no compare, no zero fill).
+// `base`: the shared address of the SW_STAGES stages. (C++ linkage: the file is
+// extern "C", and a template cannot be.)
+extern "C++" {
+template <bool GUARDED>
+__device__ __forceinline__ void swizzled_steps(unsigned base, unsigned blockRow, unsigned blockCol, unsigned m, unsigned n, unsigned k,
+                                               float alpha, const unsigned short* __restrict__ a,
+                                               const unsigned short* __restrict__ b, float beta,
+                                               const float* __restrict__ c, float* __restrict__ d) {
     constexpr unsigned AW = SW_BLOCK_K / 8, BW = SW_BLOCK_N / 8, KS = SW_BLOCK_K / 16;
     static_assert(KS % 2 == 0, "the two fragment sets alternate within a step");
-    extern __shared__ __align__(16) unsigned char pipeline[];
-    const unsigned base = (unsigned)__cvta_generic_to_shared(pipeline);
     const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const unsigned warpRow = (warp / 2) * 64, warpCol = (warp % 2) * 64;
-    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, SW_GROUP);
-    const unsigned blockRow = blk.x * SW_BLOCK_M, blockCol = blk.y * SW_BLOCK_N;
     const unsigned steps = (k + SW_BLOCK_K - 1) / SW_BLOCK_K;
     auto stage = [&](unsigned s) { return base + s % SW_STAGES * SW_STAGE_BYTES; };
+    auto copy = [&](unsigned dst, const unsigned short* p, unsigned row, unsigned col, unsigned rows, unsigned cols) {
+        if (GUARDED) copy_chunk_or_zero(dst, p, row, col, rows, cols);
+        else cp_async_16_whole(dst, p + (size_t)row * cols + col);
+    };
     auto load = [&](unsigned s) {
         const unsigned st = stage(s), p0 = s * SW_BLOCK_K;
 #pragma unroll
         for (unsigned i = 0; i < SW_BLOCK_M * AW / SW_THREADS; ++i) {
             const unsigned chunk = tid + i * SW_THREADS, row = chunk / AW, ch = chunk % AW;
-            copy_chunk_or_zero(st + sw_offset(row, ch, AW), a, blockRow + row, p0 + ch * 8, m, k);
+            copy(st + sw_offset(row, ch, AW), a, blockRow + row, p0 + ch * 8, m, k);
         }
 #pragma unroll
         for (unsigned i = 0; i < SW_BLOCK_K * BW / SW_THREADS; ++i) {
             const unsigned chunk = tid + i * SW_THREADS, row = chunk / BW, ch = chunk % BW;
-            copy_chunk_or_zero(st + SW_A_BYTES + sw_offset(row, ch, BW), b, p0 + row, blockCol + ch * 8, k, n);
+            copy(st + SW_A_BYTES + sw_offset(row, ch, BW), b, p0 + row, blockCol + ch * 8, k, n);
         }
     };
     unsigned fa[2][4][4], fb[2][8][2];
@@ -893,6 +899,34 @@ __global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS)
     }
     cp_async_wait<0>();
     store_tiles(acc, blockRow + warpRow, blockCol + warpCol, lane, m, n, alpha, beta, c, d);
+}
+}
+#endif
+
+// gemm_bf16_pipelined's sums from 4 warps of 64 x 64 (4 x 8 mma tiles each)
+// over a SW_BLOCK_M x SW_BLOCK_N block tile. Memory: SW_STAGES cp.async stages
+// in dynamic shared memory, rows XOR-swizzled (no padding, no bank conflict on
+// either side); the next 16 of k's fragments are loaded into the other of two
+// register sets before this 16's mma, across the step's end too (step s + 1's
+// wait and barrier come before step s's last 16 of k); step s copies step s +
+// SW_STAGES - 1 into the stage step s - 1 used. Blocks walk the grid in groups
+// of SW_GROUP block rows. Launch: SW_THREADS threads in x, a grid of ceil(n /
+// SW_BLOCK_N) x ceil(m / SW_BLOCK_M), SW_STAGES * SW_STAGE_BYTES bytes of
+// dynamic shared memory; k and n multiples of 8.
+__global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS)
+    gemm_bf16_swizzled(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
+                       const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
+                       float* __restrict__ d) {
+#if __CUDA_ARCH__ >= 800
+    extern __shared__ __align__(16) unsigned char pipeline[];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(pipeline);
+    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, SW_GROUP);
+    const unsigned blockRow = blk.x * SW_BLOCK_M, blockCol = blk.y * SW_BLOCK_N;
+    // One branch a block: where its tiles are whole at every step, the copies need no guard.
+    if (blockRow + SW_BLOCK_M <= m && blockCol + SW_BLOCK_N <= n && k % SW_BLOCK_K == 0)
+        swizzled_steps<false>(base, blockRow, blockCol, m, n, k, alpha, a, b, beta, c, d);
+    else
+        swizzled_steps<true>(base, blockRow, blockCol, m, n, k, alpha, a, b, beta, c, d);
 #endif
 }
 // ANCHOR_END: gemm_bf16_swizzled

@@ -184,6 +184,53 @@ pub unsafe fn store_if(in_range: bool, p: *mut f32, v: f32) {
 }
 // ANCHOR_END: predicated
 
+/// The pair `p[0..2]` through the read-only path where `in_range`, else
+/// zeros: [`load_readonly_if`] 8 bytes wide (`@q ld.global.nc.v2.f32`,
+/// SASS `LDG.E.64.CONSTANT`), one instruction for two neighbours, as the
+/// GEMM epilogue reads C.
+///
+/// # Safety
+/// Where `in_range`, `p` is an 8-byte-aligned global address of two floats
+/// nothing writes during the kernel. Elsewhere `p` is not read.
+#[inline(always)]
+pub unsafe fn load_readonly_v2_if(in_range: bool, p: *const f32) -> [f32; 2] {
+    let (x, y): (f32, f32);
+    // SAFETY: the load runs only where in_range, as the caller guarantees.
+    unsafe {
+        core::arch::asm!(
+            "{{\n\t.reg .pred q;\n\tsetp.ne.u32 q, {c}, 0;\n\tmov.b32 {x}, 0f00000000;\n\tmov.b32 {y}, 0f00000000;\n\t@q ld.global.nc.v2.f32 {{{x}, {y}}}, [{p}];\n\t}}",
+            c = in(reg32) in_range as u32,
+            p = in(reg64) p,
+            x = out(reg32) x,
+            y = out(reg32) y,
+            options(pure, readonly, nostack, preserves_flags),
+        )
+    };
+    [x, y]
+}
+
+/// `p[0..2] = v` where `in_range`: [`store_if`] 8 bytes wide (`@q
+/// st.global.v2.f32`, SASS `STG.E.64`).
+///
+/// # Safety
+/// Where `in_range`, `p` is an 8-byte-aligned global address of two floats
+/// no other thread accesses during the kernel. Elsewhere `p` is not
+/// written.
+#[inline(always)]
+pub unsafe fn store_v2_if(in_range: bool, p: *mut f32, v: [f32; 2]) {
+    // SAFETY: the store runs only where in_range, as the caller guarantees.
+    unsafe {
+        core::arch::asm!(
+            "{{\n\t.reg .pred q;\n\tsetp.ne.u32 q, {c}, 0;\n\t@q st.global.v2.f32 [{p}], {{{x}, {y}}};\n\t}}",
+            c = in(reg32) in_range as u32,
+            p = in(reg64) p,
+            x = in(reg32) v[0],
+            y = in(reg32) v[1],
+            options(nostack, preserves_flags),
+        )
+    };
+}
+
 // ANCHOR: opaque_index
 /// `i`, unchanged, as one value LLVM cannot look inside: an empty `asm!`
 /// (no PTX instruction) that the address arithmetic after it must start

@@ -203,6 +203,28 @@ pub unsafe fn cp_async_16(dst: u32, src: *const u8, src_bytes: u32) {
     };
 }
 
+/// [`cp_async_16`] of a chunk known to be inside its matrix: the form with
+/// no source size (`cp.async.cg.shared.global [dst], [src], 16`), so no
+/// register, select or comparison per copy. In an H200 trial of the
+/// swizzled GEMM, the zero-filling form with its per-copy guards took 12 to
+/// 15% longer on shapes where every chunk was inside
+/// (docs/results/h200-2026-12-02-mma-explore, `log2.txt`).
+///
+/// # Safety
+/// As [`cp_async_16`] with `src_bytes` 16.
+#[inline(always)]
+pub unsafe fn cp_async_16_whole(dst: u32, src: *const u8) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.cg.shared.global [{d}], [{s}], 16;",
+            d = in(reg32) dst,
+            s = in(reg64) src,
+            options(nostack, preserves_flags),
+        )
+    };
+}
+
 /// Closes the group of this thread's `cp.async` copies issued since the
 /// last commit (`cp.async.commit_group`); an empty group is allowed.
 #[inline(always)]
