@@ -147,35 +147,45 @@ __device__ __forceinline__ void load_stage(unsigned stage, const unsigned short*
     }
 }
 
-// D[row][col], D[row][col + 1] = alpha (a0, a1) + beta C[...] where inside m x n,
-// 8 bytes at a time: col is even and n a multiple of 8, so the pair is inside
-// or wholly outside, and 8-byte aligned.
-__device__ __forceinline__ void store_pair(float* __restrict__ d, const float* __restrict__ c, unsigned row,
-                                           unsigned col, unsigned m, unsigned n, float alpha, float beta, float a0,
-                                           float a1) {
-    if (row < m && col < n) {
-        const size_t at = (size_t)row * n + col;
-        const float2 cv = *reinterpret_cast<const float2*>(c + at);
-        *reinterpret_cast<float2*>(d + at) = make_float2(fmaf(alpha, a0, beta * cv.x), fmaf(alpha, a1, beta * cv.y));
-    }
+// One row of a warp's mma tiles: NJ tiles of 16 x 8 from (row0, col0), D =
+// alpha acc + beta C inside m x n only. A lane's two neighbours (c0, c1 and c2,
+// c3) go 8 bytes at a time: their column is even and n a multiple of 8, so a
+// pair is inside or wholly outside, and 8-byte aligned. The row's C pairs are
+// all loaded first, then its D pairs stored.
+template <unsigned NJ>
+__device__ __forceinline__ void store_tile_row(const float (&acc)[NJ][4], unsigned row0, unsigned col0, unsigned lane,
+                                               unsigned m, unsigned n, float alpha, float beta,
+                                               const float* __restrict__ c, float* __restrict__ d) {
+    const unsigned group = lane / 4, pair = lane % 4;
+    float2 cv[NJ][2];
+#pragma unroll
+    for (unsigned j = 0; j < NJ; ++j)
+#pragma unroll
+        for (unsigned h = 0; h < 2; ++h) {
+            const unsigned row = row0 + group + 8 * h, col = col0 + j * 8 + 2 * pair;
+            cv[j][h] = row < m && col < n ? __ldg(reinterpret_cast<const float2*>(c + (size_t)row * n + col))
+                                          : make_float2(0.f, 0.f);
+        }
+#pragma unroll
+    for (unsigned j = 0; j < NJ; ++j)
+#pragma unroll
+        for (unsigned h = 0; h < 2; ++h) {
+            const unsigned row = row0 + group + 8 * h, col = col0 + j * 8 + 2 * pair;
+            if (row < m && col < n)
+                *reinterpret_cast<float2*>(d + (size_t)row * n + col) =
+                    make_float2(fmaf(alpha, acc[j][2 * h], beta * cv[j][h].x), fmaf(alpha, acc[j][2 * h + 1], beta * cv[j][h].y));
+        }
 }
 
 // D = alpha acc + beta C for a warp's 4 x NJ mma tiles (C/D fragment layout)
-// whose first element is at (row0, col0), inside m x n only, a lane's two
-// neighbours (c0, c1 and c2, c3) at a time.
+// whose first element is at (row0, col0), inside m x n only, a row of tiles
+// at a time.
 template <unsigned NJ>
 __device__ __forceinline__ void store_tiles(const float (&acc)[4][NJ][4], unsigned row0, unsigned col0, unsigned lane,
                                             unsigned m, unsigned n, float alpha, float beta,
                                             const float* __restrict__ c, float* __restrict__ d) {
-    const unsigned group = lane / 4, pair = lane % 4;
 #pragma unroll
-    for (unsigned i = 0; i < 4; ++i)
-#pragma unroll
-        for (unsigned j = 0; j < NJ; ++j)
-#pragma unroll
-            for (unsigned h = 0; h < 2; ++h)
-                store_pair(d, c, row0 + i * 16 + group + 8 * h, col0 + j * 8 + 2 * pair, m, n, alpha, beta,
-                           acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+    for (unsigned i = 0; i < 4; ++i) store_tile_row(acc[i], row0 + i * 16, col0, lane, m, n, alpha, beta, c, d);
 }
 
 // Hopper's warpgroup tensor cores, for the twin of gemm_bf16_wgmma: present
@@ -288,15 +298,8 @@ __device__ __forceinline__ void wgmma_step(float (&acc)[2][16][4], unsigned stag
 __device__ __forceinline__ void store_wg(const float (&acc)[2][16][4], unsigned row0, unsigned col0, unsigned lane,
                                          unsigned m, unsigned n, float alpha, float beta,
                                          const float* __restrict__ c, float* __restrict__ d) {
-    const unsigned group = lane / 4, pair = lane % 4;
 #pragma unroll
-    for (unsigned h = 0; h < 2; ++h)
-#pragma unroll
-        for (unsigned j = 0; j < 16; ++j)
-#pragma unroll
-            for (unsigned r = 0; r < 2; ++r)
-                store_pair(d, c, row0 + group + 8 * r, col0 + h * 128 + j * 8 + 2 * pair, m, n, alpha, beta,
-                           acc[h][j][2 * r], acc[h][j][2 * r + 1]);
+    for (unsigned h = 0; h < 2; ++h) store_tile_row(acc[h], row0, col0 + h * 128, lane, m, n, alpha, beta, c, d);
 }
 
 // The tensor memory accelerator and its barriers (inline PTX, as CUTLASS's
