@@ -151,8 +151,10 @@ const _: () = assert!(
 /// The swizzled tensor-core kernel's tile of `D` per block
 /// (`gemm_bf16_swizzled`): `SW_BLOCK_M x SW_BLOCK_N`, `SW_BLOCK_K` deep per
 /// step. Chosen among 15 shapes timed beside cuBLAS on an H200
-/// (docs/results/h200-2026-12-02-mma-explore): 4 warps of 64 x 64 were the
-/// fastest at 4096^3 and as fast as 128 x 256 blocks at 8192^3.
+/// (docs/results/h200-2026-12-02-mma-explore): second at 4096^3 and fifth
+/// at 8192^3, behind blocks of 128 x 256 x 64 (and at 8192 of 256 x 128),
+/// which need 144 KiB of shared memory a block where this needs 64 (GPUs
+/// of compute capability 8.6 and 8.9 give 99).
 pub const SW_BLOCK_M: u32 = 128;
 /// See [`SW_BLOCK_M`].
 pub const SW_BLOCK_N: u32 = 128;
@@ -199,7 +201,8 @@ const _: () = assert!(
 /// reads at one chunk fall in 8 different 16-byte bank groups, and the 32
 /// consecutive chunks a warp's `cp.async` writes cover each group 4 times:
 /// neither side has a bank conflict, and the tile has no padding bytes.
-/// (CUTLASS's `Swizzle<3, 4, 3>` is the wide case.)
+/// (For rows of 8 chunks this is CUTLASS's `Swizzle<3, 4, 3>`; for wider
+/// rows the XOR still takes the row's low 3 bits.)
 pub const fn sw_offset(row: u32, chunk: u32, width: u32) -> u32 {
     let slot = if width >= 8 { chunk ^ (row & 7) } else { chunk ^ ((row >> 1) & 3) };
     (row * width + slot) * 16
@@ -1003,7 +1006,9 @@ pub(crate) mod mma_tiles {
     /// becomes branches that ptxas schedules one block at a time.
     ///
     /// # Safety
-    /// `c` and `d` hold m x n floats; `d` overlaps nothing the kernel reads.
+    /// `c` and `d` hold m x n floats and are 8-byte aligned (cudaMalloc's
+    /// are 256-byte aligned); n is a multiple of `TC_ALIGN` and `col0` of 8;
+    /// `d` overlaps nothing the kernel reads.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn store_tiles<const MI: usize, const NJ: usize>(
@@ -1030,11 +1035,12 @@ pub(crate) mod mma_tiles {
     /// One row of [`store_tiles`]: `NJ` mma tiles of 16 x 8 from (`row0`,
     /// `col0`), C loaded first, then D stored, each lane's two neighbours
     /// (`c0, c1` and `c2, c3` of the fragment) in one 8-byte access. The
-    /// pair's first column is even and n a multiple of `TC_ALIGN`, so a pair
-    /// is inside the matrix or wholly outside, and 8-byte aligned.
+    /// pair's first column is even (`col0` is a multiple of 8) and n a
+    /// multiple of `TC_ALIGN`, so a pair is inside the matrix or wholly
+    /// outside, and its offset is even.
     ///
     /// # Safety
-    /// As [`store_tiles`], with n a multiple of 2.
+    /// As [`store_tiles`].
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn store_tile_row<const NJ: usize>(
@@ -1186,7 +1192,8 @@ pub(crate) mod turing_kernels {
     ///
     /// # Safety
     /// `a` holds m x k f16, `b` k x n f16 (both 16-byte aligned), `c` and
-    /// `d` m x n floats; `d` overlaps none of them.
+    /// `d` m x n floats (8-byte aligned: the epilogue moves pairs); `d`
+    /// overlaps none of them.
     #[unsafe(no_mangle)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe extern "ptx-kernel" fn gemm_f16_mma(
@@ -1353,7 +1360,8 @@ pub(crate) mod tensor_kernels {
     ///
     /// # Safety
     /// `a` holds m x k bf16, `b` k x n bf16 (both 16-byte aligned), `c` and
-    /// `d` m x n floats; `d` overlaps none of them.
+    /// `d` m x n floats (8-byte aligned: the epilogue moves pairs); `d`
+    /// overlaps none of them.
     #[unsafe(no_mangle)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe extern "ptx-kernel" fn gemm_bf16_mma(
@@ -1573,8 +1581,9 @@ pub(crate) mod tensor_kernels {
     /// SW_BLOCK_K` from row `block_row`, column `p0`), then at `SW_A_BYTES`
     /// the B tile (`SW_BLOCK_K x SW_BLOCK_N` from row `p0`, column
     /// `block_col`), each chunk at its [`sw_offset`]. Chunk `tid + s *
-    /// SW_THREADS` in row-major order, so a warp's 32 copies read 512
-    /// consecutive bytes of a row or of consecutive rows (coalesced); zeros
+    /// SW_THREADS` in row-major order, so a warp's 32 copies read whole
+    /// 64-byte row segments of A (8 rows) and 512 consecutive bytes of B
+    /// (2 rows of 256): every 32-byte sector they touch is used; zeros
     /// outside the matrices.
     ///
     /// With `GUARDED` false every chunk is taken to be inside (the caller
@@ -1653,7 +1662,8 @@ pub(crate) mod tensor_kernels {
     /// [`gemm_bf16_pipelined`]'s sums from a faster shape: a block computes
     /// a `SW_BLOCK_M x SW_BLOCK_N` tile of D with 4 warps of 64 x 64 (4 x 8
     /// `mma` tiles, 128 f32 accumulators a thread), so each 16 of k a warp
-    /// loads 8 fragments for 32 `mma` where a 64 x 32 warp loads 6 for 16.
+    /// issues 8 `ldmatrix.x4` for 32 `mma` where a 64 x 32 warp issues 6
+    /// (4 `.x4` and 2 `.x4.trans`) for 16.
     ///
     /// # Memory
     /// - `SW_STAGES` `cp.async` stages in dynamic shared memory, rows
@@ -1698,7 +1708,9 @@ pub(crate) mod tensor_kernels {
         let (block_row, block_col) = (row_block * SW_BLOCK_M, col_block * SW_BLOCK_N);
         // One branch a block, the same for all its threads: where the
         // block's tiles are whole at every step, the copies need no guard.
-        let whole = block_row + SW_BLOCK_M <= m && block_col + SW_BLOCK_N <= n && k % SW_BLOCK_K == 0;
+        // (Written as differences: `block_row < m` and `block_col < n`
+        // where m, n > 0, and a sum could wrap for n near 2^32.)
+        let whole = m > block_row && m - block_row >= SW_BLOCK_M && n > block_col && n - block_col >= SW_BLOCK_N && k % SW_BLOCK_K == 0;
         // SAFETY: the caller's; `whole` is what the unguarded copies need.
         unsafe {
             if whole {
@@ -1994,7 +2006,8 @@ pub(crate) mod tensor_kernels {
         ///
         /// # Safety
         /// `a` holds m x k bf16, `b` k x n bf16 (both 16-byte aligned), `c`
-        /// and `d` m x n floats; `d` overlaps none of them.
+        /// and `d` m x n floats (8-byte aligned: the epilogue moves pairs);
+        /// `d` overlaps none of them.
         #[unsafe(no_mangle)]
         #[allow(clippy::too_many_arguments)]
         pub unsafe extern "ptx-kernel" fn gemm_bf16_wgmma(
@@ -2042,7 +2055,8 @@ pub(crate) mod tensor_kernels {
         /// kernel; the launch has `STAGES * (wg_stage_bytes(128 H) + 8) +
         /// WG_TILE_ALIGN` bytes of dynamic shared memory and a grid of
         /// `ceil(n / (128 H)) x ceil(m / WG_BLOCK_M)`; `c` and `d` hold m x n
-        /// floats, `d` overlapping nothing.
+        /// floats (8-byte aligned: the epilogue moves pairs), `d` overlapping
+        /// nothing.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
         unsafe fn tma_pipeline<const STAGES: u32, const H: usize>(

@@ -926,7 +926,8 @@ __global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS)
     const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, SW_GROUP);
     const unsigned blockRow = blk.x * SW_BLOCK_M, blockCol = blk.y * SW_BLOCK_N;
     // One branch a block: where its tiles are whole at every step, the copies need no guard.
-    if (blockRow + SW_BLOCK_M <= m && blockCol + SW_BLOCK_N <= n && k % SW_BLOCK_K == 0)
+    // (Written as differences: a sum could wrap for n near 2^32.)
+    if (m > blockRow && m - blockRow >= SW_BLOCK_M && n > blockCol && n - blockCol >= SW_BLOCK_N && k % SW_BLOCK_K == 0)
         swizzled_steps<false>(base, blockRow, blockCol, m, n, k, alpha, a, b, beta, c, d);
     else
         swizzled_steps<true>(base, blockRow, blockCol, m, n, k, alpha, a, b, beta, c, d);

@@ -206,9 +206,9 @@ pub unsafe fn cp_async_16(dst: u32, src: *const u8, src_bytes: u32) {
 /// [`cp_async_16`] of a chunk known to be inside its matrix: the form with
 /// no source size (`cp.async.cg.shared.global [dst], [src], 16`), so no
 /// register, select or comparison per copy. In an H200 trial of the
-/// swizzled GEMM, the zero-filling form with its per-copy guards took 12 to
-/// 15% longer on shapes where every chunk was inside
-/// (docs/results/h200-2026-12-02-mma-explore, `log2.txt`).
+/// swizzled GEMM, the zero-filling form with its per-copy guards took 15 to
+/// 23% longer at 4096^3 and 8 to 15% at 8192^3, round by round, where every
+/// chunk was inside (docs/results/h200-2026-12-02-mma-explore, `log2.txt`).
 ///
 /// # Safety
 /// As [`cp_async_16`] with `src_bytes` 16.
