@@ -151,10 +151,11 @@ const _: () = assert!(
 /// The swizzled tensor-core kernel's tile of `D` per block
 /// (`gemm_bf16_swizzled`): `SW_BLOCK_M x SW_BLOCK_N`, `SW_BLOCK_K` deep per
 /// step. Chosen among 15 shapes timed beside cuBLAS on an H200
-/// (docs/results/h200-2026-12-02-mma-explore): second at 4096^3 and fifth
-/// at 8192^3, behind blocks of 128 x 256 x 64 (and at 8192 of 256 x 128),
-/// which need 144 KiB of shared memory a block where this needs 64 (GPUs
-/// of compute capability 8.6 and 8.9 give 99).
+/// (docs/results/h200-2026-12-02-mma-explore): by the median of three
+/// rounds, second at 4096^3 (behind 128 x 256 x 64) and fifth at 8192^3,
+/// where four shapes of 8 warps over 128 x 256 or 256 x 128 blocks (96 to
+/// 144 KiB of shared memory a block, one block an SM) were 0.4 to 6%
+/// faster. It needs 64 KiB and holds two blocks an SM.
 pub const SW_BLOCK_M: u32 = 128;
 /// See [`SW_BLOCK_M`].
 pub const SW_BLOCK_N: u32 = 128;
