@@ -391,7 +391,7 @@ fn the_swizzled_kernel_and_its_twin_hold_its_instructions_as_written() {
 #[test]
 fn the_swizzled_layout_is_a_conflict_free_permutation() {
     let unswizzled = |row: u32, chunk: u32, width: u32| (row * width + chunk) * 16;
-    for (tile, rows, width) in [("A", SW_BLOCK_M, SW_BLOCK_K / 8), ("B", SW_BLOCK_K, SW_BLOCK_N / 8), ("wide", 16, 32)] {
+    for (tile, rows, width) in [("A", SW_BLOCK_M, SW_A_ROW_CHUNKS), ("B", SW_BLOCK_K, SW_B_ROW_CHUNKS), ("wide", 16, 32)] {
         let mut seen = vec![false; (rows * width) as usize];
         for row in 0..rows {
             for chunk in 0..width {

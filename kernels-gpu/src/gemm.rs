@@ -181,6 +181,11 @@ pub const SW_A_BYTES: u32 = SW_BLOCK_M * SW_BLOCK_K * 2;
 pub const SW_STAGE_BYTES: u32 = SW_A_BYTES + SW_BLOCK_K * SW_BLOCK_N * 2;
 /// Dynamic shared bytes of the swizzled kernel (64 KiB).
 pub const SW_BYTES: u32 = SW_STAGES * SW_STAGE_BYTES;
+/// 16-byte chunks (8 bf16) in a row of the swizzled A tile: the `width`
+/// of its [`sw_offset`].
+pub const SW_A_ROW_CHUNKS: u32 = SW_BLOCK_K / 8;
+/// 16-byte chunks in a row of the swizzled B tile ([`SW_A_ROW_CHUNKS`]).
+pub const SW_B_ROW_CHUNKS: u32 = SW_BLOCK_N / 8;
 const _: () = assert!(
     SW_STAGES >= 2 && SW_BYTES <= 99 * 1024 && SW_BLOCK_K % 32 == 0,
     "every GPU of compute capability 8.0 and up gives a block 99 KiB; a step is an even number of 16s of k"
@@ -190,7 +195,7 @@ const _: () = assert!(
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 const _: () = assert!(
-    (SW_BLOCK_K / 8 == 4 || SW_BLOCK_K % 64 == 0) && SW_BLOCK_N % 64 == 0,
+    (SW_A_ROW_CHUNKS == 4 || SW_A_ROW_CHUNKS % 8 == 0) && SW_B_ROW_CHUNKS % 8 == 0,
     "sw_offset swizzles rows of 4 chunks or of a multiple of 8"
 );
 
@@ -1608,8 +1613,6 @@ pub(crate) mod tensor_kernels {
         block_col: u32,
         p0: u32,
     ) {
-        const AW: u32 = SW_BLOCK_K / 8;
-        const BW: u32 = SW_BLOCK_N / 8;
         let tid = thread_idx_x();
         // SAFETY: the caller's; `dst` is a chunk inside the stage.
         let copy = |dst: u32, p: *const u16, row: u32, col: u32, rows: u32, cols: u32| unsafe {
@@ -1619,15 +1622,15 @@ pub(crate) mod tensor_kernels {
                 cp_async_16_whole(dst, p.wrapping_add(row as usize * cols as usize + col as usize).cast())
             }
         };
-        unrolled::<{ (SW_BLOCK_M * AW / SW_THREADS) as usize }>(|s| {
+        unrolled::<{ (SW_BLOCK_M * SW_A_ROW_CHUNKS / SW_THREADS) as usize }>(|s| {
             let chunk = tid + s as u32 * SW_THREADS;
-            let (row, c) = (chunk / AW, chunk % AW);
-            copy(stage + sw_offset(row, c, AW), a, block_row + row, p0 + c * 8, m, k);
+            let (row, c) = (chunk / SW_A_ROW_CHUNKS, chunk % SW_A_ROW_CHUNKS);
+            copy(stage + sw_offset(row, c, SW_A_ROW_CHUNKS), a, block_row + row, p0 + c * 8, m, k);
         });
-        unrolled::<{ (SW_BLOCK_K * BW / SW_THREADS) as usize }>(|s| {
+        unrolled::<{ (SW_BLOCK_K * SW_B_ROW_CHUNKS / SW_THREADS) as usize }>(|s| {
             let chunk = tid + s as u32 * SW_THREADS;
-            let (row, c) = (chunk / BW, chunk % BW);
-            copy(stage + SW_A_BYTES + sw_offset(row, c, BW), b, p0 + row, block_col + c * 8, k, n);
+            let (row, c) = (chunk / SW_B_ROW_CHUNKS, chunk % SW_B_ROW_CHUNKS);
+            copy(stage + SW_A_BYTES + sw_offset(row, c, SW_B_ROW_CHUNKS), b, p0 + row, block_col + c * 8, k, n);
         });
     }
 
@@ -1641,18 +1644,16 @@ pub(crate) mod tensor_kernels {
     /// the warp is converged.
     #[inline(always)]
     unsafe fn swizzled_fragments(stage: u32, warp_row: u32, warp_col: u32, lane: u32, kk: u32) -> ([[u32; 4]; 4], [[u32; 2]; 8]) {
-        const AW: u32 = SW_BLOCK_K / 8;
-        const BW: u32 = SW_BLOCK_N / 8;
         let mut fa = [[0u32; 4]; 4];
         let mut fb = [[0u32; 2]; 8];
         // SAFETY (both): every address is a chunk inside the stage.
         unrolled::<4>(|i| {
             let row = warp_row + i as u32 * 16 + lane % 16;
-            fa[i] = unsafe { ldmatrix_x4(stage + sw_offset(row, kk / 8 + lane / 16, AW)) };
+            fa[i] = unsafe { ldmatrix_x4(stage + sw_offset(row, kk / 8 + lane / 16, SW_A_ROW_CHUNKS)) };
         });
         unrolled::<4>(|jj| {
             let chunk = (warp_col + jj as u32 * 16) / 8 + lane / 16;
-            let r = unsafe { ldmatrix_x4_trans(stage + SW_A_BYTES + sw_offset(kk + lane % 16, chunk, BW)) };
+            let r = unsafe { ldmatrix_x4_trans(stage + SW_A_BYTES + sw_offset(kk + lane % 16, chunk, SW_B_ROW_CHUNKS)) };
             fb[2 * jj] = [r[0], r[1]];
             fb[2 * jj + 1] = [r[2], r[3]];
         });
