@@ -1647,3 +1647,22 @@ fn heat_step_global_reads_ntid_first_and_multiplies_wide() {
     assert!(body.matches("mul.wide.s32").count() >= 2, "the row's offset as one mul.wide.s32:\n{body}");
     assert!(!body.contains("max.s32"), "the guard as two compares, not one of a max:\n{body}");
 }
+
+/// `transpose_tiled` forms each shared address as nvcc does, the tile's
+/// symbol plus the row's bytes, then the column's (`SharedPtr::row`): two
+/// row pointers in the PTX, and in the SASS the shared window's base read
+/// into an ordinary register (`S2R SR_CgaCtaId`), not a uniform one
+/// (`S2UR`, where LLVM had folded the row and column into one index). The
+/// SASS half is skipped, saying so, where ptxas or cuobjdump is not found.
+#[test]
+fn transpose_tiled_forms_its_shared_addresses_as_nvcc_does() {
+    let body = host::ptx::entry_body(PTX, "transpose_tiled").expect("an entry has a body");
+    assert_eq!(body.matches("// shared row:").count(), 2, "{body}");
+    let Some(sass) = host::asm::sass(PTX, "sm_90", "transpose_tiled").unwrap() else {
+        eprintln!("skipped: ptxas or cuobjdump not found");
+        return;
+    };
+    let base: Vec<&str> = sass.lines().filter(|l| l.contains("SR_CgaCtaId")).collect();
+    assert_eq!(base.len(), 1, "{sass}");
+    assert!(base[0].contains("S2R ") && !base[0].contains("S2UR"), "{}", base[0]);
+}

@@ -673,8 +673,8 @@ mod kernels {
         // SAFETY: exact tiling keeps the global index in range; tx, ty < 32,
         // so the tile index is below 32 * 33.
         unsafe {
-            tile.write(
-                ty * TRANSPOSE_TILE_PITCH + tx,
+            tile.row(ty, TRANSPOSE_TILE_PITCH).write(
+                tx,
                 load_readonly(input.add(opaque_index((in_row * side + in_col) as usize))),
             )
         };
@@ -685,7 +685,7 @@ mod kernels {
         // SAFETY: as above, with the tile read along a column.
         unsafe {
             *out.add(opaque_index((out_row * side + out_col) as usize)) =
-                tile.read(tx * TRANSPOSE_TILE_PITCH + ty)
+                tile.row(tx, TRANSPOSE_TILE_PITCH).read(ty)
         };
     }
     // ANCHOR_END: transpose_tiled

@@ -171,6 +171,28 @@ impl<T: SharedWord> SharedPtr<T> {
         }
     }
 
+    /// Row `r` of a 2D tile of `pitch` elements a row, as a pointer of its
+    /// own: `addr + r * pitch * size_of::<T>()` bytes, formed before a
+    /// column is added (`tile.row(r, pitch).read(col)`) and kept whole.
+    ///
+    /// nvcc forms `&tile[r][col]` as the symbol plus the row's bytes, then
+    /// the column's. LLVM folds `tile.read(r * pitch + col)` the other way
+    /// round, the index's bytes first and the symbol last; ptxas then builds
+    /// the shared window's base in a uniform register (SASS `S2UR
+    /// SR_CgaCtaId`, `ULEA`) where for nvcc's order it uses an ordinary one
+    /// (`S2R SR_CgaCtaId`, `LEA`, an `IMAD` a row). The row's address goes
+    /// through an empty `asm!` (as [`opaque_u32`](crate::device::memory::opaque_u32)
+    /// does a bound), so LLVM cannot fold it back into the index. With it,
+    /// `transpose_tiled`'s SASS is its CUDA C twin's, instruction for
+    /// instruction (ptxas 12.9 at sm_90).
+    #[inline(always)]
+    pub fn row(self, r: u32, pitch: u32) -> Self {
+        let mut addr = self.add(r.wrapping_mul(pitch)).addr;
+        // SAFETY: an empty template that leaves the register as it is.
+        unsafe { core::arch::asm!("// shared row: {0}", inout(reg32) addr, options(pure, nomem, nostack, preserves_flags)) };
+        Self { addr, elem: self.elem }
+    }
+
     /// `tile[i]`: one `ld.shared` (SASS `LDS`).
     ///
     /// # Safety
