@@ -242,9 +242,10 @@ pub unsafe fn store_v2_if(in_range: bool, p: *mut f32, v: [f32; 2]) {
 /// address are formed separately and added later, which costs a few more
 /// integer instructions per thread. Passing the finished index through
 /// `opaque_index` keeps it whole; ptxas then forms the address as it does
-/// for nvcc. Measured on the H200: `transpose_tiled` and `conv2d_valid`
-/// match their twins' SASS instruction for instruction this way (the book
-/// chapter "Fast Rust kernels" has the before and after). Use it on an
+/// for nvcc. Measured on the H200: `conv2d_valid` matches its twin's SASS
+/// instruction count this way, and `transpose_tiled` did too, with its
+/// shared address still formed otherwise until [`SharedPtr::row`](crate::device::shared::SharedPtr::row)
+/// (the book chapter "Fast Rust kernels" has the before and after). Use it on an
 /// index that is a product plus a sum, in a short kernel where a few
 /// integer instructions show; it also stops LLVM from sharing parts of two
 /// such indices, so check the SASS (`cargo xtask asm`) before and after.

@@ -172,8 +172,9 @@ impl<T: SharedWord> SharedPtr<T> {
     }
 
     /// Row `r` of a 2D tile of `pitch` elements a row, as a pointer of its
-    /// own: `addr + r * pitch * size_of::<T>()` bytes, formed before a
-    /// column is added (`tile.row(r, pitch).read(col)`) and kept whole.
+    /// own: `addr + r * pitch * size_of::<T>()` bytes (modulo 2^32, as
+    /// [`add`](SharedPtr::add)), formed before a column is added
+    /// (`tile.row(r, pitch).read(col)`) and kept whole.
     ///
     /// nvcc forms `&tile[r][col]` as the symbol plus the row's bytes, then
     /// the column's. LLVM folds `tile.read(r * pitch + col)` the other way
@@ -225,7 +226,7 @@ impl<T: SharedWord> SharedPtr<T> {
 /// ```ignore
 /// shared_array!(TRANSPOSE_TILE: [f32; 32 * 33]);
 /// let tile = TRANSPOSE_TILE::shared();
-/// unsafe { tile.write(ty * 33 + tx, v) };
+/// unsafe { tile.row(ty, 33).write(tx, v) }; // tile[ty][tx] = v
 /// ```
 ///
 /// The name becomes a PTX symbol and must be unique in the crate. Every block

@@ -1,3 +1,4 @@
+# Sums one profiled launch of wg-source.csv (ncu --page source --csv) by region: prologue, main loop, epilogue, each with its top stall reasons; then the 25 instructions with the most samples. Usage: regions.py SOURCE.csv [LAUNCH]
 import csv,sys,io
 text=open(sys.argv[1]).read().split('"Kernel Name"')
 which=int(sys.argv[2]) if len(sys.argv)>2 else 0
