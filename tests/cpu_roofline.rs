@@ -1658,7 +1658,7 @@ fn heat_step_global_reads_ntid_first_and_multiplies_wide() {
 /// not found outside CI.
 #[test]
 fn transpose_tiled_forms_its_shared_addresses_as_nvcc_does() {
-    let body = host::ptx::entry_body(PTX, "transpose_tiled").expect("an entry has a body");
+    let body = entry_body(PTX, "transpose_tiled").expect("an entry has a body");
     assert_eq!(body.matches("// shared row:").count(), 2, "{body}");
     let Some(sass) = host::asm::sass(PTX, "sm_90", "transpose_tiled").unwrap() else {
         assert!(
