@@ -808,3 +808,28 @@ fn the_wgmma_kernel_assembles_for_sm90a_without_spills_or_serialization() {
         assert!(!report.contains("(C75"), "{arch} {symbol}: {report}");
     }
 }
+
+/// The Hopper kernels take the warpgroup index through `warp::uniform` (a
+/// `shfl.sync.idx` from lane 0), so ptxas 12.9 forms their `wgmma`
+/// descriptors in uniform registers: one `R2UR` in each kernel's SASS for
+/// sm_90a (the index, once), where computing the descriptors per thread
+/// took 8, one pair a `wgmma` in the main loop. The SASS half is skipped,
+/// saying so, where ptxas or cuobjdump is not found outside CI.
+#[test]
+fn the_hopper_kernels_form_their_descriptors_in_uniform_registers() {
+    for kernel in host::gemm::WgKernel::ALL {
+        let symbol = kernel.symbol();
+        let body = entry_body(host::ptx::PTX_SM90A, symbol).expect("an entry has a body");
+        assert_eq!(body.matches("shfl.sync.idx.b32").count(), 1, "{symbol}: {body}");
+        let Some(sass) = host::asm::sass(host::ptx::PTX_SM90A, "sm_90a", symbol).unwrap() else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run this test: `cargo xtask test` provides ptxas and cuobjdump"
+            );
+            eprintln!("skipped: ptxas or cuobjdump not found");
+            return;
+        };
+        assert!(sass.contains("HGMMA"), "{symbol}: {sass}");
+        assert_eq!(sass.matches("R2UR").count(), 1, "{symbol}: {sass}");
+    }
+}

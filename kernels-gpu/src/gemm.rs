@@ -1810,6 +1810,7 @@ pub(crate) mod tensor_kernels {
         use crate::device::tma::{
             fence_mbarrier_init, fence_tensormap_acquire, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity, tma_load_2d,
         };
+        use crate::device::warp::uniform;
         use crate::device::wgmma::{WgmmaAcc, fence_proxy_async_shared, wgmma_commit, wgmma_fence};
 
         crate::dynamic_shared!(GEMM_WG_PIPELINE: [u32]);
@@ -1965,7 +1966,9 @@ pub(crate) mod tensor_kernels {
             let stage_bytes = wg_stage_bytes(bn);
             let base = (GEMM_WG_PIPELINE::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
             let tid = thread_idx_x();
-            let (warpgroup, warp, lane) = (tid / 128, tid % 128 / 32, tid % 32);
+            // The warpgroup index through `uniform`: ptxas then forms the
+            // descriptors built from it in uniform registers.
+            let (warpgroup, warp, lane) = (uniform(tid / 128), tid % 128 / 32, tid % 32);
             let (block_row, block_col) = (block_idx_y() * WG_BLOCK_M, block_idx_x() * bn);
             let steps = k.div_ceil(WG_BLOCK_K);
             let mut acc = [[[0.0f32; 4]; 16]; H];
@@ -2080,7 +2083,8 @@ pub(crate) mod tensor_kernels {
             let base = (GEMM_WG_PIPELINE::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
             let bar = |stage: u32| base + STAGES * stage_bytes + 8 * stage;
             let tid = thread_idx_x();
-            let (warpgroup, warp, lane) = (tid / 128, tid % 128 / 32, tid % 32);
+            // As in `wgmma_pipeline`: the descriptors in uniform registers.
+            let (warpgroup, warp, lane) = (uniform(tid / 128), tid % 128 / 32, tid % 32);
             let (block_row, block_col) = (block_idx_y() * WG_BLOCK_M, block_idx_x() * bn);
             let steps = k.div_ceil(WG_BLOCK_K);
             let mut acc = [[[0.0f32; 4]; 16]; H];

@@ -8,6 +8,8 @@ use super::thread::{block_dim_x, sync_threads, thread_idx_x};
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
     fn shfl_sync_bfly_f32(mask: u32, value: f32, lane_mask: u32, clamp: u32) -> f32;
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn shfl_sync_idx_i32(mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
 }
 
 /// Every lane of a full warp.
@@ -26,6 +28,32 @@ pub fn shfl_xor(value: f32, lane_mask: u32) -> f32 {
     unsafe { shfl_sync_bfly_f32(FULL_MASK, value, lane_mask, 0x1f) }
 }
 // ANCHOR_END: shfl_xor
+
+// ANCHOR: uniform
+/// `__shfl_sync(0xffffffff, value, 0)`: lane 0's `value`, in every lane
+/// (PTX `shfl.sync.idx.b32`).
+///
+/// For a value that is already the same in every lane (a warp's or a
+/// warpgroup's index, `threadIdx.x / 128`) it changes no value, only what
+/// ptxas knows: a shuffle from one lane is warp-uniform, so ptxas can keep
+/// the result, and what is computed from it alone, in uniform registers. A
+/// `wgmma` descriptor built from the warpgroup index is then formed in
+/// uniform registers (`UIMAD`, `ULOP3`) where it was formed per thread and
+/// copied over with `R2UR` (CUTLASS's `canonical_warp_group_idx` broadcasts
+/// the same way, for the same reason). Measured in `gemm_bf16_wgmma`: the
+/// book's [Fast Rust kernels](../../../book/src/fast-rust-kernels.md)
+/// chapter.
+///
+/// Every lane of the warp must call it (converged; a block whose size is a
+/// multiple of 32 satisfies the full mask); a value that differs between
+/// lanes becomes lane 0's.
+#[inline(always)]
+pub fn uniform(value: u32) -> u32 {
+    // SAFETY: a register exchange inside the warp; the caller's launch shape
+    // makes all 32 lanes present (block sizes are whole warps).
+    unsafe { shfl_sync_idx_i32(FULL_MASK, value, 0, 0x1f) }
+}
+// ANCHOR_END: uniform
 
 // ANCHOR: block_reduce
 /// The block's sum (or maximum, with `MAX`) of every thread's `v`,
