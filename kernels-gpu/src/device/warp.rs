@@ -33,8 +33,9 @@ pub fn shfl_xor(value: f32, lane_mask: u32) -> f32 {
 /// `__shfl_sync(0xffffffff, value, 0)`: lane 0's `value`, in every lane
 /// (PTX `shfl.sync.idx.b32`).
 ///
-/// For a value that is already the same in every lane (a warp's or a
-/// warpgroup's index, `threadIdx.x / 128`) it changes no value, only what
+/// For a value that is already the same in every lane (a warp's index,
+/// `threadIdx.x / 32`, or a warpgroup's, `threadIdx.x / 128`, in a
+/// one-dimensional block) it changes no value, only what
 /// ptxas knows: a shuffle from one lane is warp-uniform, so ptxas can keep
 /// the result, and what is computed from it alone, in uniform registers. A
 /// `wgmma` descriptor built from the warpgroup index is then formed in
