@@ -498,6 +498,25 @@ pub fn add_strides(ptx: &str) -> std::collections::BTreeSet<&str> {
         .collect()
 }
 
+/// The SASS of `function` in `ptx` assembled for `arch` ([`host::asm::sass`]:
+/// ptxas and cuobjdump from the machine's CUDA or, under `cargo xtask
+/// test`, from PyPI); `None`, after one line saying so, where either tool
+/// is missing outside CI.
+///
+/// # Panics
+/// A tool missing under CI (`CI` set), or either tool failing.
+pub fn sass_on_cpu(ptx: &str, arch: &str, function: &str) -> Option<String> {
+    let sass = host::asm::sass(ptx, arch, function).unwrap();
+    if sass.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test: `cargo xtask test` provides ptxas and cuobjdump"
+        );
+        eprintln!("skipped: ptxas or cuobjdump not found");
+    }
+    sass
+}
+
 /// ptxas's `-v` report for each of `entries` of `ptx` (a module named
 /// `name` in messages), assembled for each of `archs`: `(arch, entry,
 /// report)`, the report being the lines from the entry's "Compiling entry
