@@ -347,37 +347,57 @@ fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
     }
 }
 
-/// `gemm_bf16_swizzled` and its twin (NVRTC's PTX for 9.0) hold the
-/// instructions of its shape as written, twice (the main loop with guarded
-/// copies and without): per 16 of k, 32 `mma.sync` (4 x 8 tiles a warp), 4
-/// `ldmatrix.x4` for A and 4 `ldmatrix.x4.trans` for B, the fragments
-/// loaded once before the loop and once per 16 of k inside it;
-/// `SW_STAGES - 1` stages copied before the loop and one inside, 8 chunks
-/// a thread a stage, in one instance with a source size (zero fill) and in
-/// the other without; two waits for all but `SW_STAGES - 2` groups (before
-/// the loop, and before the step's last 16 of k) and two barriers; no
-/// local memory.
+/// The swizzled kernels (`gemm_bf16_swizzled` and `_wide`) and their twins
+/// (NVRTC's PTX for 9.0) hold the instructions of their shapes as written,
+/// twice (the main loop with guarded copies and without): per 16 of k, 32
+/// `mma.sync` (4 x 8 tiles a warp), 4 `ldmatrix.x4` for A and 4
+/// `ldmatrix.x4.trans` for B, the fragments loaded once before the loop and
+/// once per 16 of k inside it; `STAGES - 1` stages copied before the loop
+/// and one inside, (128 + BN) x BK / 8 / threads chunks a thread a stage,
+/// in one instance with a source size (zero fill) and in the other
+/// without; two waits for all but `STAGES - 2` groups (before the loop, and
+/// before the step's last 16 of k) and two barriers; no local memory.
 #[test]
-fn the_swizzled_kernel_and_its_twin_hold_its_instructions_as_written() {
-    let k16 = (SW_BLOCK_K / 16) as usize;
-    let chunks = ((SW_BLOCK_M + SW_BLOCK_N) * SW_BLOCK_K / 8 / SW_THREADS) as usize;
-    assert_eq!(chunks, 8);
-    let wait = format!("cp.async.wait_group {}", SW_STAGES - 2);
+fn the_swizzled_kernels_and_their_twins_hold_their_instructions_as_written() {
     let twin = lab_tests::twin_ptx_on_cpu::<host::gemm::GemmLesson>((9, 0)).expect("NVRTC compiled for 9.0");
-    for (side, ptx) in [("Rust", host::ptx::PTX_SM80), ("the twin", twin.as_str())] {
-        let body = entry_body(ptx, "gemm_bf16_swizzled").expect("an entry has a body");
-        let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
-        assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 2 * 32 * k16, "{side}");
-        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 2 * 4 * (k16 + 1), "{side}");
-        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 2 * 4 * (k16 + 1), "{side}");
-        assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2"), 0, "{side}");
-        let copies = SW_STAGES as usize * chunks;
-        assert_eq!(count("cp.async.cg.shared.global"), 2 * copies, "{side}");
-        let whole = body.lines().filter(|l| l.trim_start().starts_with("cp.async.cg.shared.global") && l.trim_end().ends_with("], 16;")).count();
-        assert_eq!(whole, copies, "{side}: the unguarded instance's copies have no source size");
-        assert_eq!((count(&wait), count("cp.async.wait_group 0")), (4, 2), "{side}");
-        assert_eq!(count("bar.sync"), 4, "{side}");
-        assert!(!body.contains(".local"), "{side}: no local memory");
+    for (symbol, bn, bk, threads, stages, chunks) in [
+        ("gemm_bf16_swizzled", SW_BLOCK_N, SW_BLOCK_K, SW_THREADS, SW_STAGES, 8),
+        ("gemm_bf16_swizzled_wide", SWW_BLOCK_N, SWW_BLOCK_K, SWW_THREADS, SWW_STAGES, 12),
+    ] {
+        let k16 = (bk / 16) as usize;
+        assert_eq!(((SW_BLOCK_M + bn) * bk / 8 / threads) as usize, chunks, "{symbol}");
+        let wait = format!("cp.async.wait_group {}", stages - 2);
+        for (side, ptx) in [("Rust", host::ptx::PTX_SM80), ("the twin", twin.as_str())] {
+            let body = entry_body(ptx, symbol).expect("an entry has a body");
+            let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+            assert_eq!(count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 2 * 32 * k16, "{symbol}, {side}");
+            assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 2 * 4 * (k16 + 1), "{symbol}, {side}");
+            assert_eq!(count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 2 * 4 * (k16 + 1), "{symbol}, {side}");
+            assert_eq!(count("ldmatrix.sync.aligned.m8n8.x2"), 0, "{symbol}, {side}");
+            let copies = stages as usize * chunks;
+            assert_eq!(count("cp.async.cg.shared.global"), 2 * copies, "{symbol}, {side}");
+            let whole = body.lines().filter(|l| l.trim_start().starts_with("cp.async.cg.shared.global") && l.trim_end().ends_with("], 16;")).count();
+            assert_eq!(whole, copies, "{symbol}, {side}: the unguarded instance's copies have no source size");
+            assert_eq!((count(&wait), count("cp.async.wait_group 0")), (4, 2), "{symbol}, {side}");
+            assert_eq!(count("bar.sync"), 4, "{symbol}, {side}");
+            assert!(!body.contains(".local"), "{symbol}, {side}: no local memory");
+        }
+    }
+}
+
+/// The wide swizzled kernel is refused, with the bytes it needs and the
+/// GPU's limit, where a block may not opt in to `SWW_BYTES` of shared
+/// memory (compute capability 8.6 and 8.9: 99 KiB), and runs where it may
+/// (8.0: 163 KiB; 9.0: 227 KiB).
+#[test]
+fn the_wide_swizzled_kernel_is_refused_where_a_block_cannot_hold_its_stages() {
+    use host::gemm::wide_refusal;
+    let why = wide_refusal("NVIDIA GeForce RTX 4090", 99 * 1024).expect("99 KiB is too little");
+    assert!(why.contains(&SWW_BYTES.to_string()) && why.contains("101376") && why.contains("RTX 4090"), "{why}");
+    assert_eq!(SWW_BYTES, 144 * 1024);
+    assert!(wide_refusal("GPU", SWW_BYTES as usize - 1).is_some());
+    for optin in [SWW_BYTES as usize, 163 * 1024, 227 * 1024] {
+        assert_eq!(wide_refusal("GPU", optin), None, "{optin}");
     }
 }
 
@@ -391,7 +411,7 @@ fn the_swizzled_kernel_and_its_twin_hold_its_instructions_as_written() {
 #[test]
 fn the_swizzled_layout_is_a_conflict_free_permutation() {
     let unswizzled = |row: u32, chunk: u32, width: u32| (row * width + chunk) * 16;
-    for (tile, rows, width) in [("A", SW_BLOCK_M, SW_A_ROW_CHUNKS), ("B", SW_BLOCK_K, SW_B_ROW_CHUNKS), ("wide", 16, 32)] {
+    for (tile, rows, width) in [("A", SW_BLOCK_M, SW_A_ROW_CHUNKS), ("B", SW_BLOCK_K, SW_B_ROW_CHUNKS), ("wide A", SW_BLOCK_M, SWW_BLOCK_K / 8), ("wide B", SWW_BLOCK_K, SWW_BLOCK_N / 8)] {
         let mut seen = vec![false; (rows * width) as usize];
         for row in 0..rows {
             for chunk in 0..width {

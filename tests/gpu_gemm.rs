@@ -43,7 +43,12 @@ fn main() -> std::process::ExitCode {
                 return Ok(());
             }
             use_side::<GemmLesson>(gpu, &mut lesson, side)?;
-            for &kernel in TcKernel::ALL {
+            let tc = lesson.tensor.as_ref().expect("checked above");
+            if let Some(why) = &tc.wide {
+                eprintln!("{} not checked on this GPU: {why}", TcKernel::Bf16SwizzledWide.symbol());
+            }
+            let kernels: Vec<TcKernel> = tc.mma_kernels().collect();
+            for kernel in kernels {
                 // (67, 136, 40): fewer steps of k (2) than the pipelined
                 // kernel's stages, so its prologue commits empty groups.
                 // (257, 264, 128): k a multiple of 32, so in one grid the

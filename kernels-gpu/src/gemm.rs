@@ -173,12 +173,20 @@ pub const SW_MIN_BLOCKS: u32 = 2;
 pub const SW_STAGES: u32 = 4;
 /// Block rows the swizzled kernel's grid walks together ([`grouped_block`]).
 pub const SW_GROUP: u32 = 8;
-/// Bytes of one swizzled stage's A tile: `SW_BLOCK_M` rows of `SW_BLOCK_K`
+/// Bytes of a swizzled stage's A tile `bk` deep: `SW_BLOCK_M` rows of `bk`
 /// bf16, no padding ([`sw_offset`]).
-pub const SW_A_BYTES: u32 = SW_BLOCK_M * SW_BLOCK_K * 2;
-/// Bytes of one swizzled stage: the A tile, then the B tile (`SW_BLOCK_K`
-/// rows of `SW_BLOCK_N` bf16).
-pub const SW_STAGE_BYTES: u32 = SW_A_BYTES + SW_BLOCK_K * SW_BLOCK_N * 2;
+pub const fn sw_a_bytes(bk: u32) -> u32 {
+    SW_BLOCK_M * bk * 2
+}
+/// Bytes of one swizzled stage of a block `bn` wide, `bk` deep: the A tile
+/// ([`sw_a_bytes`]), then the B tile (`bk` rows of `bn` bf16).
+pub const fn sw_stage_bytes(bn: u32, bk: u32) -> u32 {
+    sw_a_bytes(bk) + bk * bn * 2
+}
+/// Bytes of one stage's A tile of [`SW_BLOCK_M`]'s shape.
+pub const SW_A_BYTES: u32 = sw_a_bytes(SW_BLOCK_K);
+/// Bytes of one stage of [`SW_BLOCK_M`]'s shape.
+pub const SW_STAGE_BYTES: u32 = sw_stage_bytes(SW_BLOCK_N, SW_BLOCK_K);
 /// Dynamic shared bytes of the swizzled kernel (64 KiB).
 pub const SW_BYTES: u32 = SW_STAGES * SW_STAGE_BYTES;
 /// 16-byte chunks (8 bf16) in a row of the swizzled A tile: the `width`
@@ -195,8 +203,34 @@ const _: () = assert!(
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 const _: () = assert!(
-    (SW_A_ROW_CHUNKS == 4 || SW_A_ROW_CHUNKS % 8 == 0) && SW_B_ROW_CHUNKS % 8 == 0,
+    (SW_A_ROW_CHUNKS == 4 || SW_A_ROW_CHUNKS % 8 == 0) && SW_B_ROW_CHUNKS % 8 == 0 && SWW_BLOCK_K / 8 % 8 == 0 && SWW_BLOCK_N / 8 % 8 == 0,
     "sw_offset swizzles rows of 4 chunks or of a multiple of 8"
+);
+
+/// The wide swizzled kernel's block (`gemm_bf16_swizzled_wide`): `SW_BLOCK_M
+/// x SWW_BLOCK_N`, `SWW_BLOCK_K` deep a step, 8 warps of 64 x 64 as 2 x 4,
+/// `SWW_STAGES` stages. The fastest of the 15 shapes timed beside cuBLAS at
+/// 8192^3 on an H200 (383.4 to 390.2 TFLOP/s in three rounds, against 364.4
+/// to 372.2 for [`SW_BLOCK_M`]'s shape;
+/// docs/results/h200-2026-12-02-mma-explore). It needs `SWW_BYTES` (144
+/// KiB) of shared memory a block: compute capability 8.0 and 9.0 give a
+/// block up to 163 and 227 KiB, 8.6 and 8.9 only 99, where the host
+/// refuses it with the reason.
+pub const SWW_BLOCK_N: u32 = 256;
+/// See [`SWW_BLOCK_N`].
+pub const SWW_BLOCK_K: u32 = 64;
+/// Threads of a wide swizzled block: 8 warps.
+pub const SWW_THREADS: u32 = 256;
+/// Blocks of `SWW_THREADS` the wide kernel asks an SM to hold (its launch
+/// bounds): one, so a thread may take 255 registers.
+pub const SWW_MIN_BLOCKS: u32 = 1;
+/// `cp.async` stages of the wide kernel.
+pub const SWW_STAGES: u32 = 3;
+/// Dynamic shared bytes of the wide kernel (144 KiB).
+pub const SWW_BYTES: u32 = SWW_STAGES * sw_stage_bytes(SWW_BLOCK_N, SWW_BLOCK_K);
+const _: () = assert!(
+    SWW_BYTES <= 163 * 1024 && SWW_THREADS == SWW_BLOCK_N && SW_THREADS == SW_BLOCK_N,
+    "the wide kernel fits compute capability 8.0's 163 KiB a block; a swizzled block of BN threads is 2 x BN / 64 warps"
 );
 
 /// Byte offset of 16-byte chunk `chunk` of row `row` in a shared tile
@@ -1582,15 +1616,17 @@ pub(crate) mod tensor_kernels {
     }
     // ANCHOR_END: gemm_bf16_pipelined
 
-    /// Queues the copies of one step's tiles of [`gemm_bf16_swizzled`] into
-    /// the stage at shared address `stage`: the A tile (`SW_BLOCK_M x
-    /// SW_BLOCK_K` from row `block_row`, column `p0`), then at `SW_A_BYTES`
-    /// the B tile (`SW_BLOCK_K x SW_BLOCK_N` from row `p0`, column
-    /// `block_col`), each chunk at its [`sw_offset`]. Chunk `tid + s *
-    /// SW_THREADS` in row-major order, so a warp's 32 copies read whole
-    /// 64-byte row segments of A (8 rows) and 512 consecutive bytes of B
-    /// (2 rows of 256): every 32-byte sector they touch is used; zeros
-    /// outside the matrices.
+    /// Queues the copies of one step's tiles of a swizzled kernel (a block
+    /// of `BN` threads over a `SW_BLOCK_M x BN` tile, `BK` of k a step) into
+    /// the stage at shared address `stage`: the A tile (`SW_BLOCK_M x BK`
+    /// from row `block_row`, column `p0`), then at `sw_a_bytes(BK)` the B
+    /// tile (`BK x BN` from row `p0`, column `block_col`), each chunk at its
+    /// [`sw_offset`]. Chunk `tid + s * BN` in row-major order, so a warp's
+    /// 32 consecutive copies read whole row segments of A and 512
+    /// consecutive bytes of B: every 32-byte sector they touch is used;
+    /// zeros outside the matrices. `A_COPIES` and `B_COPIES` are the chunks
+    /// a thread copies of each tile (a compile-time error if they do not
+    /// cover it).
     ///
     /// With `GUARDED` false every chunk is taken to be inside (the caller
     /// knows the block's tiles are whole) and copied with
@@ -1598,11 +1634,11 @@ pub(crate) mod tensor_kernels {
     ///
     /// # Safety
     /// As [`copy_chunk_or_zero`] for `a` (m x k) and `b` (k x n), and with
-    /// `GUARDED` false every chunk inside; the stage holds `SW_STAGE_BYTES`
-    /// bytes.
+    /// `GUARDED` false every chunk inside; the stage holds
+    /// `sw_stage_bytes(BN, BK)` bytes.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn load_swizzled_stage<const GUARDED: bool>(
+    unsafe fn load_swizzled_stage<const GUARDED: bool, const BN: u32, const BK: u32, const A_COPIES: usize, const B_COPIES: usize>(
         stage: u32,
         a: *const u16,
         b: *const u16,
@@ -1613,7 +1649,14 @@ pub(crate) mod tensor_kernels {
         block_col: u32,
         p0: u32,
     ) {
+        const {
+            assert!(
+                A_COPIES as u32 * BN == SW_BLOCK_M * BK / 8 && B_COPIES as u32 * BN == BK * BN / 8,
+                "a block of BN threads copies each tile's 16-byte chunks in whole rounds"
+            )
+        };
         let tid = thread_idx_x();
+        let (a_width, b_width) = (BK / 8, BN / 8);
         // SAFETY: the caller's; `dst` is a chunk inside the stage.
         let copy = |dst: u32, p: *const u16, row: u32, col: u32, rows: u32, cols: u32| unsafe {
             if GUARDED {
@@ -1622,38 +1665,45 @@ pub(crate) mod tensor_kernels {
                 cp_async_16_whole(dst, p.wrapping_add(row as usize * cols as usize + col as usize).cast())
             }
         };
-        unrolled::<{ (SW_BLOCK_M * SW_A_ROW_CHUNKS / SW_THREADS) as usize }>(|s| {
-            let chunk = tid + s as u32 * SW_THREADS;
-            let (row, c) = (chunk / SW_A_ROW_CHUNKS, chunk % SW_A_ROW_CHUNKS);
-            copy(stage + sw_offset(row, c, SW_A_ROW_CHUNKS), a, block_row + row, p0 + c * 8, m, k);
+        unrolled::<A_COPIES>(|s| {
+            let chunk = tid + s as u32 * BN;
+            let (row, c) = (chunk / a_width, chunk % a_width);
+            copy(stage + sw_offset(row, c, a_width), a, block_row + row, p0 + c * 8, m, k);
         });
-        unrolled::<{ (SW_BLOCK_K * SW_B_ROW_CHUNKS / SW_THREADS) as usize }>(|s| {
-            let chunk = tid + s as u32 * SW_THREADS;
-            let (row, c) = (chunk / SW_B_ROW_CHUNKS, chunk % SW_B_ROW_CHUNKS);
-            copy(stage + SW_A_BYTES + sw_offset(row, c, SW_B_ROW_CHUNKS), b, p0 + row, block_col + c * 8, k, n);
+        unrolled::<B_COPIES>(|s| {
+            let chunk = tid + s as u32 * BN;
+            let (row, c) = (chunk / b_width, chunk % b_width);
+            copy(stage + sw_a_bytes(BK) + sw_offset(row, c, b_width), b, p0 + row, block_col + c * 8, k, n);
         });
     }
 
     /// The fragments of 16 of k (from `kk`, a multiple of 16) of a warp's
     /// 64 x 64 tile at (`warp_row`, `warp_col`) of the swizzled stage at
-    /// `stage`: 4 A fragments (16 x 16) by `ldmatrix.x4`, 8 B fragments (16
-    /// x 8) two at a time by `ldmatrix.x4.trans`.
+    /// `stage` (tiles `BN` wide, `BK` deep): 4 A fragments (16 x 16) by
+    /// `ldmatrix.x4`, 8 B fragments (16 x 8) two at a time by
+    /// `ldmatrix.x4.trans`.
     ///
     /// # Safety
     /// The stage's tiles were written before a barrier (or are never used);
     /// the warp is converged.
     #[inline(always)]
-    unsafe fn swizzled_fragments(stage: u32, warp_row: u32, warp_col: u32, lane: u32, kk: u32) -> ([[u32; 4]; 4], [[u32; 2]; 8]) {
+    unsafe fn swizzled_fragments<const BN: u32, const BK: u32>(
+        stage: u32,
+        warp_row: u32,
+        warp_col: u32,
+        lane: u32,
+        kk: u32,
+    ) -> ([[u32; 4]; 4], [[u32; 2]; 8]) {
         let mut fa = [[0u32; 4]; 4];
         let mut fb = [[0u32; 2]; 8];
         // SAFETY (both): every address is a chunk inside the stage.
         unrolled::<4>(|i| {
             let row = warp_row + i as u32 * 16 + lane % 16;
-            fa[i] = unsafe { ldmatrix_x4(stage + sw_offset(row, kk / 8 + lane / 16, SW_A_ROW_CHUNKS)) };
+            fa[i] = unsafe { ldmatrix_x4(stage + sw_offset(row, kk / 8 + lane / 16, BK / 8)) };
         });
         unrolled::<4>(|jj| {
             let chunk = (warp_col + jj as u32 * 16) / 8 + lane / 16;
-            let r = unsafe { ldmatrix_x4_trans(stage + SW_A_BYTES + sw_offset(kk + lane % 16, chunk, SW_B_ROW_CHUNKS)) };
+            let r = unsafe { ldmatrix_x4_trans(stage + sw_a_bytes(BK) + sw_offset(kk + lane % 16, chunk, BN / 8)) };
             fb[2 * jj] = [r[0], r[1]];
             fb[2 * jj + 1] = [r[2], r[3]];
         });
@@ -1706,36 +1756,135 @@ pub(crate) mod tensor_kernels {
         c: *const f32,
         d: *mut f32,
     ) {
-        let (row_block, col_block) = grouped_block(block_idx_y() * grid_dim_x() + block_idx_x(), grid_dim_y(), grid_dim_x(), SW_GROUP);
-        let (block_row, block_col) = (row_block * SW_BLOCK_M, col_block * SW_BLOCK_N);
-        // One branch a block, the same for all its threads: where the
-        // block's tiles are whole at every step, the copies need no guard.
-        // (Written as differences: `block_row < m` and `block_col < n`
-        // where m, n > 0, and a sum could wrap for n near 2^32.)
-        let whole = m > block_row && m - block_row >= SW_BLOCK_M && n > block_col && n - block_col >= SW_BLOCK_N && k % SW_BLOCK_K == 0;
-        // SAFETY: the caller's; `whole` is what the unguarded copies need.
+        // SAFETY: the caller's; 4 warps as 2 x 2, 4 stages of 32 of k.
         unsafe {
-            if whole {
-                swizzled_steps::<false>(block_row, block_col, m, n, k, alpha, a, b, beta, c, d)
-            } else {
-                swizzled_steps::<true>(block_row, block_col, m, n, k, alpha, a, b, beta, c, d)
-            }
+            swizzled_block::<SW_BLOCK_N, SW_BLOCK_K, SW_STAGES, { SW_STAGES - 2 }, { (SW_STAGES - 1) as usize }, 2, 4, 4>(
+                m, n, k, alpha, a, b, beta, c, d,
+            )
         }
     }
     // ANCHOR_END: gemm_bf16_swizzled
     crate::launch_bounds!(gemm_bf16_swizzled, SW_THREADS, SW_MIN_BLOCKS);
 
-    // ANCHOR: swizzled_steps
-    /// The main loop and epilogue of [`gemm_bf16_swizzled`] for the block
-    /// tile at (`block_row`, `block_col`), its copies guarded or not
-    /// ([`load_swizzled_stage`]'s `GUARDED`).
+    // ANCHOR: gemm_bf16_swizzled_wide
+    /// [`gemm_bf16_swizzled`] over blocks twice as wide and steps twice as
+    /// deep, for GPUs that give a block `SWW_BYTES` (144 KiB) of shared
+    /// memory: 8 warps of 64 x 64 as 2 x 4 over a `SW_BLOCK_M x SWW_BLOCK_N`
+    /// tile, `SWW_BLOCK_K` of k a step through `SWW_STAGES` stages, one
+    /// block an SM. Per step a block reads 25% fewer bytes of A and B for
+    /// its products, and waits at one barrier for 64 of k instead of 32.
+    ///
+    /// # Memory
+    /// As [`gemm_bf16_swizzled`], with `SWW_STAGES` stages of
+    /// `sw_stage_bytes(SWW_BLOCK_N, SWW_BLOCK_K)` bytes. The output is
+    /// [`gemm_bf16_mma`]'s, bit for bit.
+    ///
+    /// # Launch assumption
+    /// `SWW_THREADS` threads in one dimension, a grid of `ceil(n /
+    /// SWW_BLOCK_N) x ceil(m / SW_BLOCK_M)`, `SWW_BYTES` bytes of dynamic
+    /// shared memory (the host refuses a GPU that cannot give them); k and
+    /// n multiples of `TC_ALIGN`. Every thread reaches every barrier and
+    /// every warp-wide instruction.
     ///
     /// # Safety
-    /// As [`gemm_bf16_swizzled`]; with `GUARDED` false the block's tiles are
-    /// inside the matrices at every step.
+    /// As [`gemm_bf16_mma`].
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "ptx-kernel" fn gemm_bf16_swizzled_wide(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const u16,
+        b: *const u16,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        // SAFETY: the caller's; 8 warps as 2 x 4, 3 stages of 64 of k.
+        unsafe {
+            swizzled_block::<SWW_BLOCK_N, SWW_BLOCK_K, SWW_STAGES, { SWW_STAGES - 2 }, { (SWW_STAGES - 1) as usize }, 4, 4, 8>(
+                m, n, k, alpha, a, b, beta, c, d,
+            )
+        }
+    }
+    // ANCHOR_END: gemm_bf16_swizzled_wide
+    crate::launch_bounds!(gemm_bf16_swizzled_wide, SWW_THREADS, SWW_MIN_BLOCKS);
+
+    /// A swizzled kernel's block: which tile of D it computes
+    /// ([`grouped_block`] over `SW_BLOCK_M x BN` tiles), then its steps,
+    /// with unguarded copies where the block's tiles are whole at every
+    /// step ([`swizzled_steps`]; the const parameters are its).
+    ///
+    /// # Safety
+    /// As [`swizzled_steps`] with `GUARDED` true.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn swizzled_steps<const GUARDED: bool>(
+    unsafe fn swizzled_block<
+        const BN: u32,
+        const BK: u32,
+        const STAGES: u32,
+        const IN_FLIGHT: u32,
+        const PROLOGUE: usize,
+        const K16S: usize,
+        const A_COPIES: usize,
+        const B_COPIES: usize,
+    >(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: *const u16,
+        b: *const u16,
+        beta: f32,
+        c: *const f32,
+        d: *mut f32,
+    ) {
+        let (row_block, col_block) = grouped_block(block_idx_y() * grid_dim_x() + block_idx_x(), grid_dim_y(), grid_dim_x(), SW_GROUP);
+        let (block_row, block_col) = (row_block * SW_BLOCK_M, col_block * BN);
+        // One branch a block, the same for all its threads: where the
+        // block's tiles are whole at every step, the copies need no guard.
+        // (Written as differences: `block_row < m` and `block_col < n`
+        // where m, n > 0, and a sum could wrap for n near 2^32.)
+        let whole = m > block_row && m - block_row >= SW_BLOCK_M && n > block_col && n - block_col >= BN && k % BK == 0;
+        // SAFETY: the caller's; `whole` is what the unguarded copies need.
+        unsafe {
+            if whole {
+                swizzled_steps::<false, BN, BK, STAGES, IN_FLIGHT, PROLOGUE, K16S, A_COPIES, B_COPIES>(
+                    block_row, block_col, m, n, k, alpha, a, b, beta, c, d,
+                )
+            } else {
+                swizzled_steps::<true, BN, BK, STAGES, IN_FLIGHT, PROLOGUE, K16S, A_COPIES, B_COPIES>(
+                    block_row, block_col, m, n, k, alpha, a, b, beta, c, d,
+                )
+            }
+        }
+    }
+
+    // ANCHOR: swizzled_steps
+    /// The main loop and epilogue of a swizzled kernel for the block tile at
+    /// (`block_row`, `block_col`), its copies guarded or not
+    /// ([`load_swizzled_stage`]'s `GUARDED`): `BN` threads, 2 x `BN / 64`
+    /// warps of 64 x 64, `STAGES` stages of `BK` of k. `IN_FLIGHT` is
+    /// `STAGES - 2`, `PROLOGUE` `STAGES - 1`, `K16S` `BK / 16` (a
+    /// compile-time error otherwise).
+    ///
+    /// # Safety
+    /// As [`gemm_bf16_swizzled`] for this shape; with `GUARDED` false the
+    /// block's tiles are inside the matrices at every step.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn swizzled_steps<
+        const GUARDED: bool,
+        const BN: u32,
+        const BK: u32,
+        const STAGES: u32,
+        const IN_FLIGHT: u32,
+        const PROLOGUE: usize,
+        const K16S: usize,
+        const A_COPIES: usize,
+        const B_COPIES: usize,
+    >(
         block_row: u32,
         block_col: u32,
         m: u32,
@@ -1748,41 +1897,56 @@ pub(crate) mod tensor_kernels {
         c: *const f32,
         d: *mut f32,
     ) {
+        const {
+            assert!(BN % 64 == 0 && BK % 32 == 0 && STAGES >= 2, "64 x 64 warps; an even number of 16s of k a step");
+            assert!(
+                IN_FLIGHT == STAGES - 2 && PROLOGUE == STAGES as usize - 1 && K16S == BK as usize / 16,
+                "the derived counts match the shape"
+            );
+        };
         let base = GEMM_TC_PIPELINE::shared().addr();
         let tid = thread_idx_x();
         let (warp, lane) = (tid / 32, tid % 32);
-        let (warp_row, warp_col) = ((warp / 2) * 64, (warp % 2) * 64);
-        let steps = k.div_ceil(SW_BLOCK_K);
-        let stage = |s: u32| base + s % SW_STAGES * SW_STAGE_BYTES;
-        // SAFETY (every load): the caller's shapes and alignment; the stage
-        // is one of the SW_STAGES in `base`.
-        let load = |s: u32| unsafe { load_swizzled_stage::<GUARDED>(stage(s), a, b, m, n, k, block_row, block_col, s * SW_BLOCK_K) };
+        let warps_n = BN / 64;
+        let (warp_row, warp_col) = ((warp / warps_n) * 64, (warp % warps_n) * 64);
+        let steps = k.div_ceil(BK);
+        // The stages rotate: `stage` is step `step`'s, and the one after it
+        // wraps to `base`. (Held in a variable, not `base + step % STAGES *
+        // bytes`: LLVM spreads that remainder into every fragment's and
+        // copy's address, a register each.)
+        let bytes = sw_stage_bytes(BN, BK);
+        let last_stage = base + (STAGES - 1) * bytes;
         let mut acc = [[[0.0f32; 4]; 8]; 4];
 
-        unrolled::<{ (SW_STAGES - 1) as usize }>(|s| {
+        unrolled::<PROLOGUE>(|s| {
             if (s as u32) < steps {
-                load(s as u32);
+                // SAFETY: the caller's shapes and alignment; a stage of `base`.
+                unsafe { load_swizzled_stage::<GUARDED, BN, BK, A_COPIES, B_COPIES>(base + s as u32 * bytes, a, b, m, n, k, block_row, block_col, s as u32 * BK) };
             }
             cp_async_commit();
         });
-        cp_async_wait::<{ SW_STAGES - 2 }>();
+        cp_async_wait::<IN_FLIGHT>();
         sync_threads();
         // SAFETY (every fragment load): the stage's copies landed before the
         // last barrier (past the last step, a stage never used).
-        let mut frags = unsafe { swizzled_fragments(stage(0), warp_row, warp_col, lane, 0) };
-        let mut step = 0;
+        let mut frags = unsafe { swizzled_fragments::<BN, BK>(base, warp_row, warp_col, lane, 0) };
+        let (mut step, mut stage, mut previous) = (0, base, last_stage);
         while step < steps {
-            unrolled::<{ (SW_BLOCK_K / 16) as usize }>(|kk| {
-                let last = kk as u32 == SW_BLOCK_K / 16 - 1;
+            let following = if stage == last_stage { base } else { stage + bytes };
+            unrolled::<K16S>(|kk| {
+                let last = kk == K16S - 1;
                 if last {
-                    cp_async_wait::<{ SW_STAGES - 2 }>();
+                    cp_async_wait::<IN_FLIGHT>();
                     sync_threads();
                 }
-                let (s, kk_next) = if last { (step + 1, 0) } else { (step, (kk as u32 + 1) * 16) };
-                let next = unsafe { swizzled_fragments(stage(s), warp_row, warp_col, lane, kk_next) };
+                let (at, kk_next) = if last { (following, 0) } else { (stage, (kk as u32 + 1) * 16) };
+                let next = unsafe { swizzled_fragments::<BN, BK>(at, warp_row, warp_col, lane, kk_next) };
                 if kk == 0 {
-                    if step + SW_STAGES - 1 < steps {
-                        load(step + SW_STAGES - 1);
+                    // Step `step + STAGES - 1` goes where step `step - 1` was.
+                    let s = step + STAGES - 1;
+                    if s < steps {
+                        // SAFETY: as the prologue's.
+                        unsafe { load_swizzled_stage::<GUARDED, BN, BK, A_COPIES, B_COPIES>(previous, a, b, m, n, k, block_row, block_col, s * BK) };
                     }
                     cp_async_commit();
                 }
@@ -1791,6 +1955,7 @@ pub(crate) mod tensor_kernels {
                 });
                 frags = next;
             });
+            (previous, stage) = (stage, following);
             step += 1;
         }
         cp_async_wait::<0>();

@@ -822,38 +822,41 @@ __device__ __forceinline__ uint2 grouped_block(unsigned id, unsigned rows, unsig
 }
 
 #if __CUDA_ARCH__ >= 800
-// The main loop and epilogue of gemm_bf16_swizzled for the block tile at
-// (blockRow, blockCol); with GUARDED false every chunk of every step is inside
+// The main loop and epilogue of a swizzled kernel for the block tile at
+// (blockRow, blockCol): BN threads as 2 x BN / 64 warps of 64 x 64, STAGES
+// stages of BK of k; with GUARDED false every chunk of every step is inside
 // the matrices and copied without a source size (no compare, no zero fill).
-// `base`: the shared address of the SW_STAGES stages. (C++ linkage: the file is
+// `base`: the shared address of the stages, which rotate: `stage` is this
+// step's, the one after the last wraps to `base`. (C++ linkage: the file is
 // extern "C", and a template cannot be.)
 extern "C++" {
-template <bool GUARDED>
+template <bool GUARDED, unsigned BN, unsigned BK, unsigned STAGES>
 __device__ __forceinline__ void swizzled_steps(unsigned base, unsigned blockRow, unsigned blockCol, unsigned m, unsigned n, unsigned k,
                                                float alpha, const unsigned short* __restrict__ a,
                                                const unsigned short* __restrict__ b, float beta,
                                                const float* __restrict__ c, float* __restrict__ d) {
-    constexpr unsigned AW = SW_BLOCK_K / 8, BW = SW_BLOCK_N / 8, KS = SW_BLOCK_K / 16;
-    static_assert(KS % 2 == 0, "the two fragment sets alternate within a step");
+    constexpr unsigned AW = BK / 8, BW = BN / 8, KS = BK / 16, A_BYTES = SW_BLOCK_M * BK * 2;
+    constexpr unsigned BYTES = A_BYTES + BK * BN * 2;
+    static_assert(KS % 2 == 0 && BN % 64 == 0, "the two fragment sets alternate within a step; 64 x 64 warps");
     const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const unsigned warpRow = (warp / 2) * 64, warpCol = (warp % 2) * 64;
-    const unsigned steps = (k + SW_BLOCK_K - 1) / SW_BLOCK_K;
-    auto stage = [&](unsigned s) { return base + s % SW_STAGES * SW_STAGE_BYTES; };
+    const unsigned warpRow = (warp / (BN / 64)) * 64, warpCol = (warp % (BN / 64)) * 64;
+    const unsigned steps = (k + BK - 1) / BK;
+    const unsigned lastStage = base + (STAGES - 1) * BYTES;
     auto copy = [&](unsigned dst, const unsigned short* p, unsigned row, unsigned col, unsigned rows, unsigned cols) {
         if (GUARDED) copy_chunk_or_zero(dst, p, row, col, rows, cols);
         else cp_async_16_whole(dst, p + (size_t)row * cols + col);
     };
-    auto load = [&](unsigned s) {
-        const unsigned st = stage(s), p0 = s * SW_BLOCK_K;
+    auto load = [&](unsigned st, unsigned s) {
+        const unsigned p0 = s * BK;
 #pragma unroll
-        for (unsigned i = 0; i < SW_BLOCK_M * AW / SW_THREADS; ++i) {
-            const unsigned chunk = tid + i * SW_THREADS, row = chunk / AW, ch = chunk % AW;
+        for (unsigned i = 0; i < SW_BLOCK_M * AW / BN; ++i) {
+            const unsigned chunk = tid + i * BN, row = chunk / AW, ch = chunk % AW;
             copy(st + sw_offset(row, ch, AW), a, blockRow + row, p0 + ch * 8, m, k);
         }
 #pragma unroll
-        for (unsigned i = 0; i < SW_BLOCK_K * BW / SW_THREADS; ++i) {
-            const unsigned chunk = tid + i * SW_THREADS, row = chunk / BW, ch = chunk % BW;
-            copy(st + SW_A_BYTES + sw_offset(row, ch, BW), b, p0 + row, blockCol + ch * 8, k, n);
+        for (unsigned i = 0; i < BK * BW / BN; ++i) {
+            const unsigned chunk = tid + i * BN, row = chunk / BW, ch = chunk % BW;
+            copy(st + A_BYTES + sw_offset(row, ch, BW), b, p0 + row, blockCol + ch * 8, k, n);
         }
     };
     unsigned fa[2][4][4], fb[2][8][2];
@@ -864,7 +867,7 @@ __device__ __forceinline__ void swizzled_steps(unsigned base, unsigned blockRow,
 #pragma unroll
         for (unsigned jj = 0; jj < 4; ++jj) {
             unsigned r[4];
-            ldmatrix_x4_trans(r, st + SW_A_BYTES + sw_offset(kk + lane % 16, (warpCol + jj * 16) / 8 + lane / 16, BW));
+            ldmatrix_x4_trans(r, st + A_BYTES + sw_offset(kk + lane % 16, (warpCol + jj * 16) / 8 + lane / 16, BW));
             fb[set][2 * jj][0] = r[0];
             fb[set][2 * jj][1] = r[1];
             fb[set][2 * jj + 1][0] = r[2];
@@ -874,24 +877,27 @@ __device__ __forceinline__ void swizzled_steps(unsigned base, unsigned blockRow,
     float acc[4][8][4] = {};
 
 #pragma unroll
-    for (unsigned s = 0; s + 1 < SW_STAGES; ++s) {
-        if (s < steps) load(s);
+    for (unsigned s = 0; s + 1 < STAGES; ++s) {
+        if (s < steps) load(base + s * BYTES, s);
         cp_async_commit();
     }
-    cp_async_wait<SW_STAGES - 2>();
+    cp_async_wait<STAGES - 2>();
     __syncthreads();
-    fragments(0, stage(0), 0);
+    fragments(0, base, 0);
+    unsigned stage = base, previous = lastStage;
     for (unsigned step = 0; step < steps; ++step) {
+        const unsigned following = stage == lastStage ? base : stage + BYTES;
 #pragma unroll
         for (unsigned kk = 0; kk < KS; ++kk) {
             const bool last = kk == KS - 1;
             if (last) {
-                cp_async_wait<SW_STAGES - 2>();
+                cp_async_wait<STAGES - 2>();
                 __syncthreads();
             }
-            fragments((kk + 1) % 2, stage(last ? step + 1 : step), last ? 0 : (kk + 1) * 16);
+            fragments((kk + 1) % 2, last ? following : stage, last ? 0 : (kk + 1) * 16);
             if (kk == 0) {
-                if (step + SW_STAGES - 1 < steps) load(step + SW_STAGES - 1);
+                // Step step + STAGES - 1 goes where step step - 1 was.
+                if (step + STAGES - 1 < steps) load(previous, step + STAGES - 1);
                 cp_async_commit();
             }
 #pragma unroll
@@ -899,9 +905,28 @@ __device__ __forceinline__ void swizzled_steps(unsigned base, unsigned blockRow,
 #pragma unroll
                 for (unsigned j = 0; j < 8; ++j) mma_bf16_m16n8k16(acc[i][j], fa[kk % 2][i], fb[kk % 2][j]);
         }
+        previous = stage;
+        stage = following;
     }
     cp_async_wait<0>();
     store_tiles(acc, blockRow + warpRow, blockCol + warpCol, lane, m, n, alpha, beta, c, d);
+}
+
+// A swizzled kernel's block: its tile of D (grouped_block over SW_BLOCK_M x BN
+// tiles), then its steps, unguarded where the block's tiles are whole at every
+// step. (Written as differences: a sum could wrap for n near 2^32.)
+template <unsigned BN, unsigned BK, unsigned STAGES>
+__device__ __forceinline__ void swizzled_block(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
+                                               const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
+                                               float* __restrict__ d) {
+    extern __shared__ __align__(16) unsigned char pipeline[];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(pipeline);
+    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, SW_GROUP);
+    const unsigned blockRow = blk.x * SW_BLOCK_M, blockCol = blk.y * BN;
+    if (m > blockRow && m - blockRow >= SW_BLOCK_M && n > blockCol && n - blockCol >= BN && k % BK == 0)
+        swizzled_steps<false, BN, BK, STAGES>(base, blockRow, blockCol, m, n, k, alpha, a, b, beta, c, d);
+    else
+        swizzled_steps<true, BN, BK, STAGES>(base, blockRow, blockCol, m, n, k, alpha, a, b, beta, c, d);
 }
 }
 #endif
@@ -921,19 +946,25 @@ __global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS)
                        const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
                        float* __restrict__ d) {
 #if __CUDA_ARCH__ >= 800
-    extern __shared__ __align__(16) unsigned char pipeline[];
-    const unsigned base = (unsigned)__cvta_generic_to_shared(pipeline);
-    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, SW_GROUP);
-    const unsigned blockRow = blk.x * SW_BLOCK_M, blockCol = blk.y * SW_BLOCK_N;
-    // One branch a block: where its tiles are whole at every step, the copies need no guard.
-    // (Written as differences: a sum could wrap for n near 2^32.)
-    if (m > blockRow && m - blockRow >= SW_BLOCK_M && n > blockCol && n - blockCol >= SW_BLOCK_N && k % SW_BLOCK_K == 0)
-        swizzled_steps<false>(base, blockRow, blockCol, m, n, k, alpha, a, b, beta, c, d);
-    else
-        swizzled_steps<true>(base, blockRow, blockCol, m, n, k, alpha, a, b, beta, c, d);
+    swizzled_block<SW_BLOCK_N, SW_BLOCK_K, SW_STAGES>(m, n, k, alpha, a, b, beta, c, d);
 #endif
 }
 // ANCHOR_END: gemm_bf16_swizzled
+
+// ANCHOR: gemm_bf16_swizzled_wide
+// gemm_bf16_swizzled over SW_BLOCK_M x SWW_BLOCK_N blocks of 8 warps (2 x 4),
+// SWW_BLOCK_K of k a step through SWW_STAGES stages, one block an SM. Launch:
+// SWW_THREADS threads in x, a grid of ceil(n / SWW_BLOCK_N) x ceil(m /
+// SW_BLOCK_M), SWW_BYTES bytes of dynamic shared memory; k and n multiples of 8.
+__global__ void __launch_bounds__(SWW_THREADS, SWW_MIN_BLOCKS)
+    gemm_bf16_swizzled_wide(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
+                            const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
+                            float* __restrict__ d) {
+#if __CUDA_ARCH__ >= 800
+    swizzled_block<SWW_BLOCK_N, SWW_BLOCK_K, SWW_STAGES>(m, n, k, alpha, a, b, beta, c, d);
+#endif
+}
+// ANCHOR_END: gemm_bf16_swizzled_wide
 
 
 // ANCHOR: gemm_bf16_wgmma

@@ -85,6 +85,10 @@ crate::kernel_ids! {
         /// XOR-swizzled stages, fragments loaded 16 of k ahead, the grid
         /// walked in groups of block rows.
         Bf16Swizzled = "gemm_bf16_swizzled" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
+        /// The same kernel over 128 x 256 blocks of 8 warps, 64 of k a
+        /// step, 3 stages in 144 KiB of shared memory (refused on GPUs
+        /// that give a block less).
+        Bf16SwizzledWide = "gemm_bf16_swizzled_wide" (U32, U32, U32, F32, Ptr, Ptr, F32, Ptr, Ptr),
     }
 }
 
@@ -95,6 +99,7 @@ impl TcKernel {
             TcKernel::Bf16Mma => "BF16 in, FP32 sums: mma.sync, ldmatrix, cp.async, 2 stages",
             TcKernel::Bf16Pipelined => "BF16 in, FP32 sums: the same, 4 cp.async stages",
             TcKernel::Bf16Swizzled => "BF16 in, FP32 sums: 64 x 64 warp tiles, swizzled stages, fragments 16 of k ahead",
+            TcKernel::Bf16SwizzledWide => "BF16 in, FP32 sums: the same warps over 128 x 256 x 64 blocks, 3 stages in 144 KiB",
         }
     }
 
@@ -105,17 +110,20 @@ impl TcKernel {
             TcKernel::Bf16Mma => 0,
             TcKernel::Bf16Pipelined => TC_PIPE_BYTES,
             TcKernel::Bf16Swizzled => SW_BYTES,
+            TcKernel::Bf16SwizzledWide => SWW_BYTES,
         }
     }
 
     /// The launch over an m x n output: a block a tile of D (`TC_BLOCK_M x
-    /// TC_BLOCK_N` with `TC_THREADS` threads, or the swizzled kernel's
-    /// `SW_BLOCK_M x SW_BLOCK_N` with `SW_THREADS`).
+    /// TC_BLOCK_N` with `TC_THREADS` threads, or the swizzled kernels'
+    /// `SW_BLOCK_M x SW_BLOCK_N` with `SW_THREADS` and `SW_BLOCK_M x
+    /// SWW_BLOCK_N` with `SWW_THREADS`).
     pub fn launch_config(self, m: usize, n: usize) -> LaunchConfig {
         let blocks = |extent: usize, per: u32| extent.div_ceil(per as usize).max(1) as u32;
         let (tile_m, tile_n, threads) = match self {
             TcKernel::Bf16Mma | TcKernel::Bf16Pipelined => (TC_BLOCK_M, TC_BLOCK_N, TC_THREADS),
             TcKernel::Bf16Swizzled => (SW_BLOCK_M, SW_BLOCK_N, SW_THREADS),
+            TcKernel::Bf16SwizzledWide => (SW_BLOCK_M, SWW_BLOCK_N, SWW_THREADS),
         };
         LaunchConfig {
             grid_dim: (blocks(n, tile_n), blocks(m, tile_m), 1),
@@ -305,6 +313,21 @@ impl Kernel {
             shared_mem_bytes: 0,
         }
     }
+}
+
+/// Why a GPU named `name` whose blocks may opt in to `optin` bytes of shared
+/// memory (`MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`) cannot run
+/// `gemm_bf16_swizzled_wide`, which takes `SWW_BYTES` (144 KiB) a block;
+/// `None` where it can (compute capability 8.0 gives 163 KiB, 9.0 227 KiB,
+/// 8.6, 8.7 and 8.9 99 KiB: the CUDA C Programming Guide's table of
+/// technical specifications per compute capability).
+pub fn wide_refusal(name: &str, optin: usize) -> Option<String> {
+    (optin < SWW_BYTES as usize).then(|| {
+        format!(
+            "it takes {SWW_BYTES} bytes of shared memory a block and {name} gives a block at most {optin} \
+             (MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)"
+        )
+    })
 }
 
 /// Floating-point operations of one GEMM: a multiply and an add for each
@@ -854,6 +877,9 @@ impl<'g> Gemm<'g> {
 /// kernels' inputs exactly).
 pub struct TensorCores {
     kernels: KernelSet<TcKernel>,
+    /// Why the GPU cannot run `gemm_bf16_swizzled_wide`, if it cannot
+    /// ([`wide_refusal`]).
+    pub wide: Option<String>,
     /// The Hopper kernels, or why this GPU has none.
     pub hopper: std::result::Result<KernelSet<WgKernel>, String>,
     inputs: HalfInputs,
@@ -889,8 +915,9 @@ impl TensorCores {
             )));
         }
         let kernels = KernelSet::from_module(gpu, Module::Sm80)?;
-        for &kernel in TcKernel::ALL {
-            crate::kernels::allow_dynamic_shared(kernels.active(kernel), TensorKernel::from(kernel).dynamic_shared_bytes())?;
+        let wide = wide_refusal(&gpu.info.name, gpu.info.shared_per_block_optin);
+        for kernel in TcKernel::ALL.iter().filter(|&&k| k != TcKernel::Bf16SwizzledWide || wide.is_none()) {
+            crate::kernels::allow_dynamic_shared(kernels.active(*kernel), TensorKernel::from(*kernel).dynamic_shared_bytes())?;
         }
         let hopper = if Module::Sm90a.runs_on((major, minor)) {
             // A driver that cannot load the module (it is PTX ISA 8.3, from
@@ -913,7 +940,7 @@ impl TensorCores {
             ))
         };
         let inputs = HalfInputs::upload(gpu, Half::Bf16, [a, b, int_a, int_b])?;
-        Ok(Ok(TensorCores { kernels, hopper, inputs, maps: None }))
+        Ok(Ok(TensorCores { kernels, wide, hopper, inputs, maps: None }))
     }
 
     /// Encodes the tensor maps of A and B (the `inputs` in bf16) for
@@ -941,10 +968,17 @@ impl TensorCores {
         Ok(())
     }
 
-    /// Every tensor-core kernel this GPU runs: the sm_80 module's, then the
-    /// sm_90a module's where it loaded.
+    /// The sm_80 module's kernels this GPU runs: all but the wide one where
+    /// it cannot give a block its shared memory ([`TensorCores::wide`]).
+    pub fn mma_kernels(&self) -> impl Iterator<Item = TcKernel> + '_ {
+        TcKernel::ALL.iter().copied().filter(|&k| k != TcKernel::Bf16SwizzledWide || self.wide.is_none())
+    }
+
+    /// Every tensor-core kernel this GPU runs: the sm_80 module's
+    /// ([`TensorCores::mma_kernels`]), then the sm_90a module's where it
+    /// loaded.
     pub fn kernels(&self) -> Vec<TensorKernel> {
-        let mut all: Vec<TensorKernel> = TcKernel::ALL.iter().map(|&k| k.into()).collect();
+        let mut all: Vec<TensorKernel> = self.mma_kernels().map(TensorKernel::from).collect();
         if self.hopper.is_ok() {
             all.extend(WgKernel::ALL.iter().map(|&k| TensorKernel::from(k)));
         }
@@ -1336,7 +1370,7 @@ impl TwinRows for Gemm<'_> {
         }
         if let Ok(tc) = &mut self.tensor {
             tc.kernels.load_twins(gpu, c_ptx)?;
-            for &kernel in TcKernel::ALL {
+            for kernel in tc.mma_kernels() {
                 let twin = tc.kernels.get(kernel, Side::CudaC).expect("the twins just loaded");
                 crate::kernels::allow_dynamic_shared(twin, TensorKernel::from(kernel).dynamic_shared_bytes())?;
             }
@@ -1529,6 +1563,8 @@ impl lesson::Lesson for GemmLesson {
                 "stages": TC_PIPE_STAGES},
             "gemm_bf16_swizzled": {"threads": SW_THREADS, "block_tile": [SW_BLOCK_M, SW_BLOCK_N, SW_BLOCK_K], "warp_tile": [64, 64],
                 "stages": SW_STAGES, "group": SW_GROUP, "launch_bounds": [SW_THREADS, SW_MIN_BLOCKS]},
+            "gemm_bf16_swizzled_wide": {"threads": SWW_THREADS, "block_tile": [SW_BLOCK_M, SWW_BLOCK_N, SWW_BLOCK_K], "warp_tile": [64, 64],
+                "stages": SWW_STAGES, "group": SW_GROUP, "launch_bounds": [SWW_THREADS, SWW_MIN_BLOCKS], "dynamic_shared_bytes": SWW_BYTES},
             "gemm_bf16_wgmma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
                 "warpgroup_tile": [64, WG_BLOCK_N], "stages": WG_STAGES},
             "gemm_bf16_tma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
@@ -1559,7 +1595,8 @@ impl lesson::Lesson for GemmLesson {
              #define TC_STAGE_BYTES {TC_STAGE_BYTES}\n#define TC_PIPE_STAGES {TC_PIPE_STAGES}\n#define SW_BLOCK_M {SW_BLOCK_M}\n\
              #define SW_BLOCK_N {SW_BLOCK_N}\n#define SW_BLOCK_K {SW_BLOCK_K}\n#define SW_THREADS {SW_THREADS}\n\
              #define SW_MIN_BLOCKS {SW_MIN_BLOCKS}\n#define SW_STAGES {SW_STAGES}\n#define SW_GROUP {SW_GROUP}\n\
-             #define SW_A_BYTES {SW_A_BYTES}\n#define SW_STAGE_BYTES {SW_STAGE_BYTES}\n#define WG_BLOCK_M {WG_BLOCK_M}\n\
+             #define SWW_BLOCK_N {SWW_BLOCK_N}\n#define SWW_BLOCK_K {SWW_BLOCK_K}\n#define SWW_THREADS {SWW_THREADS}\n\
+             #define SWW_MIN_BLOCKS {SWW_MIN_BLOCKS}\n#define SWW_STAGES {SWW_STAGES}\n#define WG_BLOCK_M {WG_BLOCK_M}\n\
              #define WG_BLOCK_N {WG_BLOCK_N}\n#define WG_BLOCK_K {WG_BLOCK_K}\n#define WG_THREADS {WG_THREADS}\n\
              #define WG_STAGES {WG_STAGES}\n#define WG_A_BYTES {WG_A_BYTES}\n#define WG_STAGE_BYTES {WG_STAGE_BYTES}\n\
              #define WG_TILE_ALIGN {WG_TILE_ALIGN}\n#define WG_A_SBO {WG_A_SBO}\n#define WG_B_LBO {WG_B_LBO}\n\
@@ -1711,6 +1748,9 @@ impl lesson::Lesson for GemmLesson {
                     "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct,
                     "module": kernel.module_name().trim_end_matches(" module")}));
             }
+        }
+        if let Ok(TensorCores { wide: Some(why), .. }) = &lesson.tensor {
+            occupancy_lines.push(format!("No {}: {why}.", TcKernel::Bf16SwizzledWide.symbol()));
         }
         if let Ok(TensorCores { hopper: Err(why), .. }) = &lesson.tensor {
             occupancy_lines.push(format!("No wgmma kernel: {why}."));
