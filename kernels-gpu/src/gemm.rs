@@ -1811,6 +1811,7 @@ pub(crate) mod tensor_kernels {
     // ANCHOR_END: gemm_bf16_swizzled_wide
     crate::launch_bounds!(gemm_bf16_swizzled_wide, SWW_THREADS, SWW_MIN_BLOCKS);
 
+    // ANCHOR: swizzled_block
     /// A swizzled kernel's block: which tile of D it computes
     /// ([`grouped_block`] over `SW_BLOCK_M x BN` tiles), then its steps,
     /// with unguarded copies where the block's tiles are whole at every
@@ -1860,6 +1861,7 @@ pub(crate) mod tensor_kernels {
             }
         }
     }
+    // ANCHOR_END: swizzled_block
 
     // ANCHOR: swizzled_steps
     /// The main loop and epilogue of a swizzled kernel for the block tile at
