@@ -165,13 +165,13 @@ pub const SW_BLOCK_K: u32 = 32;
 /// the block's as 4 x 8 `mma` tiles of 16 x 8 (128 f32 accumulators a
 /// thread).
 pub const SW_THREADS: u32 = 128;
-/// Blocks of `SW_THREADS` the swizzled kernel asks an SM to hold at once
+/// Blocks of `SW_THREADS` `gemm_bf16_swizzled` asks an SM to hold at once
 /// (its launch bounds): 255 registers a thread or fewer, so two blocks'
 /// 8 warps fit an SM's 65536 registers.
 pub const SW_MIN_BLOCKS: u32 = 2;
-/// `cp.async` stages of the swizzled kernel, in dynamic shared memory.
+/// `cp.async` stages of `gemm_bf16_swizzled`, in dynamic shared memory.
 pub const SW_STAGES: u32 = 4;
-/// Block rows the swizzled kernel's grid walks together ([`grouped_block`]).
+/// Block rows both swizzled kernels' grids walk together ([`grouped_block`]).
 pub const SW_GROUP: u32 = 8;
 /// Bytes of a swizzled stage's A tile `bk` deep: `SW_BLOCK_M` rows of `bk`
 /// bf16, no padding ([`sw_offset`]).
@@ -183,11 +183,13 @@ pub const fn sw_a_bytes(bk: u32) -> u32 {
 pub const fn sw_stage_bytes(bn: u32, bk: u32) -> u32 {
     sw_a_bytes(bk) + bk * bn * 2
 }
-/// Bytes of one stage's A tile of [`SW_BLOCK_M`]'s shape.
+/// Bytes of one stage's A tile of `gemm_bf16_swizzled` (`SW_BLOCK_M x
+/// SW_BLOCK_K`).
 pub const SW_A_BYTES: u32 = sw_a_bytes(SW_BLOCK_K);
-/// Bytes of one stage of [`SW_BLOCK_M`]'s shape.
+/// Bytes of one stage of `gemm_bf16_swizzled` (its A tile, then `SW_BLOCK_K
+/// x SW_BLOCK_N` of B).
 pub const SW_STAGE_BYTES: u32 = sw_stage_bytes(SW_BLOCK_N, SW_BLOCK_K);
-/// Dynamic shared bytes of the swizzled kernel (64 KiB).
+/// Dynamic shared bytes of `gemm_bf16_swizzled` (64 KiB).
 pub const SW_BYTES: u32 = SW_STAGES * SW_STAGE_BYTES;
 /// 16-byte chunks (8 bf16) in a row of the swizzled A tile: the `width`
 /// of its [`sw_offset`].
@@ -213,9 +215,9 @@ const _: () = assert!(
 /// 8192^3 on an H200 (383.4 to 390.2 TFLOP/s in three rounds, against 364.4
 /// to 372.2 for [`SW_BLOCK_M`]'s shape;
 /// docs/results/h200-2026-12-02-mma-explore). It needs `SWW_BYTES` (144
-/// KiB) of shared memory a block: compute capability 8.0 and 9.0 give a
-/// block up to 163 and 227 KiB, 8.6 and 8.9 only 99, where the host
-/// refuses it with the reason.
+/// KiB) of shared memory a block: compute capability 8.0 and 8.7 give a
+/// block up to 163 KiB and 9.0 227 KiB, 8.6 and 8.9 only 99, where the
+/// host refuses it with the reason.
 pub const SWW_BLOCK_N: u32 = 256;
 /// See [`SWW_BLOCK_N`].
 pub const SWW_BLOCK_K: u32 = 64;

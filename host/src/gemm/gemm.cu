@@ -838,6 +838,8 @@ __device__ __forceinline__ void swizzled_steps(unsigned base, unsigned blockRow,
     constexpr unsigned AW = BK / 8, BW = BN / 8, KS = BK / 16, A_BYTES = SW_BLOCK_M * BK * 2;
     constexpr unsigned BYTES = A_BYTES + BK * BN * 2;
     static_assert(KS % 2 == 0 && BN % 64 == 0, "the two fragment sets alternate within a step; 64 x 64 warps");
+    static_assert(STAGES >= 2 && SW_BLOCK_M * AW % BN == 0 && BK * BW % BN == 0,
+                  "two stages or more; a block of BN threads copies each tile's chunks in whole rounds");
     const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const unsigned warpRow = (warp / (BN / 64)) * 64, warpCol = (warp % (BN / 64)) * 64;
     const unsigned steps = (k + BK - 1) / BK;
@@ -939,8 +941,9 @@ __device__ __forceinline__ void swizzled_block(unsigned m, unsigned n, unsigned 
 // wait and barrier come before step s's last 16 of k); step s copies step s +
 // SW_STAGES - 1 into the stage step s - 1 used. Blocks walk the grid in groups
 // of SW_GROUP block rows. Launch: SW_THREADS threads in x, a grid of ceil(n /
-// SW_BLOCK_N) x ceil(m / SW_BLOCK_M), SW_STAGES * SW_STAGE_BYTES bytes of
-// dynamic shared memory; k and n multiples of 8.
+// SW_BLOCK_N) x ceil(m / SW_BLOCK_M), SW_STAGES stages of SW_BLOCK_M x
+// SW_BLOCK_K and SW_BLOCK_K x SW_BLOCK_N bf16 (64 KiB) of dynamic shared memory;
+// k and n multiples of 8.
 __global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS)
     gemm_bf16_swizzled(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
                        const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,
@@ -955,7 +958,8 @@ __global__ void __launch_bounds__(SW_THREADS, SW_MIN_BLOCKS)
 // gemm_bf16_swizzled over SW_BLOCK_M x SWW_BLOCK_N blocks of 8 warps (2 x 4),
 // SWW_BLOCK_K of k a step through SWW_STAGES stages, one block an SM. Launch:
 // SWW_THREADS threads in x, a grid of ceil(n / SWW_BLOCK_N) x ceil(m /
-// SW_BLOCK_M), SWW_BYTES bytes of dynamic shared memory; k and n multiples of 8.
+// SW_BLOCK_M), SWW_STAGES stages of SW_BLOCK_M x SWW_BLOCK_K and SWW_BLOCK_K x
+// SWW_BLOCK_N bf16 (147456 bytes) of dynamic shared memory; k and n multiples of 8.
 __global__ void __launch_bounds__(SWW_THREADS, SWW_MIN_BLOCKS)
     gemm_bf16_swizzled_wide(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
                             const unsigned short* __restrict__ b, float beta, const float* __restrict__ c,

@@ -318,9 +318,9 @@ impl Kernel {
 /// Why a GPU named `name` whose blocks may opt in to `optin` bytes of shared
 /// memory (`MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`) cannot run
 /// `gemm_bf16_swizzled_wide`, which takes `SWW_BYTES` (144 KiB) a block;
-/// `None` where it can (compute capability 8.0 gives 163 KiB, 9.0 227 KiB,
-/// 8.6, 8.7 and 8.9 99 KiB: the CUDA C Programming Guide's table of
-/// technical specifications per compute capability).
+/// `None` where it can (compute capability 8.0 and 8.7 give a block up to
+/// 163 KiB, 9.0 227 KiB, 8.6 and 8.9 99 KiB: the CUDA C Programming Guide's
+/// table of technical specifications per compute capability).
 pub fn wide_refusal(name: &str, optin: usize) -> Option<String> {
     (optin < SWW_BYTES as usize).then(|| {
         format!(
@@ -989,7 +989,9 @@ impl TensorCores {
     ///
     /// # Panics
     /// For a Hopper kernel where the sm_90a module did not load (a caller
-    /// bug: [`TensorCores::kernels`] lists only those that did).
+    /// bug: [`TensorCores::kernels`] lists only those that did). The wide
+    /// swizzled kernel's function exists where it is refused, but has no
+    /// shared memory allowed: callers go by [`TensorCores::kernels`].
     pub fn function(&self, kernel: TensorKernel) -> &cudarc::driver::CudaFunction {
         match (kernel, &self.hopper) {
             (TensorKernel::Mma(k), _) => self.kernels.active(k),
@@ -1099,6 +1101,9 @@ impl Gemm<'_> {
         if let Some(why) = kernel.refusal(self.shape) {
             return Err(Error::Size(why));
         }
+        if let (TensorKernel::Mma(TcKernel::Bf16SwizzledWide), Ok(TensorCores { wide: Some(why), .. })) = (kernel, &self.tensor) {
+            return Err(Error::Size(format!("{} cannot run on this GPU: {why}", kernel.symbol())));
+        }
         let (gpu, inputs) = (self.gpu, self.inputs);
         if kernel == TensorKernel::Wgmma(WgKernel::Bf16Tma) {
             let tc = self.tensor.as_mut().map_err(|why| Error::Size(why.clone()))?;
@@ -1135,17 +1140,20 @@ impl Gemm<'_> {
         // m*k and k*n (set_shape checked the f32 buffers of the same
         // length), C and D m*n floats; k and n are multiples of 8 (checked
         // above); the grid covers D and the block has its dynamic shared
-        // memory (allowed when the module loaded); the parameter kinds are
+        // memory (allowed when the module loaded, for every kernel but a
+        // refused wide one, returned above); the parameter kinds are
         // checked.
         unsafe { launch.launch(kernel.launch_config(m, n)) }
     }
 
     /// The Rust or twin function (the side in use) of a tensor-core
-    /// `kernel`, where its side loaded.
+    /// `kernel`, where its side loaded and the GPU runs it (not the wide
+    /// swizzled kernel where [`TensorCores::wide`] refuses it).
     pub fn tensor_function(&self, kernel: TensorKernel) -> Option<&cudarc::driver::CudaFunction> {
         match kernel {
             TensorKernel::Turing(k) => self.fp16.as_ref().ok().map(|h| h.kernels.active(k)),
             TensorKernel::Wgmma(_) if self.tensor.as_ref().is_ok_and(|tc| tc.hopper.is_err()) => None,
+            TensorKernel::Mma(TcKernel::Bf16SwizzledWide) if self.tensor.as_ref().is_ok_and(|tc| tc.wide.is_some()) => None,
             _ => self.tensor.as_ref().ok().map(|tc| tc.function(kernel)),
         }
     }
