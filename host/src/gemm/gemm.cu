@@ -990,7 +990,8 @@ __global__ void gemm_bf16_wgmma(unsigned m, unsigned n, unsigned k, float alpha,
     const unsigned base =
         ((unsigned)__cvta_generic_to_shared(wgPipeline) + WG_TILE_ALIGN - 1) & ~(unsigned)(WG_TILE_ALIGN - 1);
     const unsigned tid = threadIdx.x, warpgroup = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
-    const unsigned blockRow = blockIdx.y * WG_BLOCK_M, blockCol = blockIdx.x * WG_BLOCK_N;
+    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, WG_GROUP);
+    const unsigned blockRow = blk.x * WG_BLOCK_M, blockCol = blk.y * WG_BLOCK_N;
     const unsigned steps = (k + WG_BLOCK_K - 1) / WG_BLOCK_K;
     float acc[WG_BLOCK_N / 128][16][4] = {};
 
@@ -1036,7 +1037,8 @@ __global__ void gemm_bf16_tma(unsigned m, unsigned n, unsigned k, float alpha, c
         ((unsigned)__cvta_generic_to_shared(wgPipeline) + WG_TILE_ALIGN - 1) & ~(unsigned)(WG_TILE_ALIGN - 1);
     const unsigned bars = base + WG_STAGES * WG_STAGE_BYTES;
     const unsigned tid = threadIdx.x, warpgroup = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
-    const unsigned blockRow = blockIdx.y * WG_BLOCK_M, blockCol = blockIdx.x * WG_BLOCK_N;
+    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, WG_GROUP);
+    const unsigned blockRow = blk.x * WG_BLOCK_M, blockCol = blk.y * WG_BLOCK_N;
     const unsigned steps = (k + WG_BLOCK_K - 1) / WG_BLOCK_K;
     float acc[WG_BLOCK_N / 128][16][4] = {};
     auto issue = [&](unsigned step) {

@@ -1574,9 +1574,9 @@ impl lesson::Lesson for GemmLesson {
             "gemm_bf16_swizzled_wide": {"threads": SWW_THREADS, "block_tile": [SW_BLOCK_M, SWW_BLOCK_N, SWW_BLOCK_K], "warp_tile": [64, 64],
                 "stages": SWW_STAGES, "group": SW_GROUP, "launch_bounds": [SWW_THREADS, SWW_MIN_BLOCKS], "dynamic_shared_bytes": SWW_BYTES},
             "gemm_bf16_wgmma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
-                "warpgroup_tile": [64, WG_BLOCK_N], "stages": WG_STAGES},
+                "warpgroup_tile": [64, WG_BLOCK_N], "stages": WG_STAGES, "group": WG_GROUP},
             "gemm_bf16_tma": {"threads": WG_THREADS, "block_tile": [WG_BLOCK_M, WG_BLOCK_N, WG_BLOCK_K],
-                "warpgroup_tile": [64, WG_BLOCK_N], "stages": WG_STAGES, "boxes": [WG_TMA_BOX_A, WG_TMA_BOX_B]},
+                "warpgroup_tile": [64, WG_BLOCK_N], "stages": WG_STAGES, "group": WG_GROUP, "boxes": [WG_TMA_BOX_A, WG_TMA_BOX_B]},
         })
     }
 
@@ -1604,7 +1604,7 @@ impl lesson::Lesson for GemmLesson {
              #define SW_BLOCK_N {SW_BLOCK_N}\n#define SW_BLOCK_K {SW_BLOCK_K}\n#define SW_THREADS {SW_THREADS}\n\
              #define SW_MIN_BLOCKS {SW_MIN_BLOCKS}\n#define SW_STAGES {SW_STAGES}\n#define SW_GROUP {SW_GROUP}\n\
              #define SWW_BLOCK_N {SWW_BLOCK_N}\n#define SWW_BLOCK_K {SWW_BLOCK_K}\n#define SWW_THREADS {SWW_THREADS}\n\
-             #define SWW_MIN_BLOCKS {SWW_MIN_BLOCKS}\n#define SWW_STAGES {SWW_STAGES}\n#define WG_BLOCK_M {WG_BLOCK_M}\n\
+             #define SWW_MIN_BLOCKS {SWW_MIN_BLOCKS}\n#define SWW_STAGES {SWW_STAGES}\n#define WG_BLOCK_M {WG_BLOCK_M}\n#define WG_GROUP {WG_GROUP}\n\
              #define WG_BLOCK_N {WG_BLOCK_N}\n#define WG_BLOCK_K {WG_BLOCK_K}\n#define WG_THREADS {WG_THREADS}\n\
              #define WG_STAGES {WG_STAGES}\n#define WG_A_BYTES {WG_A_BYTES}\n#define WG_STAGE_BYTES {WG_STAGE_BYTES}\n\
              #define WG_TILE_ALIGN {WG_TILE_ALIGN}\n#define WG_A_SBO {WG_A_SBO}\n#define WG_B_LBO {WG_B_LBO}\n\
