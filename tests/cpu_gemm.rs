@@ -444,12 +444,14 @@ fn the_swizzled_layout_is_a_conflict_free_permutation() {
 /// it and a remainder; inside a group it walks down a column first.
 #[test]
 fn grouped_blocks_cover_the_grid_once() {
-    for (rows, cols) in [(1, 1), (3, 5), (8, 8), (32, 32), (13, 7), (64, 64), (17, 1)] {
-        let mut seen = vec![false; (rows * cols) as usize];
-        for id in 0..rows * cols {
-            let (r, c) = grouped_block(id, rows, cols, SW_GROUP);
-            assert!(r < rows && c < cols, "{rows} x {cols}: block {id} at ({r}, {c})");
-            assert!(!std::mem::replace(&mut seen[(r * cols + c) as usize], true), "{rows} x {cols}: ({r}, {c}) twice");
+    for group in [SW_GROUP, WG_GROUP] {
+        for (rows, cols) in [(1, 1), (3, 5), (8, 8), (32, 32), (13, 7), (64, 64), (17, 1), (10, 2), (64, 32)] {
+            let mut seen = vec![false; (rows * cols) as usize];
+            for id in 0..rows * cols {
+                let (r, c) = grouped_block(id, rows, cols, group);
+                assert!(r < rows && c < cols, "group {group}, {rows} x {cols}: block {id} at ({r}, {c})");
+                assert!(!std::mem::replace(&mut seen[(r * cols + c) as usize], true), "group {group}, {rows} x {cols}: ({r}, {c}) twice");
+            }
         }
     }
     assert_eq!((0..3).map(|id| grouped_block(id, 32, 32, 8)).collect::<Vec<_>>(), [(0, 0), (1, 0), (2, 0)]);

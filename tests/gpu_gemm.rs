@@ -196,9 +196,11 @@ fn main() -> std::process::ExitCode {
             // (67, 136, 40): one step of k, fewer than the prologue's two;
             // (257, 264, 136): three steps, the last 8 deep, a partial row
             // of blocks and a partial column; (130, 392, 584): ten steps,
-            // the stages reused twice over, both warpgroups' rows cut by m.
+            // the stages reused twice over, both warpgroups' rows cut by m;
+            // (1153, 264, 136): 10 block rows, a whole group of WG_GROUP
+            // and a partial one of 2, in the grid's grouped walk.
             for &kernel in WgKernel::ALL {
-                for shape in [TC_SMALL, (67, 136, 40), (257, 264, 136), (130, 392, 584)] {
+                for shape in [TC_SMALL, (67, 136, 40), (257, 264, 136), (130, 392, 584), (1153, 264, 136)] {
                     let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
                     failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
                     if let Some(f) = failures.first() {

@@ -265,11 +265,14 @@ pub const fn grouped_block(id: u32, rows: u32, cols: u32, group: u32) -> (u32, u
     (first + within % size, within / size)
 }
 
-/// Block rows the Hopper kernels' grids walk together ([`grouped_block`]):
-/// at 8192^3 a wave of 132 blocks of 128 x 256 then reads about 8 row
-/// panels of A and 17 column panels of B, where walking row by row it
-/// reads every one of B's 32 column panels (128 MiB, more than the about 50
-/// and 60 MB of L2 of an H100 and an H200) for each 4 block rows.
+/// Block rows the Hopper kernels' grids walk together ([`grouped_block`]).
+/// At 8192^3 (a grid of 32 x 64 blocks of 128 x 256, one block an SM, 132
+/// SMs) a wave walking row by row covers about 4 block rows and all 32 of
+/// B's 4 MiB column panels, about 138 MiB of A and B; in groups of 8 rows
+/// it covers about 17 column panels and 8 row panels, about 84 MiB. Either
+/// is more than the L2 (50 MiB on an H100, 60 on an H200), so what the
+/// grouping changes is how often B comes from DRAM: about 16 times a GEMM
+/// row by row, about 8 times grouped.
 pub const WG_GROUP: u32 = 8;
 
 /// The Hopper kernel's tile of `D` per block (`wgmma`, sm_90a module):
@@ -2114,7 +2117,8 @@ pub(crate) mod tensor_kernels {
         /// A's rows and 2048 bytes down B's) as one group, left in flight
         /// while the next step's copy is waited for. Every thread commits
         /// one copy group a step (empty past the end), so the waits' counts
-        /// hold to the end.
+        /// hold to the end. The block's tile comes from [`grouped_block`]:
+        /// the grid is walked in groups of `WG_GROUP` block rows.
         ///
         /// # Safety
         /// As [`gemm_bf16_wgmma`]; the launch has `STAGES *
@@ -2229,7 +2233,9 @@ pub(crate) mod tensor_kernels {
         /// / STAGES) % 2`), passes the block barrier (after it, every
         /// warpgroup has waited for its `wgmma`s of step `s - 2`), then
         /// thread 0 refills the stage of step `s - 2` with step `s + STAGES
-        /// - 2`, and the warpgroups issue step `s`'s `wgmma`s.
+        /// - 2`, and the warpgroups issue step `s`'s `wgmma`s. The block's
+        /// tile comes from [`grouped_block`] (groups of `WG_GROUP` block
+        /// rows), as in [`wgmma_pipeline`].
         ///
         /// # Safety
         /// `tmap_a` and `tmap_b` are the global addresses of tensor maps of

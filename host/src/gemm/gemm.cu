@@ -979,7 +979,8 @@ __global__ void __launch_bounds__(SWW_THREADS, SWW_MIN_BLOCKS)
 // the 128-byte swizzle through WG_STAGES stages; step s waits for its copy,
 // fences it to the async proxy, passes the barrier, copies step s +
 // WG_STAGES - 2 into the stage step s - 2 used, and leaves its 4 wgmmas in
-// flight (wait for all but the newest group). Launch: WG_THREADS threads, a
+// flight (wait for all but the newest group). Blocks walk the grid in groups of
+// WG_GROUP block rows (grouped_block). Launch: WG_THREADS threads, a
 // ceil(n / WG_BLOCK_N) x ceil(m / WG_BLOCK_M) grid, WG_SHARED_BYTES of dynamic
 // shared memory; k and n multiples of 8.
 __global__ void gemm_bf16_wgmma(unsigned m, unsigned n, unsigned k, float alpha, const unsigned short* __restrict__ a,
@@ -990,8 +991,8 @@ __global__ void gemm_bf16_wgmma(unsigned m, unsigned n, unsigned k, float alpha,
     const unsigned base =
         ((unsigned)__cvta_generic_to_shared(wgPipeline) + WG_TILE_ALIGN - 1) & ~(unsigned)(WG_TILE_ALIGN - 1);
     const unsigned tid = threadIdx.x, warpgroup = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
-    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, WG_GROUP);
-    const unsigned blockRow = blk.x * WG_BLOCK_M, blockCol = blk.y * WG_BLOCK_N;
+    const uint2 tile = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, WG_GROUP);
+    const unsigned blockRow = tile.x * WG_BLOCK_M, blockCol = tile.y * WG_BLOCK_N;
     const unsigned steps = (k + WG_BLOCK_K - 1) / WG_BLOCK_K;
     float acc[WG_BLOCK_N / 128][16][4] = {};
 
@@ -1037,8 +1038,8 @@ __global__ void gemm_bf16_tma(unsigned m, unsigned n, unsigned k, float alpha, c
         ((unsigned)__cvta_generic_to_shared(wgPipeline) + WG_TILE_ALIGN - 1) & ~(unsigned)(WG_TILE_ALIGN - 1);
     const unsigned bars = base + WG_STAGES * WG_STAGE_BYTES;
     const unsigned tid = threadIdx.x, warpgroup = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
-    const uint2 blk = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, WG_GROUP);
-    const unsigned blockRow = blk.x * WG_BLOCK_M, blockCol = blk.y * WG_BLOCK_N;
+    const uint2 tile = grouped_block(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, WG_GROUP);
+    const unsigned blockRow = tile.x * WG_BLOCK_M, blockCol = tile.y * WG_BLOCK_N;
     const unsigned steps = (k + WG_BLOCK_K - 1) / WG_BLOCK_K;
     float acc[WG_BLOCK_N / 128][16][4] = {};
     auto issue = [&](unsigned step) {
