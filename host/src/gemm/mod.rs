@@ -916,9 +916,6 @@ impl TensorCores {
         }
         let kernels = KernelSet::from_module(gpu, Module::Sm80)?;
         let wide = wide_refusal(&gpu.info.name, gpu.info.shared_per_block_optin);
-        for kernel in TcKernel::ALL.iter().filter(|&&k| k != TcKernel::Bf16SwizzledWide || wide.is_none()) {
-            crate::kernels::allow_dynamic_shared(kernels.active(*kernel), TensorKernel::from(*kernel).dynamic_shared_bytes())?;
-        }
         let hopper = if Module::Sm90a.runs_on((major, minor)) {
             // A driver that cannot load the module (it is PTX ISA 8.3, from
             // CUDA 12.3 on) costs the wgmma rows only, with the reason.
@@ -940,7 +937,11 @@ impl TensorCores {
             ))
         };
         let inputs = HalfInputs::upload(gpu, Half::Bf16, [a, b, int_a, int_b])?;
-        Ok(Ok(TensorCores { kernels, wide, hopper, inputs, maps: None }))
+        let tc = TensorCores { kernels, wide, hopper, inputs, maps: None };
+        for kernel in tc.mma_kernels() {
+            crate::kernels::allow_dynamic_shared(tc.kernels.active(kernel), TensorKernel::from(kernel).dynamic_shared_bytes())?;
+        }
+        Ok(Ok(tc))
     }
 
     /// Encodes the tensor maps of A and B (the `inputs` in bf16) for
