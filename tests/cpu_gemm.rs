@@ -857,3 +857,51 @@ fn the_hopper_kernels_form_their_descriptors_in_uniform_registers() {
         assert!(in_loop.is_empty(), "{symbol}: descriptors moved from per-thread registers: {in_loop:#?}");
     }
 }
+
+/// Each tensor-core kernel's epilogue issues its C loads
+/// (`ld.global.nc.v2.f32`) unconditionally, Rust (a predicated load) and
+/// twin (a load from `c` itself outside the matrix) alike: no branch jumps
+/// over one load alone. A load under `if (inside)` sits in a branch of its own, which
+/// ptxas merged with the branch of the store that uses it: the Hopper twins
+/// at 3374c3e then waited for each load in turn and ran 8 to 10% slower
+/// (docs/results/h100-2026-12-06-twin-epilogue).
+#[test]
+fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
+    let twin = lab_tests::twin_ptx_on_cpu::<host::gemm::GemmLesson>((9, 0)).expect("NVRTC compiled for 9.0");
+    let kernels = [
+        ("gemm_f16_mma", PTX),
+        ("gemm_bf16_mma", host::ptx::PTX_SM80),
+        ("gemm_bf16_pipelined", host::ptx::PTX_SM80),
+        ("gemm_bf16_swizzled", host::ptx::PTX_SM80),
+        ("gemm_bf16_swizzled_wide", host::ptx::PTX_SM80),
+        ("gemm_bf16_wgmma", host::ptx::PTX_SM90A),
+        ("gemm_bf16_tma", host::ptx::PTX_SM90A),
+    ];
+    for (symbol, rust) in kernels {
+        for (side, ptx) in [("Rust", rust), ("the twin", twin.as_str())] {
+            let body = entry_body(ptx, symbol).expect("an entry has a body");
+            let lines: Vec<&str> = body.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("//")).collect();
+            let label_at = |name: &str| lines.iter().position(|l| l.strip_suffix(':') == Some(name));
+            // Forward branches as (branch, target) line indices.
+            let jumps: Vec<(usize, usize)> = lines
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| {
+                    let target = l.split_once("bra")?.1.trim().trim_start_matches(".uni").trim().trim_end_matches(';').trim();
+                    label_at(target).filter(|&t| t > i).map(|t| (i, t))
+                })
+                .collect();
+            let loads: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains("ld.global.nc.v2.f32")).collect();
+            assert!(loads.len() >= 8, "{symbol}, {side}: the epilogue's C loads ({})", loads.len());
+            // A branch of its own: a jump over this load and no other load
+            // or store (the two instances of a guarded and an unguarded
+            // main loop are jumped over whole, epilogue and all).
+            for &at in &loads {
+                let own = jumps.iter().find(|&&(b, t)| {
+                    b < at && at < t && lines[b..t].iter().filter(|l| l.contains("ld.global.nc.v2.f32") || l.contains("st.global")).count() == 1
+                });
+                assert!(own.is_none(), "{symbol}, {side}: `{}` jumps over `{}` alone", own.map_or("", |&(b, _)| lines[b]), lines[at]);
+            }
+        }
+    }
+}
