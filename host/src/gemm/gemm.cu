@@ -152,11 +152,12 @@ __device__ __forceinline__ void load_stage(unsigned stage, const unsigned short*
 // c3) go 8 bytes at a time: their column is even and n a multiple of 8, so a
 // pair is inside or wholly outside, and 8-byte aligned. The row's C pairs are
 // all loaded first, then its D pairs stored. Every lane loads, a pair outside
-// from c itself, and keeps zeros there: a load under `if (inside)` sits in a
-// branch of its own, which ptxas merged with its store's (same predicate), so
-// each load waited for the store before it (the Hopper twins at 3374c3e: 32 of
-// 64 loads read within 12 instructions, 8 to 10% slower; the sm_80 twins had
-// it all along).
+// from c itself (n >= 8, so c holds the pair), and keeps zeros there. A load
+// written `inside ? __ldg(p) : 0` sits in a branch of its own, which ptxas
+// merged with the branch of its pair's store (same predicate): one load in
+// flight at a time. The TMA twin at 3374c3e read 32 of its 64 loads within 12
+// instructions and took 3 to 11% longer than before on one H100; the twins of
+// 4 x 4 mma tiles a warp had it all along.
 template <unsigned NJ>
 __device__ __forceinline__ void store_tile_row(const float (&acc)[NJ][4], unsigned row0, unsigned col0, unsigned lane,
                                                unsigned m, unsigned n, float alpha, float beta,
