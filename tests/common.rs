@@ -427,23 +427,31 @@ pub fn signature_faults(
     faults
 }
 
+/// The label a PTX line defines (`$L__BB0_4:`, which LLVM may follow with
+/// a comment), without its colon; `None` for any other line.
+pub fn ptx_label(line: &str) -> Option<&str> {
+    let code = line.split("//").next().unwrap_or("").trim();
+    code.strip_suffix(':').filter(|l| l.starts_with('$'))
+}
+
+/// The label a PTX branch line jumps to (`bra`, `bra.uni`, either under a
+/// predicate such as `@%p1` or `@!%p1`); `None` for any other line.
+pub fn branch_target(line: &str) -> Option<&str> {
+    let line = line.trim();
+    let unpredicated = if line.starts_with('@') { line.split_once(char::is_whitespace)?.1.trim() } else { line };
+    let (op, rest) = unpredicated.split_once(char::is_whitespace)?;
+    op.starts_with("bra").then(|| rest.trim().trim_end_matches(';').trim())
+}
+
 /// Some `bra` in `body` (one kernel's PTX) jumps to a label defined above
 /// it: a run-time loop survived compilation.
 pub fn has_backward_branch(body: &str) -> bool {
     let mut seen = Vec::new();
-    for line in body.lines().map(str::trim) {
-        let code = line.split("//").next().unwrap_or("").trim();
-        if let Some(label) = code.strip_suffix(':').filter(|l| l.starts_with('$')) {
-            seen.push(label.to_string());
-        } else if let Some(pos) = line.find("bra") {
-            let target = line[pos..]
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or("")
-                .trim_end_matches(';');
-            if seen.iter().any(|l| l == target) {
-                return true;
-            }
+    for line in body.lines() {
+        if let Some(label) = ptx_label(line) {
+            seen.push(label);
+        } else if branch_target(line).is_some_and(|target| seen.contains(&target)) {
+            return true;
         }
     }
     false

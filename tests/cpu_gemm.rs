@@ -871,16 +871,6 @@ fn the_hopper_kernels_form_their_descriptors_in_uniform_registers() {
 /// guarded and unguarded instances of a main loop, epilogue and all) pass.
 #[test]
 fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
-    // A PTX label is the text before its colon (LLVM may follow it with a
-    // comment); a branch is `bra`, `bra.uni`, either under a predicate.
-    fn label(l: &str) -> Option<&str> {
-        l.split_once(':').map(|(name, _)| name.trim()).filter(|n| n.starts_with('$'))
-    }
-    fn branch_target(l: &str) -> Option<&str> {
-        let unpredicated = if l.starts_with('@') { l.split_once(char::is_whitespace)?.1.trim() } else { l };
-        let (op, rest) = unpredicated.split_once(char::is_whitespace)?;
-        op.starts_with("bra").then(|| rest.trim().trim_end_matches(';').trim())
-    }
     let kernels = [
         ("gemm_f16_mma", PTX),
         ("gemm_bf16_mma", host::ptx::PTX_SM80),
@@ -900,8 +890,8 @@ fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
                 .iter()
                 .enumerate()
                 .filter_map(|(i, l)| {
-                    let name = branch_target(l)?;
-                    let at = lines.iter().position(|m| label(m) == Some(name))?;
+                    let name = lab_tests::branch_target(l)?;
+                    let at = lines.iter().position(|m| lab_tests::ptx_label(m) == Some(name))?;
                     (at > i).then_some((i, at))
                 })
                 .collect();
