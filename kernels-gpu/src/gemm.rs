@@ -978,7 +978,7 @@ mod kernels {
 pub(crate) mod mma_tiles {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{load_readonly_v2_if, store_v2_if};
+    use crate::device::memory::{load_v2, store_v2_if};
     use crate::device::mma::{ldmatrix_x2_trans, ldmatrix_x4};
     use crate::device::unroll::unrolled;
 
@@ -1050,12 +1050,21 @@ pub(crate) mod mma_tiles {
     ///
     /// # Memory
     /// For each row of tiles, the lane's `NJ x 4` elements of C are loaded
-    /// first and then D stored, each pair a predicated 8-byte access (`load_readonly_v2_if`,
-    /// `store_v2_if`: no branch). Through raw pointers LLVM may not move a load
-    /// of C past a store to D (they might alias; CUDA C's `__restrict__`
-    /// says they do not), so written element by element each load would
-    /// wait for the store before it; and an `if` around each access
-    /// becomes branches that ptxas schedules one block at a time.
+    /// first and then D stored, 8 bytes (a pair) an access: every pair
+    /// loaded with no predicate (`load_v2`; a pair outside the matrix from
+    /// `c` itself, its value not stored), every D pair stored where it is
+    /// inside (`store_v2_if`, predicated: no branch). Through raw pointers
+    /// LLVM may not move a load of C past a store to D (they might alias;
+    /// CUDA C's `__restrict__` says they do not), so written element by
+    /// element each load would wait for the store before it; and an `if`
+    /// around each access becomes branches that ptxas schedules one block
+    /// at a time. The loads take the coherent path (`ld.global`, not
+    /// `.nc`) so that ptxas, too, keeps a row's loads ahead of its stores,
+    /// as the twins' branches make it do: with predicated `ld.global.nc`
+    /// loads it moved stores up among them, so a store waited on its load
+    /// while the row's later loads were not yet issued (10 runs of loads
+    /// for `gemm_bf16_mma`'s 4 rows in its sm_90a SASS, ptxas 12.9 and
+    /// 13.0, against 4; `tests/cpu_gemm.rs` checks the order).
     ///
     /// # Safety
     /// `c` and `d` hold m x n floats and are 8-byte aligned (cudaMalloc's
@@ -1117,8 +1126,9 @@ pub(crate) mod mma_tiles {
         unrolled::<NJ>(|j| {
             unrolled::<2>(|h| {
                 let (inside, at) = place(j, h);
-                // SAFETY: read only inside C.
-                cv[j][h] = unsafe { load_readonly_v2_if(inside, c.wrapping_add(at)) };
+                // SAFETY: inside C: a pair outside is read from `c` itself
+                // (n >= 8, so it holds one), its value unused (not stored).
+                cv[j][h] = unsafe { load_v2(if inside { c.wrapping_add(at) } else { c }) };
             });
         });
         unrolled::<NJ>(|j| {
