@@ -912,13 +912,15 @@ fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
 /// `HMMA`/`HGMMA`, C loads (`LDG.E.64`) and D stores (`STG.E.64`) come as
 /// runs, each run of loads followed by as many stores, one pair of runs a
 /// row of tiles (4 rows of `mma` tiles a warp; 2 wgmma halves a
-/// warpgroup). This is the order the twins' branches give ptxas. Read
-/// through `ld.global.nc`, ptxas moved stores up among the loads:
-/// `gemm_bf16_mma` at 9e16104 had 10 runs of loads for its 4 rows (sm_90a,
-/// ptxas 12.9 and 13.0), a store waiting on its load while the row's later
-/// loads were not yet issued, and took 1.0286 and 1.0274 of its twin's time
-/// on an H200 (docs/results/h200-2026-12-06-head-9e16104). Skipped, saying
-/// so, where ptxas or cuobjdump is not found outside CI.
+/// warpgroup). The twins of the `mma.sync`, FP16 and Hopper kernels have
+/// this order, from their branches. With predicated `ld.global.nc` loads
+/// ptxas moved stores up among the loads: at 9e16104, `gemm_bf16_mma` had
+/// 10 runs of loads for its 4 rows (sm_90a, ptxas 12.9 and 13.0;
+/// docs/results/cpu-2026-12-06-epilogue-order), a store waiting on its
+/// load while the row's later loads were not yet issued. (It took 1.0286
+/// and 1.0274 of its twin's time on an H200 then; whether the order is the
+/// cause is for a GPU run to show.) Skipped, saying so, where ptxas or
+/// cuobjdump is not found outside CI.
 #[test]
 fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
     let kernels = [

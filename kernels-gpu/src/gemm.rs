@@ -1068,8 +1068,9 @@ pub(crate) mod mma_tiles {
     ///
     /// # Safety
     /// `c` and `d` hold m x n floats and are 8-byte aligned (cudaMalloc's
-    /// are 256-byte aligned); n is a multiple of `TC_ALIGN` and `col0` of 8;
-    /// `d` overlaps nothing the kernel reads.
+    /// are 256-byte aligned); m >= 1, n is a multiple of `TC_ALIGN` and at
+    /// least 8 (every lane reads `c[0..2]` for a pair outside), and `col0`
+    /// a multiple of 8; `d` overlaps nothing the kernel reads.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn store_tiles<const MI: usize, const NJ: usize>(
@@ -1127,7 +1128,8 @@ pub(crate) mod mma_tiles {
             unrolled::<2>(|h| {
                 let (inside, at) = place(j, h);
                 // SAFETY: inside C: a pair outside is read from `c` itself
-                // (n >= 8, so it holds one), its value unused (not stored).
+                // (m >= 1 and n >= 8, the caller's, so it holds one), its
+                // value unused (not stored).
                 cv[j][h] = unsafe { load_v2(if inside { c.wrapping_add(at) } else { c }) };
             });
         });
@@ -1249,8 +1251,8 @@ pub(crate) mod turing_kernels {
     /// As `gemm_bf16_mma`: `TC_THREADS` threads in one dimension (declared
     /// as its launch bounds, with `F16_MIN_BLOCKS` blocks an SM), a grid of
     /// `ceil(n / TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
-    /// `TC_ALIGN`. Every thread reaches every barrier and every warp-wide
-    /// instruction.
+    /// `TC_ALIGN`, m and n not 0 (the epilogue's pairs outside read `c[0..2]`).
+    /// Every thread reaches every barrier and every warp-wide instruction.
     ///
     /// # Safety
     /// `a` holds m x k f16, `b` k x n f16 (both 16-byte aligned), `c` and
@@ -1417,7 +1419,8 @@ pub(crate) mod tensor_kernels {
     /// # Launch assumption
     /// `TC_THREADS` threads in one dimension, a grid of `ceil(n /
     /// TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
-    /// `TC_ALIGN` (the host refuses other shapes). Every thread reaches every
+    /// `TC_ALIGN`, m and n not 0 (the epilogue's pairs outside read
+    /// `c[0..2]`; the host refuses other shapes). Every thread reaches every
     /// barrier and every warp-wide instruction.
     ///
     /// # Safety
@@ -1760,8 +1763,8 @@ pub(crate) mod tensor_kernels {
     /// `SW_THREADS` threads in one dimension, a grid of `ceil(n /
     /// SW_BLOCK_N) x ceil(m / SW_BLOCK_M)`, `SW_BYTES` bytes of dynamic
     /// shared memory (the host raises the kernel's limit past 48 KiB); k
-    /// and n multiples of `TC_ALIGN`. Every thread reaches every barrier
-    /// and every warp-wide instruction.
+    /// and n multiples of `TC_ALIGN`, m and n not 0. Every thread reaches
+    /// every barrier and every warp-wide instruction.
     ///
     /// # Safety
     /// As [`gemm_bf16_mma`].
@@ -1805,8 +1808,8 @@ pub(crate) mod tensor_kernels {
     /// `SWW_THREADS` threads in one dimension, a grid of `ceil(n /
     /// SWW_BLOCK_N) x ceil(m / SW_BLOCK_M)`, `SWW_BYTES` bytes of dynamic
     /// shared memory (the host refuses a GPU that cannot give them); k and
-    /// n multiples of `TC_ALIGN`. Every thread reaches every barrier and
-    /// every warp-wide instruction.
+    /// n multiples of `TC_ALIGN`, m and n not 0. Every thread reaches every
+    /// barrier and every warp-wide instruction.
     ///
     /// # Safety
     /// As [`gemm_bf16_mma`].
@@ -2198,8 +2201,9 @@ pub(crate) mod tensor_kernels {
         /// # Launch assumption
         /// `WG_THREADS` threads in one dimension, a grid of `ceil(n /
         /// WG_BLOCK_N) x ceil(m / WG_BLOCK_M)`, `WG_SHARED_BYTES` of dynamic
-        /// shared memory; k and n multiples of `TC_ALIGN`. Every thread
-        /// reaches every barrier and every warpgroup-wide instruction.
+        /// shared memory; k and n multiples of `TC_ALIGN`, m and n not 0.
+        /// Every thread reaches every barrier and every warpgroup-wide
+        /// instruction.
         ///
         /// # Safety
         /// `a` holds m x k bf16, `b` k x n bf16 (both 16-byte aligned), `c`
@@ -2363,7 +2367,7 @@ pub(crate) mod tensor_kernels {
         /// # Launch assumption
         /// As [`gemm_bf16_wgmma`], with `WG_TMA_SHARED_BYTES` of dynamic
         /// shared memory; k and n multiples of `TC_ALIGN` (16-byte rows, as
-        /// a tensor map's strides must be).
+        /// a tensor map's strides must be), m and n not 0.
         ///
         /// # Safety
         /// As [`tma_pipeline`].

@@ -191,13 +191,15 @@ pub unsafe fn store_if(in_range: bool, p: *mut f32, v: f32) {
 /// Not the read-only path on purpose. ptxas may move a store above an
 /// `ld.global.nc` (it promises nothing writes that memory), but not above a
 /// load the store might alias: so a run of these loads followed by stores
-/// through another pointer stays in that order, all the loads in flight
-/// before the first store waits on one, whatever the register pressure.
-/// The GEMM epilogue reads C this way (`gemm::mma_tiles::store_tile_row`);
-/// read through `ld.global.nc`, ptxas interleaved its stores with its
-/// loads, each store waiting on a load while others were yet to be issued.
-/// A pair that may lie outside is read from an address known to be
-/// inside and its value left unused, so the load holds no predicate.
+/// through another pointer stays in that order, the loads all issued
+/// before the first store waits on one. The GEMM epilogue reads C this way
+/// (`gemm::mma_tiles::store_tile_row`). Read through predicated
+/// `ld.global.nc`, and also through unpredicated `ld.global.nc` (tried),
+/// ptxas 12.9 and 13.0 moved its stores up among its loads, a store
+/// waiting on its load while others were yet to be issued
+/// (docs/results/cpu-2026-12-06-epilogue-order). A pair that may lie
+/// outside is read from an address known to be inside and its value left
+/// unused, so the load holds no predicate.
 ///
 /// # Safety
 /// `p` is an 8-byte-aligned global address of two floats.
