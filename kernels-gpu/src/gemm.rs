@@ -978,7 +978,7 @@ mod kernels {
 pub(crate) mod mma_tiles {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{load_v2, store_v2_if};
+    use crate::device::memory::{load_readonly_v2_if, load_v2, store_v2_if};
     use crate::device::mma::{ldmatrix_x2_trans, ldmatrix_x4};
     use crate::device::unroll::unrolled;
 
@@ -1090,7 +1090,7 @@ pub(crate) mod mma_tiles {
         // would have to be in memory (a `.local` array) to be passed.
         unrolled::<MI>(|i| {
             // SAFETY: the caller's.
-            unsafe { store_tile_row(&acc[i], row0 + i as u32 * 16, col0, lane, m, n, alpha, beta, c, d) };
+            unsafe { store_tile_row::<NJ, false>(&acc[i], row0 + i as u32 * 16, col0, lane, m, n, alpha, beta, c, d) };
         });
     }
 
@@ -1101,11 +1101,19 @@ pub(crate) mod mma_tiles {
     /// multiple of `TC_ALIGN`, so a pair is inside the matrix or wholly
     /// outside, and its offset is even.
     ///
+    /// `READONLY_C` picks how C is read: `false` as [`store_tiles`] says
+    /// (`load_v2`, every kernel but one), `true` each pair through the
+    /// read-only path where it is inside (`load_readonly_v2_if`,
+    /// predicated), which lets ptxas start a row's stores among its loads.
+    /// `gemm_bf16_tma` takes `true`: it measured faster so on one H100
+    /// (docs/results/h100-2026-12-06-epilogue-loads).
+    ///
     /// # Safety
-    /// As [`store_tiles`].
+    /// As [`store_tiles`]; with `READONLY_C`, nothing writes C during the
+    /// kernel.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn store_tile_row<const NJ: usize>(
+    pub unsafe fn store_tile_row<const NJ: usize, const READONLY_C: bool>(
         acc: &[[f32; 4]; NJ],
         row0: u32,
         col0: u32,
@@ -1128,9 +1136,16 @@ pub(crate) mod mma_tiles {
             unrolled::<2>(|h| {
                 let (inside, at) = place(j, h);
                 // SAFETY: inside C: a pair outside is read from `c` itself
-                // (m >= 1 and n >= 8, the caller's, so it holds one), its
-                // value unused (not stored).
-                cv[j][h] = unsafe { load_v2(if inside { c.wrapping_add(at) } else { c }) };
+                // (m >= 1 and n >= 8, the caller's, so it holds one) or, on
+                // the read-only path, not read; its value unused (not
+                // stored).
+                cv[j][h] = unsafe {
+                    if READONLY_C {
+                        load_readonly_v2_if(inside, c.wrapping_add(at))
+                    } else {
+                        load_v2(if inside { c.wrapping_add(at) } else { c })
+                    }
+                };
             });
         });
         unrolled::<NJ>(|j| {
@@ -2086,13 +2101,14 @@ pub(crate) mod tensor_kernels {
         /// The epilogue of a warp of a Hopper block: `D = alpha * acc + beta
         /// * C` for its 16 rows from `row0` and `128 H` columns from `col0`,
         /// each 128 columns as 16 C fragments (C loaded, then D stored,
-        /// [`store_tile_row`]), inside m x n only.
+        /// [`store_tile_row`], C read as `READONLY_C` says), inside m x n
+        /// only.
         ///
         /// # Safety
-        /// As [`store_tiles`].
+        /// As [`store_tile_row`].
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn store_wg<const H: usize>(
+        unsafe fn store_wg<const H: usize, const READONLY_C: bool>(
             acc: &[[[f32; 4]; 16]; H],
             row0: u32,
             col0: u32,
@@ -2106,7 +2122,7 @@ pub(crate) mod tensor_kernels {
         ) {
             unrolled::<H>(|h| {
                 // SAFETY: the caller's.
-                unsafe { store_tile_row(&acc[h], row0, col0 + 128 * h as u32, lane, m, n, alpha, beta, c, d) };
+                unsafe { store_tile_row::<16, READONLY_C>(&acc[h], row0, col0 + 128 * h as u32, lane, m, n, alpha, beta, c, d) };
             });
         }
 
@@ -2183,7 +2199,7 @@ pub(crate) mod tensor_kernels {
             });
             acc.wait::<0>();
             // SAFETY: the caller's C and D (m x n).
-            unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
+            unsafe { store_wg::<H, false>(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
         }
         // ANCHOR_END: wgmma_pipeline
 
@@ -2352,8 +2368,12 @@ pub(crate) mod tensor_kernels {
                 step += 1;
             }
             acc.wait::<0>();
-            // SAFETY: the caller's C and D (m x n).
-            unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
+            // C through the read-only path, stores free to move among the
+            // loads (`store_tile_row`'s `READONLY_C`): faster here than the
+            // coherent, ordered loads on one H100
+            // (docs/results/h100-2026-12-06-epilogue-loads).
+            // SAFETY: the caller's C and D (m x n); nothing writes C.
+            unsafe { store_wg::<H, true>(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
         }
         // ANCHOR_END: tma_pipeline
 
