@@ -859,12 +859,12 @@ fn the_hopper_kernels_form_their_descriptors_in_uniform_registers() {
 }
 
 /// No C load of a tensor-core kernel's epilogue (`ld.global.v2.f32` on the
-/// Rust side, `ld.global.nc.v2.f32` in the twins and `gemm_bf16_tma`) sits
-/// in a branch of its own: no forward branch jumps over that load and no
-/// other C load, with or without the store of its pair. The twins load
-/// every pair, from `c` itself outside the matrix, as the Rust kernels do
-/// through `load_v2` (`gemm_bf16_tma` predicates its loads instead, with no
-/// branch); the twins are NVRTC's PTX for 9.0, where NVRTC is found. A twin load written `inside ? __ldg(p) :
+/// Rust side, `ld.global.nc.v2.f32` in the twins) sits in a branch of its
+/// own: no forward branch jumps over that load and no other C load, with or
+/// without the store of its pair. Both sides load every pair: the twins
+/// from `c` itself outside the matrix, the Rust kernels through `load_v2`
+/// at the pair's row and column clamped into it (the twins are NVRTC's PTX
+/// for 9.0, where NVRTC is found). A twin load written `inside ? __ldg(p) :
 /// 0` sat in such a branch, which ptxas merged with the branch of the store
 /// that uses it, one load in flight at a time: the Hopper twins at b67c730
 /// took 3 to 11% longer on one H100 than d975e75's
@@ -920,12 +920,8 @@ fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
 /// docs/results/cpu-2026-12-06-epilogue-order), a store waiting on its
 /// load while the row's later loads were not yet issued. (It took 1.0286
 /// and 1.0274 of its twin's time on an H200 then; whether the order is the
-/// cause is for a GPU run to show.) `gemm_bf16_tma` is left out: it reads
-/// C through predicated `ld.global.nc` on purpose (`store_tile_row`'s
-/// `READONLY_C`), since with this order it took 1.040 and 1.042 of its
-/// twin's time on one H100, against 0.981 and 0.982 without it
-/// (docs/results/h100-2026-12-06-epilogue-loads). Skipped, saying so, where
-/// ptxas or cuobjdump is not found outside CI.
+/// cause is for a GPU run to show.) Skipped, saying so, where ptxas or
+/// cuobjdump is not found outside CI.
 #[test]
 fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
     let kernels = [
@@ -935,6 +931,7 @@ fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
         ("gemm_bf16_swizzled", host::ptx::PTX_SM80, 4),
         ("gemm_bf16_swizzled_wide", host::ptx::PTX_SM80, 4),
         ("gemm_bf16_wgmma", host::ptx::PTX_SM90A, 2),
+        ("gemm_bf16_tma", host::ptx::PTX_SM90A, 2),
     ];
     for (symbol, ptx, rows) in kernels {
         let Some(sass) = lab_tests::sass_on_cpu(ptx, "sm_90a", symbol) else {

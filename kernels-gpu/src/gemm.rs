@@ -978,7 +978,7 @@ mod kernels {
 pub(crate) mod mma_tiles {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{load_readonly_v2_if, load_v2, store_v2_if};
+    use crate::device::memory::{load_v2, store_v2_if};
     use crate::device::mma::{ldmatrix_x2_trans, ldmatrix_x4};
     use crate::device::unroll::unrolled;
 
@@ -1052,7 +1052,8 @@ pub(crate) mod mma_tiles {
     /// For each row of tiles, the lane's `NJ x 4` elements of C are loaded
     /// first and then D stored, 8 bytes (a pair) an access: every pair
     /// loaded with no predicate (`load_v2`; a pair outside the matrix from
-    /// `c` itself, its value not stored), every D pair stored where it is
+    /// its row and column clamped into it, its value not stored), every D
+    /// pair stored where it is
     /// inside (`store_v2_if`, predicated: no branch). Through raw pointers
     /// LLVM may not move a load of C past a store to D (they might alias;
     /// CUDA C's `__restrict__` says they do not), so written element by
@@ -1064,13 +1065,21 @@ pub(crate) mod mma_tiles {
     /// loads it moved stores up among them, so a store waited on its load
     /// while the row's later loads were not yet issued (10 runs of loads
     /// for `gemm_bf16_mma`'s 4 rows in its sm_90a SASS, ptxas 12.9 and
-    /// 13.0, against 4; `tests/cpu_gemm.rs` checks the order).
+    /// 13.0, against 4; `tests/cpu_gemm.rs` checks the order). The
+    /// clamp costs two integer minimums a row and a column, not a select
+    /// a pair: choosing the address `c` for a pair outside took 128 `SEL`
+    /// and as many predicate moves in the Hopper kernels' epilogue (1020
+    /// instructions after the last `HGMMA`, against 637 with the read-only
+    /// loads and 668 with the clamp, ptxas 12.9, sm_90a), and made
+    /// `gemm_bf16_tma` slower on an H100
+    /// (docs/results/h100-2026-12-06-epilogue-loads).
     ///
     /// # Safety
     /// `c` and `d` hold m x n floats and are 8-byte aligned (cudaMalloc's
     /// are 256-byte aligned); m >= 1, n is a multiple of `TC_ALIGN` and at
-    /// least 8 (every lane reads `c[0..2]` for a pair outside), and `col0`
-    /// a multiple of 8; `d` overlaps nothing the kernel reads.
+    /// least 8 (a pair outside is read at row `min(row, m - 1)` and column
+    /// `min(col, n - 2)`), and `col0` a multiple of 8; `d` overlaps nothing
+    /// the kernel reads.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn store_tiles<const MI: usize, const NJ: usize>(
@@ -1090,7 +1099,7 @@ pub(crate) mod mma_tiles {
         // would have to be in memory (a `.local` array) to be passed.
         unrolled::<MI>(|i| {
             // SAFETY: the caller's.
-            unsafe { store_tile_row::<NJ, false>(&acc[i], row0 + i as u32 * 16, col0, lane, m, n, alpha, beta, c, d) };
+            unsafe { store_tile_row(&acc[i], row0 + i as u32 * 16, col0, lane, m, n, alpha, beta, c, d) };
         });
     }
 
@@ -1101,19 +1110,11 @@ pub(crate) mod mma_tiles {
     /// multiple of `TC_ALIGN`, so a pair is inside the matrix or wholly
     /// outside, and its offset is even.
     ///
-    /// `READONLY_C` picks how C is read: `false` as [`store_tiles`] says
-    /// (`load_v2`, every kernel but one), `true` each pair through the
-    /// read-only path where it is inside (`load_readonly_v2_if`,
-    /// predicated), which lets ptxas start a row's stores among its loads.
-    /// `gemm_bf16_tma` takes `true`: it measured faster so on one H100
-    /// (docs/results/h100-2026-12-06-epilogue-loads).
-    ///
     /// # Safety
-    /// As [`store_tiles`]; with `READONLY_C`, nothing writes C during the
-    /// kernel.
+    /// As [`store_tiles`].
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn store_tile_row<const NJ: usize, const READONLY_C: bool>(
+    pub unsafe fn store_tile_row<const NJ: usize>(
         acc: &[[f32; 4]; NJ],
         row0: u32,
         col0: u32,
@@ -1134,18 +1135,13 @@ pub(crate) mod mma_tiles {
         let mut cv = [[[0.0f32; 2]; 2]; NJ];
         unrolled::<NJ>(|j| {
             unrolled::<2>(|h| {
-                let (inside, at) = place(j, h);
-                // SAFETY: inside C: a pair outside is read from `c` itself
-                // (m >= 1 and n >= 8, the caller's, so it holds one) or, on
-                // the read-only path, not read; its value unused (not
-                // stored).
-                cv[j][h] = unsafe {
-                    if READONLY_C {
-                        load_readonly_v2_if(inside, c.wrapping_add(at))
-                    } else {
-                        load_v2(if inside { c.wrapping_add(at) } else { c })
-                    }
-                };
+                // The pair's row and column clamped into C: the pair itself
+                // where it is inside, one of C's where not (its value then
+                // unused). Even, as col and n are, so 8-byte aligned.
+                let row = (row0 + group + 8 * h as u32).min(m - 1);
+                let col = (col0 + j as u32 * 8 + 2 * pair).min(n - 2);
+                // SAFETY: inside C (m >= 1 and n >= 8, the caller's).
+                cv[j][h] = unsafe { load_v2(c.wrapping_add(row as usize * n as usize + col as usize)) };
             });
         });
         unrolled::<NJ>(|j| {
@@ -1266,8 +1262,9 @@ pub(crate) mod turing_kernels {
     /// As `gemm_bf16_mma`: `TC_THREADS` threads in one dimension (declared
     /// as its launch bounds, with `F16_MIN_BLOCKS` blocks an SM), a grid of
     /// `ceil(n / TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
-    /// `TC_ALIGN`, m and n not 0 (the epilogue's pairs outside read `c[0..2]`).
-    /// Every thread reaches every barrier and every warp-wide instruction.
+    /// `TC_ALIGN`, m and n not 0 (the epilogue reads a pair outside at a
+    /// place of C's). Every thread reaches every barrier and every
+    /// warp-wide instruction.
     ///
     /// # Safety
     /// `a` holds m x k f16, `b` k x n f16 (both 16-byte aligned), `c` and
@@ -1434,8 +1431,8 @@ pub(crate) mod tensor_kernels {
     /// # Launch assumption
     /// `TC_THREADS` threads in one dimension, a grid of `ceil(n /
     /// TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
-    /// `TC_ALIGN`, m and n not 0 (the epilogue's pairs outside read
-    /// `c[0..2]`; the host refuses other shapes). Every thread reaches every
+    /// `TC_ALIGN`, m and n not 0 (the epilogue reads a pair outside at a
+    /// place of C's; the host refuses other shapes). Every thread reaches every
     /// barrier and every warp-wide instruction.
     ///
     /// # Safety
@@ -2101,14 +2098,13 @@ pub(crate) mod tensor_kernels {
         /// The epilogue of a warp of a Hopper block: `D = alpha * acc + beta
         /// * C` for its 16 rows from `row0` and `128 H` columns from `col0`,
         /// each 128 columns as 16 C fragments (C loaded, then D stored,
-        /// [`store_tile_row`], C read as `READONLY_C` says), inside m x n
-        /// only.
+        /// [`store_tile_row`]), inside m x n only.
         ///
         /// # Safety
-        /// As [`store_tile_row`].
+        /// As [`store_tiles`].
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn store_wg<const H: usize, const READONLY_C: bool>(
+        unsafe fn store_wg<const H: usize>(
             acc: &[[[f32; 4]; 16]; H],
             row0: u32,
             col0: u32,
@@ -2122,7 +2118,7 @@ pub(crate) mod tensor_kernels {
         ) {
             unrolled::<H>(|h| {
                 // SAFETY: the caller's.
-                unsafe { store_tile_row::<16, READONLY_C>(&acc[h], row0, col0 + 128 * h as u32, lane, m, n, alpha, beta, c, d) };
+                unsafe { store_tile_row(&acc[h], row0, col0 + 128 * h as u32, lane, m, n, alpha, beta, c, d) };
             });
         }
 
@@ -2199,7 +2195,7 @@ pub(crate) mod tensor_kernels {
             });
             acc.wait::<0>();
             // SAFETY: the caller's C and D (m x n).
-            unsafe { store_wg::<H, false>(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
+            unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
         }
         // ANCHOR_END: wgmma_pipeline
 
@@ -2368,12 +2364,8 @@ pub(crate) mod tensor_kernels {
                 step += 1;
             }
             acc.wait::<0>();
-            // C through the read-only path, stores free to move among the
-            // loads (`store_tile_row`'s `READONLY_C`): faster here than the
-            // coherent, ordered loads on one H100
-            // (docs/results/h100-2026-12-06-epilogue-loads).
-            // SAFETY: the caller's C and D (m x n); nothing writes C.
-            unsafe { store_wg::<H, true>(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
+            // SAFETY: the caller's C and D (m x n).
+            unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
         }
         // ANCHOR_END: tma_pipeline
 

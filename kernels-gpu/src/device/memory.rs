@@ -220,37 +220,6 @@ pub unsafe fn load_v2(p: *const f32) -> [f32; 2] {
     [x, y]
 }
 
-/// The pair `p[0..2]` through the read-only path where `in_range`, else
-/// zeros: [`load_readonly_if`] 8 bytes wide (`@q ld.global.nc.v2.f32`,
-/// SASS `LDG.E.64.CONSTANT`), one instruction for two neighbours.
-///
-/// Against [`load_v2`]: ptxas may move a store above these loads, and in
-/// the GEMM epilogue it did, so a row's D stores start while its later C
-/// loads are not yet issued. `gemm_bf16_tma` reads C this way because that
-/// order measured faster there: with [`load_v2`] it took 1.040 and 1.042
-/// of its twin's time on one H100, against 0.981 and 0.982 with this load
-/// (docs/results/h100-2026-12-06-epilogue-loads).
-///
-/// # Safety
-/// Where `in_range`, `p` is an 8-byte-aligned global address of two floats
-/// nothing writes during the kernel. Elsewhere `p` is not read.
-#[inline(always)]
-pub unsafe fn load_readonly_v2_if(in_range: bool, p: *const f32) -> [f32; 2] {
-    let (x, y): (f32, f32);
-    // SAFETY: the load runs only where in_range, as the caller guarantees.
-    unsafe {
-        core::arch::asm!(
-            "{{\n\t.reg .pred q;\n\tsetp.ne.u32 q, {c}, 0;\n\tmov.b32 {x}, 0f00000000;\n\tmov.b32 {y}, 0f00000000;\n\t@q ld.global.nc.v2.f32 {{{x}, {y}}}, [{p}];\n\t}}",
-            c = in(reg32) in_range as u32,
-            p = in(reg64) p,
-            x = out(reg32) x,
-            y = out(reg32) y,
-            options(pure, readonly, nostack, preserves_flags),
-        )
-    };
-    [x, y]
-}
-
 /// `p[0..2] = v` where `in_range`: [`store_if`] 8 bytes wide (`@q
 /// st.global.v2.f32`, SASS `STG.E.64`).
 ///
