@@ -920,8 +920,12 @@ fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
 /// docs/results/cpu-2026-12-06-epilogue-order), a store waiting on its
 /// load while the row's later loads were not yet issued. (It took 1.0286
 /// and 1.0274 of its twin's time on an H200 then; whether the order is the
-/// cause is for a GPU run to show.) Skipped, saying so, where ptxas or
-/// cuobjdump is not found outside CI.
+/// cause is for a GPU run to show.) Nor may a `SEL` a pair pay for it:
+/// 1f3b3a3 read a pair outside the matrix at `c`, chosen with two `SEL` a
+/// pair, 383 more instructions in `gemm_bf16_tma`'s epilogue, which ran
+/// slower than its twin on an H100
+/// (docs/results/h100-2026-12-06-epilogue-clamp). Skipped, saying so,
+/// where ptxas or cuobjdump is not found outside CI.
 #[test]
 fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
     let kernels = [
@@ -969,5 +973,10 @@ fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
                 "{symbol}: a run of loads, then as many stores, expected in {order}"
             );
         }
+        // The order must not be bought with a select a pair: reading a pair
+        // outside the matrix at `c` (1f3b3a3) took two SEL a pair.
+        let loads = order.matches('L').count();
+        let selects = lines[last_mma..].iter().filter(|l| l.contains(" SEL ")).count();
+        assert!(4 * selects < loads, "{symbol}: {selects} SEL for {loads} C loads in its epilogue");
     }
 }
