@@ -511,6 +511,10 @@ fn the_tensor_core_kernel_refuses_rows_that_are_not_16_bytes() {
     assert!(TcKernel::Bf16Mma.refusal((4096, 4096, 4088)).is_none());
     assert!(TcKernel::Bf16Mma.refusal((4096, 4096, 4092)).is_some());
     assert!(TcKernel::Bf16Mma.refusal((4096, 4100, 4096)).is_some());
+    // An empty C: the epilogue reads a pair outside the matrix inside it.
+    assert!(TcKernel::Bf16Mma.refusal((0, 8, 8)).expect("m = 0 is refused").contains("at least 1"));
+    assert!(TcKernel::Bf16Mma.refusal((8, 0, 8)).is_some());
+    assert!(TcKernel::Bf16Mma.refusal((1, 8, 8)).is_none());
 }
 
 /// The tensor-core bound: four times the FP32 one, still far below an
@@ -922,10 +926,10 @@ fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
 /// and 1.0274 of its twin's time on an H200 then; whether the order is the
 /// cause is for a GPU run to show.) Nor may a `SEL` a pair pay for it:
 /// 1f3b3a3 read a pair outside the matrix at `c`, chosen with two `SEL` a
-/// pair, 383 more instructions in `gemm_bf16_tma`'s epilogue, which ran
-/// slower than its twin on an H100
-/// (docs/results/h100-2026-12-06-epilogue-clamp). Skipped, saying so,
-/// where ptxas or cuobjdump is not found outside CI.
+/// pair, 383 more instructions in `gemm_bf16_tma`'s epilogue
+/// (docs/results/h100-2026-12-06-epilogue-clamp), which took 6.5% and
+/// 10.1% longer so on an H100 (docs/results/h100-2026-12-06-epilogue-loads).
+/// Skipped, saying so, where ptxas or cuobjdump is not found outside CI.
 #[test]
 fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
     let kernels = [

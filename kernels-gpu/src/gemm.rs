@@ -1065,16 +1065,18 @@ pub(crate) mod mma_tiles {
     /// loads it moved stores up among them, so a store waited on its load
     /// while the row's later loads were not yet issued (10 runs of loads
     /// for `gemm_bf16_mma`'s 4 rows in its sm_90a SASS, ptxas 12.9 and
-    /// 13.0, against 4; `tests/cpu_gemm.rs` checks the order). The clamp
+    /// 13.0, against 4: docs/results/cpu-2026-12-06-epilogue-order;
+    /// `tests/cpu_gemm.rs` checks the order). The clamp
     /// is an integer minimum a row and a column, where choosing the address
     /// `c` for a pair outside was a 64-bit select a pair and kept every
     /// pair's predicate alive from its load to its store:
     /// `gemm_bf16_tma`'s epilogue took 1020 instructions so, 668 with the
     /// clamp and 637 with 9e16104's read-only loads (ptxas 12.9, sm_90a;
-    /// docs/results/h100-2026-12-06-epilogue-clamp/epilogue-cost.txt), and
-    /// with the select it ran slower than its twin on an H100, with the
-    /// clamp faster (docs/results/h100-2026-12-06-epilogue-loads,
-    /// docs/results/h100-2026-12-06-epilogue-clamp).
+    /// docs/results/h100-2026-12-06-epilogue-clamp/epilogue-cost.txt). On
+    /// an H100, with the select it took 6.5% and 10.1% longer than with
+    /// the read-only loads (docs/results/h100-2026-12-06-epilogue-loads);
+    /// on another, with the clamp, no row was slower
+    /// (docs/results/h100-2026-12-06-epilogue-clamp).
     ///
     /// # Safety
     /// `c` and `d` hold m x n floats and are 8-byte aligned (cudaMalloc's

@@ -1,5 +1,7 @@
 //! Global-memory loads through the read-only data path, and the strided
-//! dot product built on them ([`dot_strided`]).
+//! dot product built on them ([`dot_strided`]); also [`load_v2`], a
+//! coherent 8-byte load kept coherent on purpose (its docs say why), and
+//! predicated stores.
 //!
 //! nvcc loads `const T* __restrict__` inputs with `ld.global.nc` (SASS
 //! `LDG.E.CONSTANT`): the non-coherent path through the texture/L1 cache,
