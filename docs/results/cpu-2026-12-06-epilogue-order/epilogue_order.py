@@ -27,7 +27,7 @@ def functions(cubin):
             name = m.group(1)
             found[name] = []
             continue
-        m = re.match(r"\s+/\*[0-9a-f]{4}\*/\s+(.*?);", line)
+        m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(.*?);", line)
         if m and name:
             found[name].append(m.group(1))
     return found

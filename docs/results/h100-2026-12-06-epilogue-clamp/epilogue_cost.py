@@ -3,7 +3,9 @@
 
 usage: epilogue_cost.py CUBIN
 For each gemm_bf16_* / gemm_f16_* function with a tensor-core instruction: the
-instructions from its last HMMA/HGMMA to the end, how many of them are SEL, the
+instructions from its last HMMA/HGMMA to the end (every line cuobjdump prints
+there, NOP padding and the final self-branch included), how many of them are SEL,
+P2R and LOP3 (predicates saved to and rebuilt from registers), the
 runs of C loads (LDG.E.64) among the D stores (STG.E.64), and, for the Hopper
 kernels, how many C loads are issued before the last `WARPGROUP.DEPBAR` (the wait
 for the final wgmma, so those loads overlap it). Reads SASS with
@@ -32,8 +34,9 @@ def main():
         tail = ins[tc[-1]:]
         ls = "".join("L" if "LDG.E.64" in l else "S" if "STG.E.64" in l else "" for l in tail)
         runs = len(re.findall(r"L+", ls))
-        sel = sum(1 for l in tail if re.search(r"\bSEL\b", l))
-        line = f"{name}: {len(tail)} instructions from the last tensor-core one, {sel} SEL, {runs} runs of loads"
+        count = {op: sum(1 for l in tail if re.search(rf"(^|\s){op}(\s|\.)", l)) for op in ("SEL", "P2R", "LOP3")}
+        ops = ", ".join(f"{n} {op}" for op, n in count.items())
+        line = f"{name}: {len(tail)} instructions from the last tensor-core one, {ops}, {runs} runs of loads"
         waits = [i for i, l in enumerate(tail) if "WARPGROUP.DEPBAR" in l]
         if waits:
             early = sum(1 for l in tail[:waits[-1]] if "LDG.E.64" in l)
