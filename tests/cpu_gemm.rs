@@ -511,6 +511,10 @@ fn the_tensor_core_kernel_refuses_rows_that_are_not_16_bytes() {
     assert!(TcKernel::Bf16Mma.refusal((4096, 4096, 4088)).is_none());
     assert!(TcKernel::Bf16Mma.refusal((4096, 4096, 4092)).is_some());
     assert!(TcKernel::Bf16Mma.refusal((4096, 4100, 4096)).is_some());
+    // An empty C: the epilogue reads a pair outside the matrix inside it.
+    assert!(TcKernel::Bf16Mma.refusal((0, 8, 8)).expect("m = 0 is refused").contains("at least 1"));
+    assert!(TcKernel::Bf16Mma.refusal((8, 0, 8)).is_some());
+    assert!(TcKernel::Bf16Mma.refusal((1, 8, 8)).is_none());
 }
 
 /// The tensor-core bound: four times the FP32 one, still far below an
@@ -858,12 +862,13 @@ fn the_hopper_kernels_form_their_descriptors_in_uniform_registers() {
     }
 }
 
-/// No C load of a tensor-core kernel's epilogue (`ld.global.nc.v2.f32`)
-/// sits in a branch of its own: no forward branch jumps over that load and
-/// no other C load, with or without the store of its pair. The Rust kernels
-/// predicate each load inside one `asm` block (`load_readonly_v2_if`); the
-/// twins (NVRTC's PTX for 9.0, where NVRTC is found) load every pair, from
-/// `c` itself outside the matrix. A twin load written `inside ? __ldg(p) :
+/// No C load of a tensor-core kernel's epilogue (`ld.global.v2.f32` on the
+/// Rust side, `ld.global.nc.v2.f32` in the twins) sits in a branch of its
+/// own: no forward branch jumps over that load and no other C load, with or
+/// without the store of its pair. Both sides load every pair: the twins
+/// from `c` itself outside the matrix, the Rust kernels through `load_v2`
+/// at the pair's row and column clamped into it (the twins are NVRTC's PTX
+/// for 9.0, where NVRTC is found). A twin load written `inside ? __ldg(p) :
 /// 0` sat in such a branch, which ptxas merged with the branch of the store
 /// that uses it, one load in flight at a time: the Hopper twins at b67c730
 /// took 3 to 11% longer on one H100 than d975e75's
@@ -895,7 +900,7 @@ fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
                     (at > i).then_some((i, at))
                 })
                 .collect();
-            let load = |l: &str| l.contains("ld.global.nc.v2.f32");
+            let load = |l: &str| l.contains("ld.global.nc.v2.f32") || l.contains("ld.global.v2.f32");
             let loads = lines.iter().filter(|l| load(l)).count();
             assert!(loads >= 8, "{symbol}, {side}: the epilogue's C loads ({loads})");
             assert!(!jumps.is_empty(), "{symbol}, {side}: the guards' branches were not read");
@@ -904,5 +909,78 @@ fn the_tensor_core_epilogues_load_c_without_branching_around_a_load() {
                 assert!(over.len() != 1, "{symbol}, {side}: `{}` jumps over `{}` alone", lines[from], over[0]);
             }
         }
+    }
+}
+
+/// Each tensor-core kernel's epilogue issues a row's C loads before its D
+/// stores, and the next row's after them: in the SASS after the last
+/// `HMMA`/`HGMMA`, C loads (`LDG.E.64`) and D stores (`STG.E.64`) come as
+/// runs, each run of loads followed by as many stores, one pair of runs a
+/// row of tiles (4 rows of `mma` tiles a warp; 2 wgmma halves a
+/// warpgroup). The twins of the `mma.sync`, FP16 and Hopper kernels have
+/// this order, from their branches. With predicated `ld.global.nc` loads
+/// ptxas moved stores up among the loads: at 9e16104, `gemm_bf16_mma` had
+/// 10 runs of loads for its 4 rows (sm_90a, ptxas 12.9 and 13.0;
+/// docs/results/cpu-2026-12-06-epilogue-order), a store waiting on its
+/// load while the row's later loads were not yet issued. (It took 1.0286
+/// and 1.0274 of its twin's time on an H200 then; whether the order is the
+/// cause is for a GPU run to show.) Nor may a `SEL` a pair pay for it:
+/// 1f3b3a3 read a pair outside the matrix at `c`, chosen with two `SEL` a
+/// pair, 383 more instructions in `gemm_bf16_tma`'s epilogue
+/// (docs/results/h100-2026-12-06-epilogue-clamp), which took 6.5% and
+/// 10.1% longer so on an H100 (docs/results/h100-2026-12-06-epilogue-loads).
+/// Skipped, saying so, where ptxas or cuobjdump is not found outside CI.
+#[test]
+fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
+    let kernels = [
+        ("gemm_f16_mma", PTX, 4),
+        ("gemm_bf16_mma", host::ptx::PTX_SM80, 4),
+        ("gemm_bf16_pipelined", host::ptx::PTX_SM80, 4),
+        ("gemm_bf16_swizzled", host::ptx::PTX_SM80, 4),
+        ("gemm_bf16_swizzled_wide", host::ptx::PTX_SM80, 4),
+        ("gemm_bf16_wgmma", host::ptx::PTX_SM90A, 2),
+        ("gemm_bf16_tma", host::ptx::PTX_SM90A, 2),
+    ];
+    for (symbol, ptx, rows) in kernels {
+        let Some(sass) = lab_tests::sass_on_cpu(ptx, "sm_90a", symbol) else {
+            return;
+        };
+        let lines: Vec<&str> = sass.lines().collect();
+        let last_mma = lines
+            .iter()
+            .rposition(|l| l.contains("HMMA") || l.contains("HGMMA"))
+            .unwrap_or_else(|| panic!("{symbol}: no tensor-core instruction in {sass}"));
+        // L for a C load, S for a D store, in program order.
+        let order: String = lines[last_mma..]
+            .iter()
+            .filter_map(|l| {
+                if l.contains("LDG.E.64") {
+                    Some('L')
+                } else if l.contains("STG.E.64") {
+                    Some('S')
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let runs: Vec<(char, usize)> = order.chars().fold(Vec::new(), |mut runs, ch| {
+            match runs.last_mut() {
+                Some((last, count)) if *last == ch => *count += 1,
+                _ => runs.push((ch, 1)),
+            }
+            runs
+        });
+        assert_eq!(runs.len(), 2 * rows, "{symbol}: {rows} runs of C loads, each then its stores, expected in {order}");
+        for pair in runs.chunks(2) {
+            assert!(
+                pair[0].0 == 'L' && pair[1].0 == 'S' && pair[0].1 == pair[1].1,
+                "{symbol}: a run of loads, then as many stores, expected in {order}"
+            );
+        }
+        // The order must not be bought with a select a pair: reading a pair
+        // outside the matrix at `c` (1f3b3a3) took two SEL a pair.
+        let loads = order.matches('L').count();
+        let selects = lines[last_mma..].iter().filter(|l| l.contains(" SEL ")).count();
+        assert!(4 * selects < loads, "{symbol}: {selects} SEL for {loads} C loads in its epilogue");
     }
 }

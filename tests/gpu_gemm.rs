@@ -59,8 +59,10 @@ fn main() -> std::process::ExitCode {
                 // (257, 264, 512): 9 and 8 steps of the wide kernel (17 and
                 // 16 of the 128 x 128 one), so every stage is refilled after
                 // it was read and the rotation wraps more than once, in both
-                // instances.
-                for shape in [TC_SMALL, (257, 264, 136), (67, 136, 40), (257, 264, 128), (257, 264, 520), (257, 264, 512)] {
+                // instances. (1, 8, 8): one row and one pair of columns a
+                // lane group, so nearly every C pair of the epilogue lies
+                // outside and is read at its row and column clamped into C.
+                for shape in [TC_SMALL, (257, 264, 136), (67, 136, 40), (257, 264, 128), (257, 264, 520), (257, 264, 512), (1, 8, 8)] {
                     let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
                     failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
                     if let Some(f) = failures.first() {
@@ -92,9 +94,10 @@ fn main() -> std::process::ExitCode {
             use_side::<GemmLesson>(gpu, &mut lesson, side)?;
             // (67, 136, 40): two steps, the second 8 deep; (257, 264, 136):
             // a partial row and column of blocks; (130, 392, 584): 19 steps,
-            // each stage refilled 9 times.
+            // each stage refilled 9 times; (1, 8, 8): an epilogue whose C
+            // pairs lie outside but for one row, read at clamped places.
             for &kernel in F16Kernel::ALL {
-                for shape in [TC_SMALL, (67, 136, 40), (67, 136, 8), (257, 264, 136), (130, 392, 584)] {
+                for shape in [TC_SMALL, (67, 136, 40), (67, 136, 8), (257, 264, 136), (130, 392, 584), (1, 8, 8)] {
                     let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
                     failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
                     if let Some(f) = failures.first() {
@@ -198,9 +201,11 @@ fn main() -> std::process::ExitCode {
             // of blocks and a partial column; (130, 392, 584): ten steps,
             // the stages reused twice over, both warpgroups' rows cut by m;
             // (1153, 264, 136): 10 block rows, a whole group of WG_GROUP
-            // and a partial one of 2, in the grid's grouped walk.
+            // and a partial one of 2, in the grid's grouped walk; (1, 8, 8):
+            // one row of one tile of k, tensor-map boxes far past A's and
+            // B's edges, every C pair but one row's read at clamped places.
             for &kernel in WgKernel::ALL {
-                for shape in [TC_SMALL, (67, 136, 40), (257, 264, 136), (130, 392, 584), (1153, 264, 136)] {
+                for shape in [TC_SMALL, (67, 136, 40), (257, 264, 136), (130, 392, 584), (1153, 264, 136), (1, 8, 8)] {
                     let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
                     failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
                     if let Some(f) = failures.first() {

@@ -978,7 +978,7 @@ mod kernels {
 pub(crate) mod mma_tiles {
     use super::*;
     use crate::device::math::fma;
-    use crate::device::memory::{load_readonly_v2_if, store_v2_if};
+    use crate::device::memory::{load_v2, store_v2_if};
     use crate::device::mma::{ldmatrix_x2_trans, ldmatrix_x4};
     use crate::device::unroll::unrolled;
 
@@ -1050,17 +1050,40 @@ pub(crate) mod mma_tiles {
     ///
     /// # Memory
     /// For each row of tiles, the lane's `NJ x 4` elements of C are loaded
-    /// first and then D stored, each pair a predicated 8-byte access (`load_readonly_v2_if`,
-    /// `store_v2_if`: no branch). Through raw pointers LLVM may not move a load
-    /// of C past a store to D (they might alias; CUDA C's `__restrict__`
-    /// says they do not), so written element by element each load would
-    /// wait for the store before it; and an `if` around each access
-    /// becomes branches that ptxas schedules one block at a time.
+    /// first and then D stored, 8 bytes (a pair) an access: every pair
+    /// loaded with no predicate (`load_v2`; a pair outside the matrix from
+    /// its row and column clamped into it, its value not stored), every D
+    /// pair stored where it is
+    /// inside (`store_v2_if`, predicated: no branch). Through raw pointers
+    /// LLVM may not move a load of C past a store to D (they might alias;
+    /// CUDA C's `__restrict__` says they do not), so written element by
+    /// element each load would wait for the store before it; and an `if`
+    /// around each access becomes branches that ptxas schedules one block
+    /// at a time. The loads take the coherent path (`ld.global`, not
+    /// `.nc`) so that ptxas, too, keeps a row's loads ahead of its stores,
+    /// as the twins' branches make it do: with predicated `ld.global.nc`
+    /// loads it moved stores up among them, so a store waited on its load
+    /// while the row's later loads were not yet issued (10 runs of loads
+    /// for `gemm_bf16_mma`'s 4 rows in its sm_90a SASS, ptxas 12.9 and
+    /// 13.0, against 4: docs/results/cpu-2026-12-06-epilogue-order;
+    /// `tests/cpu_gemm.rs` checks the order). The clamp
+    /// is an integer minimum a row and a column, where choosing the address
+    /// `c` for a pair outside was a 64-bit select a pair and kept every
+    /// pair's predicate alive from its load to its store:
+    /// `gemm_bf16_tma`'s epilogue took 1020 instructions so, 668 with the
+    /// clamp and 637 with 9e16104's read-only loads (ptxas 12.9, sm_90a;
+    /// docs/results/h100-2026-12-06-epilogue-clamp/epilogue-cost.txt). On
+    /// an H100, with the select it took 6.5% and 10.1% longer than with
+    /// the read-only loads (docs/results/h100-2026-12-06-epilogue-loads);
+    /// on another, with the clamp, no row was slower
+    /// (docs/results/h100-2026-12-06-epilogue-clamp).
     ///
     /// # Safety
     /// `c` and `d` hold m x n floats and are 8-byte aligned (cudaMalloc's
-    /// are 256-byte aligned); n is a multiple of `TC_ALIGN` and `col0` of 8;
-    /// `d` overlaps nothing the kernel reads.
+    /// are 256-byte aligned); m >= 1, n is a multiple of `TC_ALIGN` and at
+    /// least 8 (a pair outside is read at row `min(row, m - 1)` and column
+    /// `min(col, n - 2)`), and `col0` a multiple of 8; `d` overlaps nothing
+    /// the kernel reads.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn store_tiles<const MI: usize, const NJ: usize>(
@@ -1116,9 +1139,13 @@ pub(crate) mod mma_tiles {
         let mut cv = [[[0.0f32; 2]; 2]; NJ];
         unrolled::<NJ>(|j| {
             unrolled::<2>(|h| {
-                let (inside, at) = place(j, h);
-                // SAFETY: read only inside C.
-                cv[j][h] = unsafe { load_readonly_v2_if(inside, c.wrapping_add(at)) };
+                // The pair's row and column clamped into C: the pair itself
+                // where it is inside, one of C's where not (its value then
+                // unused). Even, as col and n are, so 8-byte aligned.
+                let row = (row0 + group + 8 * h as u32).min(m - 1);
+                let col = (col0 + j as u32 * 8 + 2 * pair).min(n - 2);
+                // SAFETY: inside C (m >= 1 and n >= 8, the caller's).
+                cv[j][h] = unsafe { load_v2(c.wrapping_add(row as usize * n as usize + col as usize)) };
             });
         });
         unrolled::<NJ>(|j| {
@@ -1239,8 +1266,9 @@ pub(crate) mod turing_kernels {
     /// As `gemm_bf16_mma`: `TC_THREADS` threads in one dimension (declared
     /// as its launch bounds, with `F16_MIN_BLOCKS` blocks an SM), a grid of
     /// `ceil(n / TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
-    /// `TC_ALIGN`. Every thread reaches every barrier and every warp-wide
-    /// instruction.
+    /// `TC_ALIGN`, m and n not 0 (the epilogue reads a pair outside at a
+    /// place of C's). Every thread reaches every barrier and every
+    /// warp-wide instruction.
     ///
     /// # Safety
     /// `a` holds m x k f16, `b` k x n f16 (both 16-byte aligned), `c` and
@@ -1407,7 +1435,8 @@ pub(crate) mod tensor_kernels {
     /// # Launch assumption
     /// `TC_THREADS` threads in one dimension, a grid of `ceil(n /
     /// TC_BLOCK_N) x ceil(m / TC_BLOCK_M)`; k and n multiples of
-    /// `TC_ALIGN` (the host refuses other shapes). Every thread reaches every
+    /// `TC_ALIGN`, m and n not 0 (the epilogue reads a pair outside at a
+    /// place of C's; the host refuses other shapes). Every thread reaches every
     /// barrier and every warp-wide instruction.
     ///
     /// # Safety
@@ -1750,8 +1779,8 @@ pub(crate) mod tensor_kernels {
     /// `SW_THREADS` threads in one dimension, a grid of `ceil(n /
     /// SW_BLOCK_N) x ceil(m / SW_BLOCK_M)`, `SW_BYTES` bytes of dynamic
     /// shared memory (the host raises the kernel's limit past 48 KiB); k
-    /// and n multiples of `TC_ALIGN`. Every thread reaches every barrier
-    /// and every warp-wide instruction.
+    /// and n multiples of `TC_ALIGN`, m and n not 0. Every thread reaches
+    /// every barrier and every warp-wide instruction.
     ///
     /// # Safety
     /// As [`gemm_bf16_mma`].
@@ -1795,8 +1824,8 @@ pub(crate) mod tensor_kernels {
     /// `SWW_THREADS` threads in one dimension, a grid of `ceil(n /
     /// SWW_BLOCK_N) x ceil(m / SW_BLOCK_M)`, `SWW_BYTES` bytes of dynamic
     /// shared memory (the host refuses a GPU that cannot give them); k and
-    /// n multiples of `TC_ALIGN`. Every thread reaches every barrier and
-    /// every warp-wide instruction.
+    /// n multiples of `TC_ALIGN`, m and n not 0. Every thread reaches every
+    /// barrier and every warp-wide instruction.
     ///
     /// # Safety
     /// As [`gemm_bf16_mma`].
@@ -2188,8 +2217,9 @@ pub(crate) mod tensor_kernels {
         /// # Launch assumption
         /// `WG_THREADS` threads in one dimension, a grid of `ceil(n /
         /// WG_BLOCK_N) x ceil(m / WG_BLOCK_M)`, `WG_SHARED_BYTES` of dynamic
-        /// shared memory; k and n multiples of `TC_ALIGN`. Every thread
-        /// reaches every barrier and every warpgroup-wide instruction.
+        /// shared memory; k and n multiples of `TC_ALIGN`, m and n not 0.
+        /// Every thread reaches every barrier and every warpgroup-wide
+        /// instruction.
         ///
         /// # Safety
         /// `a` holds m x k bf16, `b` k x n bf16 (both 16-byte aligned), `c`
@@ -2353,7 +2383,7 @@ pub(crate) mod tensor_kernels {
         /// # Launch assumption
         /// As [`gemm_bf16_wgmma`], with `WG_TMA_SHARED_BYTES` of dynamic
         /// shared memory; k and n multiples of `TC_ALIGN` (16-byte rows, as
-        /// a tensor map's strides must be).
+        /// a tensor map's strides must be), m and n not 0.
         ///
         /// # Safety
         /// As [`tma_pipeline`].

@@ -270,9 +270,14 @@ impl TensorKernel {
 
     /// Why the kernel cannot run at (m, n, k), if it cannot: every one
     /// copies 16-byte chunks (8 16-bit elements) of A's and B's rows, so k
-    /// and n must be multiples of 8.
+    /// and n must be multiples of 8; and its epilogue reads a C pair that
+    /// lies outside the matrix at a place inside it
+    /// (`mma_tiles::store_tile_row`), so m and n must not be 0.
     pub fn refusal(self, shape: (usize, usize, usize)) -> Option<String> {
-        let (_, n, k) = shape;
+        let (m, n, k) = shape;
+        if m == 0 || n == 0 {
+            return Some(format!("{} needs m and n of at least 1 (its epilogue reads inside C); {m} x {n} is empty", self.symbol()));
+        }
         (n % TC_ALIGN != 0 || k % TC_ALIGN != 0).then(|| {
             format!(
                 "{} needs k and n multiples of {TC_ALIGN} (rows copied in 16-byte chunks of 16-bit elements); {n} x {k} is not",

@@ -1,5 +1,7 @@
 //! Global-memory loads through the read-only data path, and the strided
-//! dot product built on them ([`dot_strided`]).
+//! dot product built on them ([`dot_strided`]); also [`load_v2`], a
+//! coherent 8-byte load kept coherent on purpose (its docs say why), and
+//! predicated stores.
 //!
 //! nvcc loads `const T* __restrict__` inputs with `ld.global.nc` (SASS
 //! `LDG.E.CONSTANT`): the non-coherent path through the texture/L1 cache,
@@ -184,22 +186,33 @@ pub unsafe fn store_if(in_range: bool, p: *mut f32, v: f32) {
 }
 // ANCHOR_END: predicated
 
-/// The pair `p[0..2]` through the read-only path where `in_range`, else
-/// zeros: [`load_readonly_if`] 8 bytes wide (`@q ld.global.nc.v2.f32`,
-/// SASS `LDG.E.64.CONSTANT`), one instruction for two neighbours, as the
-/// GEMM epilogue reads C.
+/// The pair `p[0..2]` with one 8-byte load through the coherent path
+/// (`ld.global.v2.f32`, SASS `LDG.E.64`), with the generic-address
+/// convention of [`load_readonly_v4`]; no predicate.
+///
+/// Not the read-only path on purpose. ptxas may move a store above an
+/// `ld.global.nc` (it promises nothing writes that memory), but not above a
+/// load the store might alias: so a run of these loads followed by stores
+/// through another pointer stays in that order, the loads all issued
+/// before the first store waits on one. The GEMM epilogue reads C this way
+/// (`gemm::mma_tiles::store_tile_row`). Read through predicated
+/// `ld.global.nc`, and also through unpredicated `ld.global.nc` (tried),
+/// ptxas 12.9 and 13.0 moved its stores up among its loads, a store
+/// waiting on its load while others were yet to be issued
+/// (docs/results/cpu-2026-12-06-epilogue-order). A pair that may lie
+/// outside is read from an address known to be inside and its value left
+/// unused, so the load holds no predicate.
 ///
 /// # Safety
-/// Where `in_range`, `p` is an 8-byte-aligned global address of two floats
-/// nothing writes during the kernel. Elsewhere `p` is not read.
+/// `p` is an 8-byte-aligned global address of two floats.
 #[inline(always)]
-pub unsafe fn load_readonly_v2_if(in_range: bool, p: *const f32) -> [f32; 2] {
+pub unsafe fn load_v2(p: *const f32) -> [f32; 2] {
     let (x, y): (f32, f32);
-    // SAFETY: the load runs only where in_range, as the caller guarantees.
+    // SAFETY: the caller guarantees `p` is a valid, aligned global address;
+    // the asm only reads 8 bytes.
     unsafe {
         core::arch::asm!(
-            "{{\n\t.reg .pred q;\n\tsetp.ne.u32 q, {c}, 0;\n\tmov.b32 {x}, 0f00000000;\n\tmov.b32 {y}, 0f00000000;\n\t@q ld.global.nc.v2.f32 {{{x}, {y}}}, [{p}];\n\t}}",
-            c = in(reg32) in_range as u32,
+            "ld.global.v2.f32 {{{x}, {y}}}, [{p}];",
             p = in(reg64) p,
             x = out(reg32) x,
             y = out(reg32) y,
