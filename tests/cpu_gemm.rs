@@ -984,3 +984,43 @@ fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
         assert!(4 * selects < loads, "{symbol}: {selects} SEL for {loads} C loads in its epilogue");
     }
 }
+
+/// A share of cuBLAS is read round by round: batch i of the kernel against
+/// batch i of cuBLAS, timed next to it, never one row's median against
+/// another's.
+#[test]
+fn a_share_of_cublas_pairs_each_batch_with_cublas_batch_of_its_round() {
+    use host::gemm::Share;
+    use host::timing::Timing;
+    // The kernel's rounds: as fast as cuBLAS, half, a quarter; cuBLAS slows
+    // in the third round as the kernel does, so that round's share is 1/2.
+    let kernel = Timing::new(vec![1.0, 2.0, 8.0]);
+    let cublas = Timing::new(vec![1.0, 1.0, 4.0]);
+    let share = Share::of(&kernel, &cublas);
+    assert_eq!(share.per_batch, vec![1.0, 0.5, 0.5]);
+    assert_eq!(share.median(), 0.5);
+    assert_eq!(share.range(), (0.5, 1.0));
+    assert_eq!(share.cublas_ms, 1.0);
+    // The rows' medians (2.0 ms against 1.0) would say 1/2 whichever round
+    // each of cuBLAS's batches ran in; the pairing does not: with the same
+    // batches of cuBLAS in another order the share is 1.
+    let swapped = Share::of(&kernel, &Timing::new(vec![1.0, 4.0, 1.0]));
+    assert_eq!(swapped.per_batch, vec![1.0, 2.0, 0.125]);
+    assert_eq!(swapped.median(), 1.0);
+    assert_eq!(swapped.cublas_ms, 1.0);
+    assert_eq!(
+        share.sentence("gemm_bf16_mma/4096", "cuBLAS's BF16 throughput"),
+        "gemm_bf16_mma/4096: 50.0% of cuBLAS's BF16 throughput, in 3 batches each timed next to one of cuBLAS's \
+         (50.0 to 100.0%; cuBLAS 1.0000 ms in its batches)."
+    );
+    let fields = share.fields();
+    assert_eq!(fields[0], ("cublas_share", serde_json::json!(0.5)));
+    assert_eq!(fields[1], ("cublas_share_range", serde_json::json!([0.5, 1.0])));
+    assert_eq!(fields[2], ("cublas_beside_ms", serde_json::json!(1.0)));
+}
+
+#[test]
+#[should_panic(expected = "one alternation times both the same batches")]
+fn a_share_of_batches_from_two_alternations_is_refused() {
+    let _ = host::gemm::Share::of(&host::timing::Timing::new(vec![1.0, 2.0]), &host::timing::Timing::new(vec![1.0]));
+}

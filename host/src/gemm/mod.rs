@@ -33,6 +33,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use kernels_gpu::gemm::*;
 use serde::Serialize;
 use serde_json::json;
+use statrs::statistics::{Data, OrderStatistics};
 
 use crate::check::{Failure, Tolerance, first_mismatch};
 use crate::compare::{Shown, Side, TwinRows, shown_from, shown_in};
@@ -873,6 +874,133 @@ impl<'g> Gemm<'g> {
             Some(kernel) => timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel)),
             None => timing::time_kernel(gpu, "cublasSgemm", plan, || self.cublas_gemm()),
         }
+    }
+
+    /// Times `kernel` and `cublas` at the current shape in alternating
+    /// batches ([`timing::time_alternating`]): each batch of one next to a
+    /// batch of the other, so both run in the same clock and power state.
+    /// The kernel's timing, then cuBLAS's; [`Share::of`] reads the one as a
+    /// share of the other.
+    ///
+    /// # Errors
+    /// As the launches ([`Gemm::launch`], [`Gemm::launch_tc`], the cuBLAS
+    /// calls); a fault is charged to the one whose batch it surfaced in.
+    pub fn time_beside(&mut self, kernel: Timed, cublas: Timed, plan: Plan) -> Result<(Timing, Timing)> {
+        let gpu = self.gpu;
+        let order = [kernel, cublas];
+        let [k, c] = timing::time_alternating(gpu, order.map(Timed::symbol), plan, |i| self.launch_timed(order[i]))?;
+        Ok((k, c))
+    }
+
+    /// One launch of `what` at the current shape, as it is timed: a kernel
+    /// as [`Gemm::launch`] or [`Gemm::launch_tc`] launches it, cuBLAS in
+    /// place on D with no copy of C ([`Gemm::cublas_gemm`],
+    /// [`Gemm::cublas_half_gemm`]).
+    fn launch_timed(&mut self, what: Timed) -> Result<()> {
+        match what {
+            Timed::Fp32(kernel) => self.launch(kernel),
+            Timed::Tensor(kernel) => self.launch_tc(kernel),
+            Timed::Sgemm => self.cublas_gemm(),
+            Timed::CublasHalf(half) => self.cublas_half_gemm(half),
+        }
+    }
+}
+
+/// What the lesson times: one of its kernels, or one of cuBLAS's GEMMs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    /// An FP32 kernel (the sm_75 module).
+    Fp32(Kernel),
+    /// A tensor-core kernel.
+    Tensor(TensorKernel),
+    /// cuBLAS's SGEMM (`cublasSgemm`).
+    Sgemm,
+    /// cuBLAS's GEMM of 16-bit inputs with FP32 sums (`cublasGemmEx`).
+    CublasHalf(Half),
+}
+
+impl Timed {
+    /// The name its timings and faults go by: the kernel's symbol or
+    /// [`cublas_half_symbol`]'s.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Timed::Fp32(kernel) => kernel.symbol(),
+            Timed::Tensor(kernel) => kernel.symbol(),
+            Timed::Sgemm => "cublasSgemm",
+            Timed::CublasHalf(half) => cublas_half_symbol(half),
+        }
+    }
+}
+
+/// A kernel's share of cuBLAS's throughput at one size and precision, from
+/// batches timed in alternation with cuBLAS's ([`Gemm::time_beside`]). Both
+/// do the same FLOP, so a batch's share is cuBLAS's per-launch time over the
+/// kernel's in the same round: each share compares two batches run back to
+/// back, where a share of two rows timed apart would compare whatever clock
+/// each met (on an H200 the `mma.sync` rows ran down to 1785 MHz while
+/// cuBLAS's row, timed before them, ran at the 1980 MHz base clock).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Share {
+    /// Each round's share, cuBLAS's ms over the kernel's (1.0: as fast as
+    /// cuBLAS), in the order timed.
+    pub per_batch: Vec<f64>,
+    /// The median of cuBLAS's per-launch ms in those rounds.
+    pub cublas_ms: f64,
+}
+
+impl Share {
+    /// The share from the kernel's and cuBLAS's timings of one alternation:
+    /// batch `i` of each was timed in round `i`.
+    ///
+    /// # Panics
+    /// If the two have different counts of batches (one alternation gives
+    /// both the same).
+    pub fn of(kernel: &Timing, cublas: &Timing) -> Share {
+        assert_eq!(kernel.samples_ms.len(), cublas.samples_ms.len(), "one alternation times both the same batches");
+        Share {
+            per_batch: kernel.samples_ms.iter().zip(&cublas.samples_ms).map(|(k, c)| c / k).collect(),
+            cublas_ms: cublas.median_ms(),
+        }
+    }
+
+    /// The median of the rounds' shares (1.0: as fast as cuBLAS).
+    pub fn median(&self) -> f64 {
+        Data::new(self.per_batch.clone()).median()
+    }
+
+    /// The smallest and largest round's share.
+    pub fn range(&self) -> (f64, f64) {
+        let lo = self.per_batch.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = self.per_batch.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    }
+
+    /// The report's sentence: `row`'s median share as a percentage of
+    /// `what` (say "cuBLAS SGEMM's FP32 throughput"), with the rounds' range
+    /// and cuBLAS's median time in them.
+    pub fn sentence(&self, row: &str, what: &str) -> String {
+        let (lo, hi) = self.range();
+        format!(
+            "{row}: {:.1}% of {what}, in {} batches each timed next to one of cuBLAS's ({:.1} to {:.1}%; cuBLAS {:.4} ms \
+             in its batches).",
+            100.0 * self.median(),
+            self.per_batch.len(),
+            100.0 * lo,
+            100.0 * hi,
+            self.cublas_ms
+        )
+    }
+
+    /// The fields a row's JSON line carries: `cublas_share` (the median),
+    /// `cublas_share_range` ([smallest, largest]) and `cublas_beside_ms`
+    /// (cuBLAS's median ms in the rounds).
+    pub fn fields(&self) -> [(&'static str, serde_json::Value); 3] {
+        let (lo, hi) = self.range();
+        [
+            ("cublas_share", json!(self.median())),
+            ("cublas_share_range", json!([lo, hi])),
+            ("cublas_beside_ms", json!(self.cublas_ms)),
+        ]
     }
 }
 
@@ -1814,26 +1942,32 @@ impl lesson::Lesson for GemmLesson {
                 Ok(_) => Some(lesson.time_at(None, options.plan)?),
                 Err(_) => None,
             };
+            // Each kernel, where cuBLAS loaded, in batches alternated with
+            // cuBLAS's, so its share compares the two in the same clock and
+            // power state ([`Share`]); cuBLAS's own row is its timing above.
             let mut rows = Vec::new();
             for &kernel in Kernel::ALL {
-                let timing = lesson.time_at(Some(kernel), options.plan)?;
-                rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
+                let (timing, share) = match cublas_timing {
+                    Some(_) => {
+                        let (timing, cublas) = lesson.time_beside(Timed::Fp32(kernel), Timed::Sgemm, options.plan)?;
+                        let share = Share::of(&timing, &cublas);
+                        (timing, Some(share))
+                    }
+                    None => (lesson.time_at(Some(kernel), options.plan)?, None),
+                };
+                let mut row = Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s));
+                if let Some(share) = share {
+                    section.line(share.sentence(&row.key, "cuBLAS SGEMM's FP32 throughput"));
+                    shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": share.median()}));
+                    row.fields.extend(share.fields().map(|(k, v)| (k.to_string(), v)));
+                }
+                rows.push(row);
             }
             if let Some(t) = cublas_timing {
                 rows.push(Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
             }
-            let is_cublas = |r: &&Row| r.key.starts_with("cublasSgemm/");
-            let cublas_rate = rows.iter().find(is_cublas).and_then(Row::gflop_per_s);
             for row in rows.iter_mut() {
                 row.fields.insert("precision".into(), json!("fp32"));
-            }
-            for row in rows.iter_mut().filter(|r| !r.key.starts_with("cublasSgemm/")) {
-                if let (Some(rate), Some(reference)) = (row.gflop_per_s(), cublas_rate) {
-                    let share = rate / reference;
-                    section.line(format!("{}: {:.1}% of cuBLAS SGEMM's FP32 throughput.", row.key, 100.0 * share));
-                    shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": share}));
-                    row.fields.insert("cublas_share".into(), json!(share));
-                }
             }
             // The tensor-core rows of each 16-bit precision (FP32 sums),
             // against cuBLAS's GEMM of that precision; a size the kernels
@@ -1865,21 +1999,24 @@ impl lesson::Lesson for GemmLesson {
                 };
                 let mut tc_rows = Vec::new();
                 for &kernel in &kernels {
-                    let timing = lesson.time_tc(kernel, options.plan)?;
-                    tc_rows.push(read(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_half).flop(fl)));
+                    let (timing, share) = match cublas_tc {
+                        Some(_) => {
+                            let (timing, cublas) = lesson.time_beside(Timed::Tensor(kernel), Timed::CublasHalf(half), options.plan)?;
+                            let share = Share::of(&timing, &cublas);
+                            (timing, Some(share))
+                        }
+                        None => (lesson.time_tc(kernel, options.plan)?, None),
+                    };
+                    let mut row = read(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_half).flop(fl));
+                    if let Some(share) = share {
+                        section.line(share.sentence(&row.key, &format!("cuBLAS's {} throughput", half.upper())));
+                        shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": share.median()}));
+                        row.fields.extend(share.fields().map(|(k, v)| (k.to_string(), v)));
+                    }
+                    tc_rows.push(row);
                 }
                 let label = format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper());
                 let reference = cublas_tc.map(|t| read(Row::new(format!("{}/{side}", cublas_half_symbol(half)), label, t).bytes(by_half).flop(fl)));
-                if let Some(reference_rate) = reference.as_ref().and_then(Row::gflop_per_s) {
-                    for row in &mut tc_rows {
-                        if let Some(rate) = row.gflop_per_s() {
-                            let share = rate / reference_rate;
-                            section.line(format!("{}: {:.1}% of cuBLAS's {} throughput.", row.key, 100.0 * share, half.upper()));
-                            shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": share}));
-                            row.fields.insert("cublas_share".into(), json!(share));
-                        }
-                    }
-                }
                 rows.extend(tc_rows.into_iter().chain(reference).map(|mut r| {
                     r.fields.insert("precision".into(), json!(half.name()));
                     r
