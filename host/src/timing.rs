@@ -49,7 +49,8 @@ impl Plan {
 pub struct Timing {
     /// Per-launch ms of each batch, in the order measured.
     pub samples_ms: Vec<f64>,
-    /// When the timed batches ran, on the host's monotonic clock: the
+    /// When the timed batches ran (with those of the kernels timed in
+    /// rounds beside it, [`time_alternating`]), on the host's monotonic clock: the
     /// window the clock readings of this row are taken from
     /// ([`crate::clocks::Clocks::while_timed`]). `None` for a timing not
     /// taken on the GPU under a [`crate::clocks::TimedWork`] guard (CPU
@@ -117,19 +118,21 @@ pub fn time_kernel(
     Ok(timing)
 }
 
-/// Times `N` launches in alternating batches: after `plan.warmups` untimed
-/// launches of each, `plan.batches` rounds in which each is timed for one
-/// batch of `plan.launches_per_batch` launches, as [`time_kernel`] times one.
+/// Times `N` launches in rounds: after `plan.warmups` untimed launches of
+/// each, `plan.batches` rounds in which each is timed for one batch of
+/// `plan.launches_per_batch` launches, as [`time_kernel`] times one.
 /// `launch(i)` launches the `i`-th, named `kernels[i]`. Round `r` takes them
-/// in order when `r` is even and in reverse when it is odd, so neither is
-/// always the one that follows the other; batch `r` of each was timed next
-/// to batch `r` of the others, in the same clock and power state. Used where
-/// one kernel's time is read as a share of another's (the GEMM lesson's
-/// share of cuBLAS), as [`crate::compare::interleave`] alternates the two
-/// sides of a comparison.
+/// in order when `r` is even and in reverse when it is odd
+/// ([`round_order`]), so for `N = 2` batch `r` of each runs right next to
+/// batch `r` of the other, and neither always follows the other: a drift in
+/// clock or temperature reaches both. Used where one kernel's time is read
+/// as a share of another's, round by round (the GEMM lesson's share of
+/// cuBLAS), as [`crate::compare::interleave`] alternates the two sides of a
+/// comparison.
 ///
-/// Returns one [`Timing`] a launch, each with the window of the whole
-/// alternation (the clocks a row reports are those of all `N`).
+/// Returns one [`Timing`] for each entry of `kernels`, in that order, each
+/// with the window of the whole run of rounds: its clock readings are those
+/// of all `N`.
 ///
 /// # Errors
 /// Any launch or driver error; a fault is charged to the kernel whose batch
@@ -157,7 +160,8 @@ pub fn time_alternating<const N: usize>(
     let (start, stop) = (event()?, event()?);
     // The clocks are read while this guard lives: the timed batches only.
     let timed = crate::clocks::timed_work();
-    let mut samples_ms: [Vec<f64>; N] = std::array::from_fn(|_| Vec::with_capacity(plan.batches as usize));
+    let mut samples_ms: [Vec<f64>; N] =
+        std::array::from_fn(|_| Vec::with_capacity(plan.batches as usize));
     for round in 0..plan.batches {
         for i in round_order::<N>(round) {
             let ms = batch_ms(gpu, kernels[i], plan, &start, &stop, &mut || launch(i))?;
@@ -170,8 +174,14 @@ pub fn time_alternating<const N: usize>(
 
 /// The order [`time_alternating`] times its `N` launches in, round `round`
 /// (from 0): `0, 1, ..., N - 1` in an even round, the reverse in an odd one.
-pub fn round_order<const N: usize>(round: u32) -> [usize; N] {
-    std::array::from_fn(|j| if round % 2 == 0 { j } else { N - 1 - j })
+fn round_order<const N: usize>(round: u32) -> [usize; N] {
+    std::array::from_fn(|j| {
+        if round.is_multiple_of(2) {
+            j
+        } else {
+            N - 1 - j
+        }
+    })
 }
 
 /// One batch of `plan.launches_per_batch` launches of `kernel`: the

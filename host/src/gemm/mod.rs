@@ -33,7 +33,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use kernels_gpu::gemm::*;
 use serde::Serialize;
 use serde_json::json;
-use statrs::statistics::{Data, OrderStatistics};
+use statrs::statistics::{Data, Max, Min, OrderStatistics};
 
 use crate::check::{Failure, Tolerance, first_mismatch};
 use crate::compare::{Shown, Side, TwinRows, shown_from, shown_in};
@@ -876,18 +876,18 @@ impl<'g> Gemm<'g> {
         }
     }
 
-    /// Times `kernel` and `cublas` at the current shape in alternating
-    /// batches ([`timing::time_alternating`]): each batch of one next to a
-    /// batch of the other, so both run in the same clock and power state.
-    /// The kernel's timing, then cuBLAS's; [`Share::of`] reads the one as a
-    /// share of the other.
+    /// Times `kernel` and then `reference` (one of cuBLAS's GEMMs) at the
+    /// current shape in rounds ([`timing::time_alternating`]): each round
+    /// one batch of each, the order reversed every other round, so each of
+    /// the kernel's batches runs next to one of cuBLAS's. [`Share::of`]
+    /// reads the two as rounds.
     ///
     /// # Errors
     /// As the launches ([`Gemm::launch`], [`Gemm::launch_tc`], the cuBLAS
     /// calls); a fault is charged to the one whose batch it surfaced in.
-    pub fn time_beside(&mut self, kernel: Timed, cublas: Timed, plan: Plan) -> Result<(Timing, Timing)> {
+    pub fn time_rounds(&mut self, kernel: GemmRow, reference: Timed, plan: Plan) -> Result<(Timing, Timing)> {
         let gpu = self.gpu;
-        let order = [kernel, cublas];
+        let order = [Timed::Kernel(kernel), reference];
         let [k, c] = timing::time_alternating(gpu, order.map(Timed::symbol), plan, |i| self.launch_timed(order[i]))?;
         Ok((k, c))
     }
@@ -898,10 +898,10 @@ impl<'g> Gemm<'g> {
     /// [`Gemm::cublas_half_gemm`]).
     fn launch_timed(&mut self, what: Timed) -> Result<()> {
         match what {
-            Timed::Fp32(kernel) => self.launch(kernel),
-            Timed::Tensor(kernel) => self.launch_tc(kernel),
-            Timed::Sgemm => self.cublas_gemm(),
-            Timed::CublasHalf(half) => self.cublas_half_gemm(half),
+            Timed::Kernel(GemmRow::Fp32(kernel)) => self.launch(kernel),
+            Timed::Kernel(GemmRow::Tensor(kernel)) => self.launch_tc(kernel),
+            Timed::CublasSgemm => self.cublas_gemm(),
+            Timed::CublasGemmEx(half) => self.cublas_half_gemm(half),
         }
     }
 }
@@ -909,48 +909,51 @@ impl<'g> Gemm<'g> {
 /// What the lesson times: one of its kernels, or one of cuBLAS's GEMMs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Timed {
-    /// An FP32 kernel (the sm_75 module).
-    Fp32(Kernel),
-    /// A tensor-core kernel.
-    Tensor(TensorKernel),
-    /// cuBLAS's SGEMM (`cublasSgemm`).
-    Sgemm,
-    /// cuBLAS's GEMM of 16-bit inputs with FP32 sums (`cublasGemmEx`).
-    CublasHalf(Half),
+    /// One of the lesson's kernels.
+    Kernel(GemmRow),
+    /// cuBLAS's FP32 GEMM, `cublasSgemm`.
+    CublasSgemm,
+    /// cuBLAS's GEMM of 16-bit inputs with FP32 sums, `cublasGemmEx`.
+    CublasGemmEx(Half),
 }
 
 impl Timed {
-    /// The name its timings and faults go by: the kernel's symbol or
-    /// [`cublas_half_symbol`]'s.
+    /// The name its timings and faults go by: the kernel's symbol,
+    /// `cublasSgemm`, or [`cublas_half_symbol`]'s name.
     pub fn symbol(self) -> &'static str {
         match self {
-            Timed::Fp32(kernel) => kernel.symbol(),
-            Timed::Tensor(kernel) => kernel.symbol(),
-            Timed::Sgemm => "cublasSgemm",
-            Timed::CublasHalf(half) => cublas_half_symbol(half),
+            Timed::Kernel(GemmRow::Fp32(kernel)) => kernel.symbol(),
+            Timed::Kernel(GemmRow::Tensor(kernel)) => kernel.symbol(),
+            Timed::CublasSgemm => "cublasSgemm",
+            Timed::CublasGemmEx(half) => cublas_half_symbol(half),
         }
     }
 }
 
-/// A kernel's share of cuBLAS's throughput at one size and precision, from
-/// batches timed in alternation with cuBLAS's ([`Gemm::time_beside`]). Both
-/// do the same FLOP, so a batch's share is cuBLAS's per-launch time over the
-/// kernel's in the same round: each share compares two batches run back to
-/// back, where a share of two rows timed apart would compare whatever clock
-/// each met (on an H200 the `mma.sync` rows ran down to 1785 MHz while
-/// cuBLAS's row, timed before them, ran at the 1980 MHz base clock).
+/// A kernel's share of cuBLAS's throughput at one size and precision read
+/// in rounds ([`Gemm::time_rounds`]): each round times one batch of the
+/// kernel and one of cuBLAS's back to back. Both do the same FLOP, so a
+/// round's share is cuBLAS's per-launch time over the kernel's in that
+/// round. The lesson gives it beside the share of the two rows, each timed
+/// alone: under a power limit the clock a batch meets depends on what ran
+/// just before it, so the two readings can differ by more than the spread
+/// of either (on an H200 at 9e16104 the `mma.sync` rows were timed down to
+/// 1785 MHz while cuBLAS's row, timed before them, ran at the 1980 MHz base
+/// clock: docs/results/h200-2026-12-06-head-9e16104).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Share {
     /// Each round's share, cuBLAS's ms over the kernel's (1.0: as fast as
     /// cuBLAS), in the order timed.
-    pub per_batch: Vec<f64>,
-    /// The median of cuBLAS's per-launch ms in those rounds.
+    pub per_round: Vec<f64>,
+    /// The median of the kernel's per-launch ms in the rounds.
+    pub kernel_ms: f64,
+    /// The median of cuBLAS's per-launch ms in the rounds.
     pub cublas_ms: f64,
 }
 
 impl Share {
-    /// The share from the kernel's and cuBLAS's timings of one alternation:
-    /// batch `i` of each was timed in round `i`.
+    /// The share from the kernel's and cuBLAS's timings of one
+    /// alternation: batch `i` of each was timed in round `i`.
     ///
     /// # Panics
     /// If the two have different counts of batches (one alternation gives
@@ -958,48 +961,64 @@ impl Share {
     pub fn of(kernel: &Timing, cublas: &Timing) -> Share {
         assert_eq!(kernel.samples_ms.len(), cublas.samples_ms.len(), "one alternation times both the same batches");
         Share {
-            per_batch: kernel.samples_ms.iter().zip(&cublas.samples_ms).map(|(k, c)| c / k).collect(),
+            per_round: kernel.samples_ms.iter().zip(&cublas.samples_ms).map(|(k, c)| c / k).collect(),
+            kernel_ms: kernel.median_ms(),
             cublas_ms: cublas.median_ms(),
         }
     }
 
     /// The median of the rounds' shares (1.0: as fast as cuBLAS).
     pub fn median(&self) -> f64 {
-        Data::new(self.per_batch.clone()).median()
+        Data::new(self.per_round.clone()).median()
     }
 
     /// The smallest and largest round's share.
     pub fn range(&self) -> (f64, f64) {
-        let lo = self.per_batch.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = self.per_batch.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo, hi)
+        let d = Data::new(self.per_round.clone());
+        (d.min(), d.max())
     }
 
-    /// The report's sentence: `row`'s median share as a percentage of
-    /// `what` (say "cuBLAS SGEMM's FP32 throughput"), with the rounds' range
-    /// and cuBLAS's median time in them.
-    pub fn sentence(&self, row: &str, what: &str) -> String {
+    /// The report's sentence for `row`: its share of `what` (say "cuBLAS
+    /// SGEMM's FP32 throughput") row against row (`of_rows`: the kernel's
+    /// row's GFLOP/s over cuBLAS's, where both rows have one), then in the
+    /// rounds, with their range and the two medians there, and whether the
+    /// first lies outside that range.
+    pub fn sentence(&self, row: &str, what: &str, of_rows: Option<f64>) -> String {
         let (lo, hi) = self.range();
+        let rows = of_rows.map_or(String::new(), |r| format!(" {:.1}% row against row;", 100.0 * r));
+        let rounds = match self.per_round.len() {
+            1 => format!("{:.1}% in one round, a batch of it beside one of cuBLAS's", 100.0 * self.median()),
+            n => format!(
+                "{:.1}% in {n} rounds of a batch of it beside one of cuBLAS's (the median; rounds {:.1} to {:.1}%)",
+                100.0 * self.median(),
+                100.0 * lo,
+                100.0 * hi
+            ),
+        };
+        let apart = match of_rows {
+            Some(r) if self.per_round.len() > 1 && !(lo..=hi).contains(&r) => {
+                " The two readings disagree past the rounds' spread: what ran before each batch moved this share."
+            }
+            _ => "",
+        };
         format!(
-            "{row}: {:.1}% of {what}, in {} batches each timed next to one of cuBLAS's ({:.1} to {:.1}%; cuBLAS {:.4} ms \
-             in its batches).",
-            100.0 * self.median(),
-            self.per_batch.len(),
-            100.0 * lo,
-            100.0 * hi,
-            self.cublas_ms
+            "{row}: of {what},{rows} {rounds}; in the rounds it took {:.4} ms a launch and cuBLAS {:.4} ms.{apart}",
+            self.kernel_ms, self.cublas_ms
         )
     }
 
-    /// The fields a row's JSON line carries: `cublas_share` (the median),
-    /// `cublas_share_range` ([smallest, largest]) and `cublas_beside_ms`
-    /// (cuBLAS's median ms in the rounds).
-    pub fn fields(&self) -> [(&'static str, serde_json::Value); 3] {
+    /// The fields a row's JSON line carries beside `cublas_share` (row
+    /// against row): `cublas_share_rounds` (the median),
+    /// `cublas_share_rounds_range` ([smallest, largest]),
+    /// `cublas_share_per_round`, and `rounds_ms` (the kernel's and cuBLAS's
+    /// median per-launch ms in the rounds).
+    pub fn fields(&self) -> [(&'static str, serde_json::Value); 4] {
         let (lo, hi) = self.range();
         [
-            ("cublas_share", json!(self.median())),
-            ("cublas_share_range", json!([lo, hi])),
-            ("cublas_beside_ms", json!(self.cublas_ms)),
+            ("cublas_share_rounds", json!(self.median())),
+            ("cublas_share_rounds_range", json!([lo, hi])),
+            ("cublas_share_per_round", json!(self.per_round)),
+            ("rounds_ms", json!({"kernel": self.kernel_ms, "cublas": self.cublas_ms})),
         ]
     }
 }
@@ -1566,6 +1585,30 @@ impl TwinRows for Gemm<'_> {
     }
 }
 
+/// `row`'s GFLOP/s over `reference`'s, both rows timed alone: the share of
+/// cuBLAS row against row, where both have a rate.
+fn row_share(row: &Row, reference: &Row) -> Option<f64> {
+    Some(row.gflop_per_s()? / reference.gflop_per_s()?)
+}
+
+/// Reads `row`'s share of cuBLAS both ways: row against row, against
+/// `reference` (cuBLAS's row), into its `cublas_share`; and in rounds of
+/// `kernel` (the row's kernel) beside `cublas`, timed now at the lesson's
+/// current shape ([`Gemm::time_rounds`]), into [`Share::fields`]'s fields.
+/// Returns the rounds' reading.
+///
+/// # Errors
+/// As [`Gemm::time_rounds`].
+fn read_share(lesson: &mut Gemm<'_>, row: &mut Row, reference: &Row, kernel: GemmRow, cublas: Timed, plan: Plan) -> Result<Share> {
+    if let Some(share) = row_share(row, reference) {
+        row.fields.insert("cublas_share".into(), json!(share));
+    }
+    let (kernel_timing, cublas_timing) = lesson.time_rounds(kernel, cublas, plan)?;
+    let share = Share::of(&kernel_timing, &cublas_timing);
+    row.fields.extend(share.fields().map(|(k, v)| (k.to_string(), v)));
+    Ok(share)
+}
+
 /// `f`'s registers, shared and local bytes, the blocks of `threads`
 /// threads with `dynamic` bytes of dynamic shared memory one SM of `gpu`
 /// holds (the occupancy API), and the theoretical occupancy that gives, in % of the SM's
@@ -1764,7 +1807,15 @@ impl lesson::Lesson for GemmLesson {
             failures.extend(lesson.check(kernel, SMALL, None, None)?.0);
         }
         let cublas_line = match &lesson.cublas {
-            Ok(c) => format!("cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32).", c.version(), c.path().display()),
+            Ok(c) => format!(
+                "cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32). Each kernel's share of cuBLAS is read two ways: \
+                 row against row (its row and cuBLAS's, each timed alone, in the order of the table), and, after every row of \
+                 the size, in rounds that time a batch of the kernel and one of cuBLAS's back to back, the order reversed \
+                 every other round. Under a power limit the clock a batch meets depends on what ran just before it; where \
+                 the two readings disagree past the rounds' spread, the share is known only to within both.",
+                c.version(),
+                c.path().display()
+            ),
             Err(why) => format!("No cuBLAS row: {why}. Every kernel still runs, checked against the CPU reference."),
         };
         for &side in &sizes.sides {
@@ -1942,29 +1993,22 @@ impl lesson::Lesson for GemmLesson {
                 Ok(_) => Some(lesson.time_at(None, options.plan)?),
                 Err(_) => None,
             };
-            // Each kernel, where cuBLAS loaded, in batches alternated with
-            // cuBLAS's, so its share compares the two in the same clock and
-            // power state ([`Share`]); cuBLAS's own row is its timing above.
             let mut rows = Vec::new();
             for &kernel in Kernel::ALL {
-                let (timing, share) = match cublas_timing {
-                    Some(_) => {
-                        let (timing, cublas) = lesson.time_beside(Timed::Fp32(kernel), Timed::Sgemm, options.plan)?;
-                        let share = Share::of(&timing, &cublas);
-                        (timing, Some(share))
-                    }
-                    None => (lesson.time_at(Some(kernel), options.plan)?, None),
-                };
-                let mut row = Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s));
-                if let Some(share) = share {
-                    section.line(share.sentence(&row.key, "cuBLAS SGEMM's FP32 throughput"));
-                    shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": share.median()}));
-                    row.fields.extend(share.fields().map(|(k, v)| (k.to_string(), v)));
-                }
-                rows.push(row);
+                let timing = lesson.time_at(Some(kernel), options.plan)?;
+                rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
             }
             if let Some(t) = cublas_timing {
-                rows.push(Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
+                let reference = Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s));
+                // After every row of the size, each kernel again in rounds
+                // beside cuBLAS ([`Share`]).
+                for (row, &kernel) in rows.iter_mut().zip(Kernel::ALL) {
+                    let reading = read_share(&mut lesson, row, &reference, GemmRow::Fp32(kernel), Timed::CublasSgemm, options.plan)?;
+                    section.line(reading.sentence(&row.key, "cuBLAS SGEMM's FP32 throughput", row_share(row, &reference)));
+                    shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": row.fields.get("cublas_share"),
+                        "cublas_share_rounds": reading.median()}));
+                }
+                rows.push(reference);
             }
             for row in rows.iter_mut() {
                 row.fields.insert("precision".into(), json!("fp32"));
@@ -1999,24 +2043,19 @@ impl lesson::Lesson for GemmLesson {
                 };
                 let mut tc_rows = Vec::new();
                 for &kernel in &kernels {
-                    let (timing, share) = match cublas_tc {
-                        Some(_) => {
-                            let (timing, cublas) = lesson.time_beside(Timed::Tensor(kernel), Timed::CublasHalf(half), options.plan)?;
-                            let share = Share::of(&timing, &cublas);
-                            (timing, Some(share))
-                        }
-                        None => (lesson.time_tc(kernel, options.plan)?, None),
-                    };
-                    let mut row = read(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_half).flop(fl));
-                    if let Some(share) = share {
-                        section.line(share.sentence(&row.key, &format!("cuBLAS's {} throughput", half.upper())));
-                        shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": share.median()}));
-                        row.fields.extend(share.fields().map(|(k, v)| (k.to_string(), v)));
-                    }
-                    tc_rows.push(row);
+                    let timing = lesson.time_tc(kernel, options.plan)?;
+                    tc_rows.push(read(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_half).flop(fl)));
                 }
                 let label = format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper());
                 let reference = cublas_tc.map(|t| read(Row::new(format!("{}/{side}", cublas_half_symbol(half)), label, t).bytes(by_half).flop(fl)));
+                if let Some(reference) = &reference {
+                    for (row, &kernel) in tc_rows.iter_mut().zip(&kernels) {
+                        let reading = read_share(&mut lesson, row, reference, GemmRow::Tensor(kernel), Timed::CublasGemmEx(half), options.plan)?;
+                        section.line(reading.sentence(&row.key, &format!("cuBLAS's {} throughput", half.upper()), row_share(row, reference)));
+                        shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": row.fields.get("cublas_share"),
+                            "cublas_share_rounds": reading.median()}));
+                    }
+                }
                 rows.extend(tc_rows.into_iter().chain(reference).map(|mut r| {
                     r.fields.insert("precision".into(), json!(half.name()));
                     r
