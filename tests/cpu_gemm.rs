@@ -984,3 +984,58 @@ fn the_tensor_core_epilogues_issue_a_rows_c_loads_before_its_stores() {
         assert!(4 * selects < loads, "{symbol}: {selects} SEL for {loads} C loads in its epilogue");
     }
 }
+
+/// A share of cuBLAS in rounds is read round by round: batch i of the kernel
+/// against batch i of cuBLAS, timed next to it, never one median against
+/// another; and the report's sentence says where it and the share row
+/// against row disagree past the rounds' spread.
+#[test]
+fn a_share_of_cublas_in_rounds_pairs_each_batch_with_cublas_batch_of_its_round() {
+    use host::gemm::Share;
+    use host::timing::Timing;
+    // The kernel's rounds: as fast as cuBLAS, half, a quarter; cuBLAS slows
+    // in the third round as the kernel does, so that round's share is 1/2.
+    let kernel = Timing::new(vec![1.0, 2.0, 8.0]);
+    let cublas = Timing::new(vec![1.0, 1.0, 4.0]);
+    let share = Share::of(&kernel, &cublas);
+    assert_eq!(share.per_round, vec![1.0, 0.5, 0.5]);
+    assert_eq!(share.median(), 0.5);
+    assert_eq!(share.range(), (0.5, 1.0));
+    assert_eq!((share.kernel_ms, share.cublas_ms), (2.0, 1.0));
+    // The medians (2.0 ms against 1.0) would say 1/2 whichever round each
+    // of cuBLAS's batches ran in; the rounds do not: with the same batches
+    // of cuBLAS in another order the share is 1.
+    let swapped = Share::of(&kernel, &Timing::new(vec![1.0, 4.0, 1.0]));
+    assert_eq!(swapped.per_round, vec![1.0, 2.0, 0.125]);
+    assert_eq!(swapped.median(), 1.0);
+    assert_eq!(swapped.cublas_ms, 1.0);
+    // Row against row inside the rounds' range: no disagreement called.
+    assert_eq!(
+        share.sentence("gemm_bf16_mma/4096", "cuBLAS's BF16 throughput", Some(0.6)),
+        "gemm_bf16_mma/4096: of cuBLAS's BF16 throughput, 60.0% row against row; 50.0% in 3 rounds of a batch of it \
+         beside one of cuBLAS's (the median; rounds 50.0 to 100.0%); in the rounds it took 2.0000 ms a launch and cuBLAS \
+         1.0000 ms."
+    );
+    // Outside it: called.
+    assert!(share.sentence("k", "x", Some(0.4)).ends_with(" The two readings disagree past the rounds' spread: what ran before each batch moved this share."));
+    // No row against row (a row without a rate), or one round (a quick
+    // run): no range, nothing called.
+    assert!(!share.sentence("k", "x", None).contains("row against row"));
+    let one = Share::of(&Timing::new(vec![2.0]), &Timing::new(vec![1.0]));
+    assert_eq!(
+        one.sentence("k", "x", Some(0.9)),
+        "k: of x, 90.0% row against row; 50.0% in one round, a batch of it beside one of cuBLAS's; in the rounds it took \
+         2.0000 ms a launch and cuBLAS 1.0000 ms."
+    );
+    let fields = share.fields();
+    assert_eq!(fields[0], ("cublas_share_rounds", serde_json::json!(0.5)));
+    assert_eq!(fields[1], ("cublas_share_rounds_range", serde_json::json!([0.5, 1.0])));
+    assert_eq!(fields[2], ("cublas_share_per_round", serde_json::json!([1.0, 0.5, 0.5])));
+    assert_eq!(fields[3], ("rounds_ms", serde_json::json!({"kernel": 2.0, "cublas": 1.0})));
+}
+
+#[test]
+#[should_panic(expected = "one alternation times both the same batches")]
+fn a_share_of_batches_from_two_alternations_is_refused() {
+    let _ = host::gemm::Share::of(&host::timing::Timing::new(vec![1.0, 2.0]), &host::timing::Timing::new(vec![1.0]));
+}

@@ -49,7 +49,8 @@ impl Plan {
 pub struct Timing {
     /// Per-launch ms of each batch, in the order measured.
     pub samples_ms: Vec<f64>,
-    /// When the timed batches ran, on the host's monotonic clock: the
+    /// When the timed batches ran (with those of the kernels timed in
+    /// rounds beside it, [`time_alternating`]), on the host's monotonic clock: the
     /// window the clock readings of this row are taken from
     /// ([`crate::clocks::Clocks::while_timed`]). `None` for a timing not
     /// taken on the GPU under a [`crate::clocks::TimedWork`] guard (CPU
@@ -113,10 +114,41 @@ pub fn time_kernel(
     plan: Plan,
     mut launch: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
-    for _ in 0..plan.warmups {
-        launch()?;
+    let [timing] = time_alternating(gpu, [kernel], plan, |_| launch())?;
+    Ok(timing)
+}
+
+/// Times `N` launches in rounds: after `plan.warmups` untimed launches of
+/// each, `plan.batches` rounds in which each is timed for one batch of
+/// `plan.launches_per_batch` launches, as [`time_kernel`] times one.
+/// `launch(i)` launches the `i`-th, named `kernels[i]`. Round `r` takes them
+/// in order when `r` is even and in reverse when it is odd
+/// ([`round_order`]), so for `N = 2` batch `r` of each runs right next to
+/// batch `r` of the other, and neither always follows the other: a drift in
+/// clock or temperature reaches both. Used where one kernel's time is read
+/// as a share of another's, round by round (the GEMM lesson's share of
+/// cuBLAS), as [`crate::compare::interleave`] alternates the two sides of a
+/// comparison.
+///
+/// Returns one [`Timing`] for each entry of `kernels`, in that order, each
+/// with the window of the whole run of rounds: its clock readings are those
+/// of all `N`.
+///
+/// # Errors
+/// Any launch or driver error; a fault is charged to the kernel whose batch
+/// it surfaced in; [`Error::TimingBroken`] if a batch measures no time.
+pub fn time_alternating<const N: usize>(
+    gpu: &Gpu,
+    kernels: [&str; N],
+    plan: Plan,
+    mut launch: impl FnMut(usize) -> Result<()>,
+) -> Result<[Timing; N]> {
+    for (i, kernel) in kernels.iter().enumerate() {
+        for _ in 0..plan.warmups {
+            launch(i)?;
+        }
+        gpu.sync_after(kernel)?;
     }
-    gpu.sync_after(kernel)?;
     // The timed launches are not checks: no guard bookkeeping between them.
     let _untracked = gpu.guards.untracked();
 
@@ -128,42 +160,59 @@ pub fn time_kernel(
     let (start, stop) = (event()?, event()?);
     // The clocks are read while this guard lives: the timed batches only.
     let timed = crate::clocks::timed_work();
-    let mut samples_ms = Vec::with_capacity(plan.batches as usize);
-    for _ in 0..plan.batches {
-        if plan.flush_l2 {
-            // Each launch alone, after a write of twice the L2 that evicts
-            // whatever the last launch left there; the flush is not timed.
-            let mut total = 0.0;
-            for _ in 0..plan.launches_per_batch {
-                gpu.flush_l2()?;
-                total += between_events(gpu, kernel, &start, &stop, 1, &mut launch)?;
-            }
-            if !(total > 0.0) {
-                return Err(Error::TimingBroken {
-                    kernel: kernel.to_string(),
-                    ms: total,
-                });
-            }
-            samples_ms.push(total / plan.launches_per_batch as f64);
-            continue;
+    let mut samples_ms: [Vec<f64>; N] =
+        std::array::from_fn(|_| Vec::with_capacity(plan.batches as usize));
+    for round in 0..plan.batches {
+        for i in round_order::<N>(round) {
+            let ms = batch_ms(gpu, kernels[i], plan, &start, &stop, &mut || launch(i))?;
+            samples_ms[i].push(ms);
         }
-        let ms = between_events(
-            gpu,
-            kernel,
-            &start,
-            &stop,
-            plan.launches_per_batch,
-            &mut launch,
-        )?;
-        if !(ms > 0.0) {
-            return Err(Error::TimingBroken {
-                kernel: kernel.to_string(),
-                ms,
-            });
-        }
-        samples_ms.push(ms / plan.launches_per_batch as f64);
     }
-    Ok(Timing::timed(samples_ms, timed.window()))
+    let window = timed.window();
+    Ok(samples_ms.map(|samples| Timing::timed(samples, window)))
+}
+
+/// The order [`time_alternating`] times its `N` launches in, round `round`
+/// (from 0): `0, 1, ..., N - 1` in an even round, the reverse in an odd one.
+fn round_order<const N: usize>(round: u32) -> [usize; N] {
+    std::array::from_fn(|j| {
+        if round.is_multiple_of(2) {
+            j
+        } else {
+            N - 1 - j
+        }
+    })
+}
+
+/// One batch of `plan.launches_per_batch` launches of `kernel`: the
+/// per-launch ms. With `plan.flush_l2`, each launch alone after a write of
+/// twice the L2 that evicts whatever the last launch left there; the flush
+/// is not timed.
+fn batch_ms(
+    gpu: &Gpu,
+    kernel: &str,
+    plan: Plan,
+    start: &cudarc::driver::CudaEvent,
+    stop: &cudarc::driver::CudaEvent,
+    launch: &mut impl FnMut() -> Result<()>,
+) -> Result<f64> {
+    let total = if plan.flush_l2 {
+        let mut total = 0.0;
+        for _ in 0..plan.launches_per_batch {
+            gpu.flush_l2()?;
+            total += between_events(gpu, kernel, start, stop, 1, launch)?;
+        }
+        total
+    } else {
+        between_events(gpu, kernel, start, stop, plan.launches_per_batch, launch)?
+    };
+    if !(total > 0.0) {
+        return Err(Error::TimingBroken {
+            kernel: kernel.to_string(),
+            ms: total,
+        });
+    }
+    Ok(total / plan.launches_per_batch as f64)
 }
 
 /// `count` launches between a start and a stop event on the GPU's stream;
@@ -191,6 +240,15 @@ fn between_events(
 #[cfg(test)]
 mod tests {
     use super::Timing;
+
+    #[test]
+    fn alternating_rounds_reverse_the_order() {
+        assert_eq!(super::round_order::<2>(0), [0, 1]);
+        assert_eq!(super::round_order::<2>(1), [1, 0]);
+        assert_eq!(super::round_order::<3>(2), [0, 1, 2]);
+        assert_eq!(super::round_order::<3>(3), [2, 1, 0]);
+        assert_eq!(super::round_order::<1>(5), [0]);
+    }
 
     #[test]
     fn statistics_of_a_known_sample() {

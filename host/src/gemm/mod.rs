@@ -33,6 +33,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use kernels_gpu::gemm::*;
 use serde::Serialize;
 use serde_json::json;
+use statrs::statistics::{Data, Max, Min, OrderStatistics};
 
 use crate::check::{Failure, Tolerance, first_mismatch};
 use crate::compare::{Shown, Side, TwinRows, shown_from, shown_in};
@@ -874,6 +875,152 @@ impl<'g> Gemm<'g> {
             None => timing::time_kernel(gpu, "cublasSgemm", plan, || self.cublas_gemm()),
         }
     }
+
+    /// Times `kernel` and then `reference` (one of cuBLAS's GEMMs) at the
+    /// current shape in rounds ([`timing::time_alternating`]): each round
+    /// one batch of each, the order reversed every other round, so each of
+    /// the kernel's batches runs next to one of cuBLAS's. [`Share::of`]
+    /// reads the two as rounds.
+    ///
+    /// # Errors
+    /// As the launches ([`Gemm::launch`], [`Gemm::launch_tc`], the cuBLAS
+    /// calls); a fault is charged to the one whose batch it surfaced in.
+    pub fn time_rounds(&mut self, kernel: GemmRow, reference: Timed, plan: Plan) -> Result<(Timing, Timing)> {
+        let gpu = self.gpu;
+        let order = [Timed::Kernel(kernel), reference];
+        let [k, c] = timing::time_alternating(gpu, order.map(Timed::symbol), plan, |i| self.launch_timed(order[i]))?;
+        Ok((k, c))
+    }
+
+    /// One launch of `what` at the current shape, as it is timed: a kernel
+    /// as [`Gemm::launch`] or [`Gemm::launch_tc`] launches it, cuBLAS in
+    /// place on D with no copy of C ([`Gemm::cublas_gemm`],
+    /// [`Gemm::cublas_half_gemm`]).
+    fn launch_timed(&mut self, what: Timed) -> Result<()> {
+        match what {
+            Timed::Kernel(GemmRow::Fp32(kernel)) => self.launch(kernel),
+            Timed::Kernel(GemmRow::Tensor(kernel)) => self.launch_tc(kernel),
+            Timed::CublasSgemm => self.cublas_gemm(),
+            Timed::CublasGemmEx(half) => self.cublas_half_gemm(half),
+        }
+    }
+}
+
+/// What the lesson times: one of its kernels, or one of cuBLAS's GEMMs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    /// One of the lesson's kernels.
+    Kernel(GemmRow),
+    /// cuBLAS's FP32 GEMM, `cublasSgemm`.
+    CublasSgemm,
+    /// cuBLAS's GEMM of 16-bit inputs with FP32 sums, `cublasGemmEx`.
+    CublasGemmEx(Half),
+}
+
+impl Timed {
+    /// The name its timings and faults go by: the kernel's symbol,
+    /// `cublasSgemm`, or [`cublas_half_symbol`]'s name.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Timed::Kernel(GemmRow::Fp32(kernel)) => kernel.symbol(),
+            Timed::Kernel(GemmRow::Tensor(kernel)) => kernel.symbol(),
+            Timed::CublasSgemm => "cublasSgemm",
+            Timed::CublasGemmEx(half) => cublas_half_symbol(half),
+        }
+    }
+}
+
+/// A kernel's share of cuBLAS's throughput at one size and precision read
+/// in rounds ([`Gemm::time_rounds`]): each round times one batch of the
+/// kernel and one of cuBLAS's back to back. Both do the same FLOP, so a
+/// round's share is cuBLAS's per-launch time over the kernel's in that
+/// round. The lesson gives it beside the share of the two rows, each timed
+/// alone: under a power limit the clock a batch meets depends on what ran
+/// just before it, so the two readings can differ by more than the spread
+/// of either (on an H200 at 9e16104 the `mma.sync` rows were timed down to
+/// 1785 MHz while cuBLAS's row, timed before them, ran at the 1980 MHz base
+/// clock: docs/results/h200-2026-12-06-head-9e16104).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Share {
+    /// Each round's share, cuBLAS's ms over the kernel's (1.0: as fast as
+    /// cuBLAS), in the order timed.
+    pub per_round: Vec<f64>,
+    /// The median of the kernel's per-launch ms in the rounds.
+    pub kernel_ms: f64,
+    /// The median of cuBLAS's per-launch ms in the rounds.
+    pub cublas_ms: f64,
+}
+
+impl Share {
+    /// The share from the kernel's and cuBLAS's timings of one
+    /// alternation: batch `i` of each was timed in round `i`.
+    ///
+    /// # Panics
+    /// If the two have different counts of batches (one alternation gives
+    /// both the same).
+    pub fn of(kernel: &Timing, cublas: &Timing) -> Share {
+        assert_eq!(kernel.samples_ms.len(), cublas.samples_ms.len(), "one alternation times both the same batches");
+        Share {
+            per_round: kernel.samples_ms.iter().zip(&cublas.samples_ms).map(|(k, c)| c / k).collect(),
+            kernel_ms: kernel.median_ms(),
+            cublas_ms: cublas.median_ms(),
+        }
+    }
+
+    /// The median of the rounds' shares (1.0: as fast as cuBLAS).
+    pub fn median(&self) -> f64 {
+        Data::new(self.per_round.clone()).median()
+    }
+
+    /// The smallest and largest round's share.
+    pub fn range(&self) -> (f64, f64) {
+        let d = Data::new(self.per_round.clone());
+        (d.min(), d.max())
+    }
+
+    /// The report's sentence for `row`: its share of `what` (say "cuBLAS
+    /// SGEMM's FP32 throughput") row against row (`of_rows`: the kernel's
+    /// row's GFLOP/s over cuBLAS's, where both rows have one), then in the
+    /// rounds, with their range and the two medians there, and whether the
+    /// first lies outside that range.
+    pub fn sentence(&self, row: &str, what: &str, of_rows: Option<f64>) -> String {
+        let (lo, hi) = self.range();
+        let rows = of_rows.map_or(String::new(), |r| format!(" {:.1}% row against row;", 100.0 * r));
+        let rounds = match self.per_round.len() {
+            1 => format!("{:.1}% in one round, a batch of it beside one of cuBLAS's", 100.0 * self.median()),
+            n => format!(
+                "{:.1}% in {n} rounds of a batch of it beside one of cuBLAS's (the median; rounds {:.1} to {:.1}%)",
+                100.0 * self.median(),
+                100.0 * lo,
+                100.0 * hi
+            ),
+        };
+        let apart = match of_rows {
+            Some(r) if self.per_round.len() > 1 && !(lo..=hi).contains(&r) => {
+                " The two readings disagree past the rounds' spread: what ran before each batch moved this share."
+            }
+            _ => "",
+        };
+        format!(
+            "{row}: of {what},{rows} {rounds}; in the rounds it took {:.4} ms a launch and cuBLAS {:.4} ms.{apart}",
+            self.kernel_ms, self.cublas_ms
+        )
+    }
+
+    /// The fields a row's JSON line carries beside `cublas_share` (row
+    /// against row): `cublas_share_rounds` (the median),
+    /// `cublas_share_rounds_range` ([smallest, largest]),
+    /// `cublas_share_per_round`, and `rounds_ms` (the kernel's and cuBLAS's
+    /// median per-launch ms in the rounds).
+    pub fn fields(&self) -> [(&'static str, serde_json::Value); 4] {
+        let (lo, hi) = self.range();
+        [
+            ("cublas_share_rounds", json!(self.median())),
+            ("cublas_share_rounds_range", json!([lo, hi])),
+            ("cublas_share_per_round", json!(self.per_round)),
+            ("rounds_ms", json!({"kernel": self.kernel_ms, "cublas": self.cublas_ms})),
+        ]
+    }
 }
 
 /// The tensor-core side: the sm_80 module's kernels (and, on compute
@@ -1438,6 +1585,30 @@ impl TwinRows for Gemm<'_> {
     }
 }
 
+/// `row`'s GFLOP/s over `reference`'s, both rows timed alone: the share of
+/// cuBLAS row against row, where both have a rate.
+fn row_share(row: &Row, reference: &Row) -> Option<f64> {
+    Some(row.gflop_per_s()? / reference.gflop_per_s()?)
+}
+
+/// Reads `row`'s share of cuBLAS both ways: row against row, against
+/// `reference` (cuBLAS's row), into its `cublas_share`; and in rounds of
+/// `kernel` (the row's kernel) beside `cublas`, timed now at the lesson's
+/// current shape ([`Gemm::time_rounds`]), into [`Share::fields`]'s fields.
+/// Returns the rounds' reading.
+///
+/// # Errors
+/// As [`Gemm::time_rounds`].
+fn read_share(lesson: &mut Gemm<'_>, row: &mut Row, reference: &Row, kernel: GemmRow, cublas: Timed, plan: Plan) -> Result<Share> {
+    if let Some(share) = row_share(row, reference) {
+        row.fields.insert("cublas_share".into(), json!(share));
+    }
+    let (kernel_timing, cublas_timing) = lesson.time_rounds(kernel, cublas, plan)?;
+    let share = Share::of(&kernel_timing, &cublas_timing);
+    row.fields.extend(share.fields().map(|(k, v)| (k.to_string(), v)));
+    Ok(share)
+}
+
 /// `f`'s registers, shared and local bytes, the blocks of `threads`
 /// threads with `dynamic` bytes of dynamic shared memory one SM of `gpu`
 /// holds (the occupancy API), and the theoretical occupancy that gives, in % of the SM's
@@ -1636,7 +1807,15 @@ impl lesson::Lesson for GemmLesson {
             failures.extend(lesson.check(kernel, SMALL, None, None)?.0);
         }
         let cublas_line = match &lesson.cublas {
-            Ok(c) => format!("cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32).", c.version(), c.path().display()),
+            Ok(c) => format!(
+                "cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32). Each kernel's share of cuBLAS is read two ways: \
+                 row against row (its row and cuBLAS's, each timed alone, in the order of the table), and, after every row of \
+                 the size, in rounds that time a batch of the kernel and one of cuBLAS's back to back, the order reversed \
+                 every other round. Under a power limit the clock a batch meets depends on what ran just before it; where \
+                 the two readings disagree past the rounds' spread, the share is known only to within both.",
+                c.version(),
+                c.path().display()
+            ),
             Err(why) => format!("No cuBLAS row: {why}. Every kernel still runs, checked against the CPU reference."),
         };
         for &side in &sizes.sides {
@@ -1820,20 +1999,19 @@ impl lesson::Lesson for GemmLesson {
                 rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
             }
             if let Some(t) = cublas_timing {
-                rows.push(Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
+                let reference = Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s));
+                // After every row of the size, each kernel again in rounds
+                // beside cuBLAS ([`Share`]).
+                for (row, &kernel) in rows.iter_mut().zip(Kernel::ALL) {
+                    let reading = read_share(&mut lesson, row, &reference, GemmRow::Fp32(kernel), Timed::CublasSgemm, options.plan)?;
+                    section.line(reading.sentence(&row.key, "cuBLAS SGEMM's FP32 throughput", row_share(row, &reference)));
+                    shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": row.fields.get("cublas_share"),
+                        "cublas_share_rounds": reading.median()}));
+                }
+                rows.push(reference);
             }
-            let is_cublas = |r: &&Row| r.key.starts_with("cublasSgemm/");
-            let cublas_rate = rows.iter().find(is_cublas).and_then(Row::gflop_per_s);
             for row in rows.iter_mut() {
                 row.fields.insert("precision".into(), json!("fp32"));
-            }
-            for row in rows.iter_mut().filter(|r| !r.key.starts_with("cublasSgemm/")) {
-                if let (Some(rate), Some(reference)) = (row.gflop_per_s(), cublas_rate) {
-                    let share = rate / reference;
-                    section.line(format!("{}: {:.1}% of cuBLAS SGEMM's FP32 throughput.", row.key, 100.0 * share));
-                    shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": share}));
-                    row.fields.insert("cublas_share".into(), json!(share));
-                }
             }
             // The tensor-core rows of each 16-bit precision (FP32 sums),
             // against cuBLAS's GEMM of that precision; a size the kernels
@@ -1870,14 +2048,12 @@ impl lesson::Lesson for GemmLesson {
                 }
                 let label = format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper());
                 let reference = cublas_tc.map(|t| read(Row::new(format!("{}/{side}", cublas_half_symbol(half)), label, t).bytes(by_half).flop(fl)));
-                if let Some(reference_rate) = reference.as_ref().and_then(Row::gflop_per_s) {
-                    for row in &mut tc_rows {
-                        if let Some(rate) = row.gflop_per_s() {
-                            let share = rate / reference_rate;
-                            section.line(format!("{}: {:.1}% of cuBLAS's {} throughput.", row.key, 100.0 * share, half.upper()));
-                            shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": share}));
-                            row.fields.insert("cublas_share".into(), json!(share));
-                        }
+                if let Some(reference) = &reference {
+                    for (row, &kernel) in tc_rows.iter_mut().zip(&kernels) {
+                        let reading = read_share(&mut lesson, row, reference, GemmRow::Tensor(kernel), Timed::CublasGemmEx(half), options.plan)?;
+                        section.line(reading.sentence(&row.key, &format!("cuBLAS's {} throughput", half.upper()), row_share(row, reference)));
+                        shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": row.fields.get("cublas_share"),
+                            "cublas_share_rounds": reading.median()}));
                     }
                 }
                 rows.extend(tc_rows.into_iter().chain(reference).map(|mut r| {
