@@ -1809,8 +1809,8 @@ impl lesson::Lesson for GemmLesson {
         let cublas_line = match &lesson.cublas {
             Ok(c) => format!(
                 "cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32). Each kernel's share of cuBLAS is read two ways: \
-                 row against row (its row and cuBLAS's, each timed alone, in the order of the table), and, after every row of \
-                 the size, in rounds that time a batch of the kernel and one of cuBLAS's back to back, the order reversed \
+                 row against row (its row and cuBLAS's, each timed alone: at each size and precision cuBLAS's row first, then \
+                 the kernels' in the table's order), and, after every row of the size, in rounds that time a batch of the kernel and one of cuBLAS's back to back, the order reversed \
                  every other round. Under a power limit the clock a batch meets depends on what ran just before it; where \
                  the two readings disagree past the rounds' spread, the share is known only to within both.",
                 c.version(),
