@@ -560,3 +560,23 @@ fn a_row_whose_bytes_fit_in_the_l2_is_not_read_against_dram() {
     assert!(!no_l2.fits_in_l2(Some(24e6)));
     assert_eq!(small.verdict(&no_l2).unwrap().limit, DerivedLimits::DRAM);
 }
+
+/// A comparison's trials alternate which side goes first (Rust, C; then C,
+/// Rust; ...), and each trial's times land on their own side.
+#[test]
+fn a_comparison_alternates_the_side_that_goes_first() {
+    use host::compare::{Side, interleave};
+    let mut order = Vec::new();
+    let pair = interleave(4, |side| {
+        order.push(side);
+        // Rust takes 1 ms a launch, C 2: a swapped slot would show.
+        Ok(Timing::new(vec![if side == Side::Rust { 1.0 } else { 2.0 }]))
+    })
+    .expect("no launch to fail");
+    use Side::{CudaC, Rust};
+    assert_eq!(order, [Rust, CudaC, CudaC, Rust, Rust, CudaC, CudaC, Rust]);
+    assert_eq!(pair.first, [Rust, CudaC, Rust, CudaC]);
+    assert_eq!(pair.rust_ms, [1.0; 4]);
+    assert_eq!(pair.c_ms, [2.0; 4]);
+    assert_eq!(pair.ratio(), 0.5);
+}

@@ -141,11 +141,7 @@ impl PairTiming {
 pub fn interleave(trials: u32, mut time: impl FnMut(Side) -> Result<Timing>) -> Result<PairTiming> {
     let mut pair = PairTiming::default();
     for trial in 0..trials {
-        let order = if trial % 2 == 0 {
-            [Side::Rust, Side::CudaC]
-        } else {
-            [Side::CudaC, Side::Rust]
-        };
+        let order = crate::timing::round_order::<2>(trial).map(|i| [Side::Rust, Side::CudaC][i]);
         let mut ms = [0.0; 2];
         for side in order {
             ms[usize::from(side == Side::CudaC)] = time(side)?.median_ms();

@@ -174,7 +174,7 @@ pub fn time_alternating<const N: usize>(
 
 /// The order [`time_alternating`] times its `N` launches in, round `round`
 /// (from 0): `0, 1, ..., N - 1` in an even round, the reverse in an odd one.
-fn round_order<const N: usize>(round: u32) -> [usize; N] {
+pub(crate) fn round_order<const N: usize>(round: u32) -> [usize; N] {
     std::array::from_fn(|j| {
         if round.is_multiple_of(2) {
             j
