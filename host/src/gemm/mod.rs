@@ -869,11 +869,17 @@ impl<'g> Gemm<'g> {
     /// # Errors
     /// As [`Gemm::launch`].
     pub fn time_at(&mut self, kernel: Option<Kernel>, plan: Plan) -> Result<Timing> {
+        self.time(kernel.map_or(Timed::CublasSgemm, |k| Timed::Kernel(GemmRow::Fp32(k))), plan)
+    }
+
+    /// Times `what` alone at the current shape, launched as
+    /// [`Gemm::launch_timed`] launches it ([`timing::time_kernel`]).
+    ///
+    /// # Errors
+    /// As the launches.
+    pub fn time(&mut self, what: Timed, plan: Plan) -> Result<Timing> {
         let gpu = self.gpu;
-        match kernel {
-            Some(kernel) => timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch(kernel)),
-            None => timing::time_kernel(gpu, "cublasSgemm", plan, || self.cublas_gemm()),
-        }
+        timing::time_kernel(gpu, what.symbol(), plan, || self.launch_timed(what))
     }
 
     /// Times `kernel` and then `reference` (one of cuBLAS's GEMMs) at the
@@ -1463,8 +1469,7 @@ impl Gemm<'_> {
     /// # Errors
     /// As the launches.
     pub fn time_tc(&mut self, kernel: TensorKernel, plan: Plan) -> Result<Timing> {
-        let gpu = self.gpu;
-        timing::time_kernel(gpu, kernel.symbol(), plan, || self.launch_tc(kernel))
+        self.time(Timed::Kernel(GemmRow::Tensor(kernel)), plan)
     }
 
     /// Times cuBLAS's GEMM of `half` inputs at the current shape (in place
@@ -1473,8 +1478,7 @@ impl Gemm<'_> {
     /// # Errors
     /// As [`Gemm::launch_cublas_half`].
     pub fn time_cublas_half(&mut self, half: Half, plan: Plan) -> Result<Timing> {
-        let gpu = self.gpu;
-        timing::time_kernel(gpu, cublas_half_symbol(half), plan, || self.cublas_half_gemm(half))
+        self.time(Timed::CublasGemmEx(half), plan)
     }
 }
 
@@ -1578,10 +1582,7 @@ impl TwinRows for Gemm<'_> {
 
     /// At the shape the twins were made for (the compared size).
     fn time_unit(&mut self, unit: GemmRow, plan: Plan) -> Result<Timing> {
-        match unit {
-            GemmRow::Fp32(k) => self.time_at(Some(k), plan),
-            GemmRow::Tensor(k) => self.time_tc(k, plan),
-        }
+        self.time(Timed::Kernel(unit), plan)
     }
 }
 
@@ -1595,18 +1596,20 @@ fn row_share(row: &Row, reference: &Row) -> Option<f64> {
 /// `reference` (cuBLAS's row), into its `cublas_share`; and in rounds of
 /// `kernel` (the row's kernel) beside `cublas`, timed now at the lesson's
 /// current shape ([`Gemm::time_rounds`]), into [`Share::fields`]'s fields.
-/// Returns the rounds' reading.
+/// Returns both: the share row against row, where both rows have a rate,
+/// and the rounds' reading.
 ///
 /// # Errors
 /// As [`Gemm::time_rounds`].
-fn read_share(lesson: &mut Gemm<'_>, row: &mut Row, reference: &Row, kernel: GemmRow, cublas: Timed, plan: Plan) -> Result<Share> {
-    if let Some(share) = row_share(row, reference) {
+fn read_share(lesson: &mut Gemm<'_>, row: &mut Row, reference: &Row, kernel: GemmRow, cublas: Timed, plan: Plan) -> Result<(Option<f64>, Share)> {
+    let of_rows = row_share(row, reference);
+    if let Some(share) = of_rows {
         row.fields.insert("cublas_share".into(), json!(share));
     }
     let (kernel_timing, cublas_timing) = lesson.time_rounds(kernel, cublas, plan)?;
     let share = Share::of(&kernel_timing, &cublas_timing);
     row.fields.extend(share.fields().map(|(k, v)| (k.to_string(), v)));
-    Ok(share)
+    Ok((of_rows, share))
 }
 
 /// `f`'s registers, shared and local bytes, the blocks of `threads`
@@ -1810,8 +1813,8 @@ impl lesson::Lesson for GemmLesson {
             Ok(c) => format!(
                 "cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32). Each kernel's share of cuBLAS is read two ways: \
                  row against row (its row and cuBLAS's, each timed alone: at each size and precision cuBLAS's row first, then \
-                 the kernels' in the table's order), and, after every row of the size, in rounds that time a batch of the kernel and one of cuBLAS's back to back, the order reversed \
-                 every other round. Under a power limit the clock a batch meets depends on what ran just before it; where \
+                 the kernels' in the table's order), and, after every row of the size, in rounds that time a batch of the \
+                 kernel and one of cuBLAS's back to back, the order reversed every other round. Under a power limit the clock a batch meets depends on what ran just before it; where \
                  the two readings disagree past the rounds' spread, the share is known only to within both.",
                 c.version(),
                 c.path().display()
@@ -2003,9 +2006,9 @@ impl lesson::Lesson for GemmLesson {
                 // After every row of the size, each kernel again in rounds
                 // beside cuBLAS ([`Share`]).
                 for (row, &kernel) in rows.iter_mut().zip(Kernel::ALL) {
-                    let reading = read_share(&mut lesson, row, &reference, GemmRow::Fp32(kernel), Timed::CublasSgemm, options.plan)?;
-                    section.line(reading.sentence(&row.key, "cuBLAS SGEMM's FP32 throughput", row_share(row, &reference)));
-                    shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": row.fields.get("cublas_share"),
+                    let (of_rows, reading) = read_share(&mut lesson, row, &reference, GemmRow::Fp32(kernel), Timed::CublasSgemm, options.plan)?;
+                    section.line(reading.sentence(&row.key, "cuBLAS SGEMM's FP32 throughput", of_rows));
+                    shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": of_rows,
                         "cublas_share_rounds": reading.median()}));
                 }
                 rows.push(reference);
@@ -2050,9 +2053,9 @@ impl lesson::Lesson for GemmLesson {
                 let reference = cublas_tc.map(|t| read(Row::new(format!("{}/{side}", cublas_half_symbol(half)), label, t).bytes(by_half).flop(fl)));
                 if let Some(reference) = &reference {
                     for (row, &kernel) in tc_rows.iter_mut().zip(&kernels) {
-                        let reading = read_share(&mut lesson, row, reference, GemmRow::Tensor(kernel), Timed::CublasGemmEx(half), options.plan)?;
-                        section.line(reading.sentence(&row.key, &format!("cuBLAS's {} throughput", half.upper()), row_share(row, reference)));
-                        shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": row.fields.get("cublas_share"),
+                        let (of_rows, reading) = read_share(&mut lesson, row, reference, GemmRow::Tensor(kernel), Timed::CublasGemmEx(half), options.plan)?;
+                        section.line(reading.sentence(&row.key, &format!("cuBLAS's {} throughput", half.upper()), of_rows));
+                        shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": of_rows,
                             "cublas_share_rounds": reading.median()}));
                     }
                 }
