@@ -123,7 +123,7 @@ pub fn time_kernel(
 /// `plan.launches_per_batch` launches, as [`time_kernel`] times one.
 /// `launch(i)` launches the `i`-th, named `kernels[i]`. Round `r` takes them
 /// in order when `r` is even and in reverse when it is odd
-/// ([`round_order`]), so for `N = 2` batch `r` of each runs right next to
+/// (`round_order`), so for `N = 2` batch `r` of each runs right next to
 /// batch `r` of the other, and neither always follows the other: a drift in
 /// clock or temperature reaches both. Used where one kernel's time is read
 /// as a share of another's, round by round (the GEMM lesson's share of

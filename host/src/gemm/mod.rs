@@ -864,16 +864,9 @@ impl<'g> Gemm<'g> {
     }
     // ANCHOR_END: check
 
-    /// Times `kernel` (or cuBLAS, for `None`) at the current shape.
-    ///
-    /// # Errors
-    /// As [`Gemm::launch`].
-    pub fn time_at(&mut self, kernel: Option<Kernel>, plan: Plan) -> Result<Timing> {
-        self.time(kernel.map_or(Timed::CublasSgemm, |k| Timed::Kernel(GemmRow::Fp32(k))), plan)
-    }
-
-    /// Times `what` alone at the current shape, launched as
-    /// [`Gemm::launch_timed`] launches it ([`timing::time_kernel`]).
+    /// Times `what` alone at the current shape ([`timing::time_kernel`]):
+    /// a kernel as [`Gemm::launch`] or [`Gemm::launch_tc`] launches it,
+    /// cuBLAS in place on D with no copy of C, as in [`Gemm::time_rounds`].
     ///
     /// # Errors
     /// As the launches.
@@ -1463,23 +1456,6 @@ impl Gemm<'_> {
         }
         Ok(failures)
     }
-
-    /// Times a tensor-core `kernel` at the current shape.
-    ///
-    /// # Errors
-    /// As the launches.
-    pub fn time_tc(&mut self, kernel: TensorKernel, plan: Plan) -> Result<Timing> {
-        self.time(Timed::Kernel(GemmRow::Tensor(kernel)), plan)
-    }
-
-    /// Times cuBLAS's GEMM of `half` inputs at the current shape (in place
-    /// on D, no copy of C: [`Gemm::cublas_half_gemm`]).
-    ///
-    /// # Errors
-    /// As [`Gemm::launch_cublas_half`].
-    pub fn time_cublas_half(&mut self, half: Half, plan: Plan) -> Result<Timing> {
-        self.time(Timed::CublasGemmEx(half), plan)
-    }
 }
 
 /// A row of the GEMM lesson's comparison with its CUDA C twins: an FP32
@@ -1993,12 +1969,12 @@ impl lesson::Lesson for GemmLesson {
                 if options.quick { ", quick: not a measurement" } else { "" }
             ));
             let cublas_timing = match lesson.cublas {
-                Ok(_) => Some(lesson.time_at(None, options.plan)?),
+                Ok(_) => Some(lesson.time(Timed::CublasSgemm, options.plan)?),
                 Err(_) => None,
             };
             let mut rows = Vec::new();
             for &kernel in Kernel::ALL {
-                let timing = lesson.time_at(Some(kernel), options.plan)?;
+                let timing = lesson.time(Timed::Kernel(GemmRow::Fp32(kernel)), options.plan)?;
                 rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
             }
             if let Some(t) = cublas_timing {
@@ -2041,12 +2017,12 @@ impl lesson::Lesson for GemmLesson {
                     }
                 };
                 let cublas_tc = match lesson.cublas {
-                    Ok(_) => Some(lesson.time_cublas_half(half, options.plan)?),
+                    Ok(_) => Some(lesson.time(Timed::CublasGemmEx(half), options.plan)?),
                     Err(_) => None,
                 };
                 let mut tc_rows = Vec::new();
                 for &kernel in &kernels {
-                    let timing = lesson.time_tc(kernel, options.plan)?;
+                    let timing = lesson.time(Timed::Kernel(GemmRow::Tensor(kernel)), options.plan)?;
                     tc_rows.push(read(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_half).flop(fl)));
                 }
                 let label = format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper());

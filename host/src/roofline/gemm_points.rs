@@ -11,7 +11,7 @@
 use crate::check::Failure;
 use crate::cublas::Half;
 use crate::error::Result;
-use crate::gemm::{self, Gemm, Kernel, TensorKernel};
+use crate::gemm::{self, Gemm, GemmRow, Kernel, TensorKernel, Timed};
 use crate::gpu::Gpu;
 use crate::timing::{Plan, Timing};
 
@@ -155,7 +155,7 @@ pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<Measured> {
         side,
         flop: gemm::flop(side, side, side),
         bytes: gemm::bytes(side, side, side),
-        timing: lesson.time_at(Some(Kernel::Warptiled), plan)?,
+        timing: lesson.time(Timed::Kernel(GemmRow::Fp32(Kernel::Warptiled)), plan)?,
     }];
     if let Ok((kernel, precision)) = tensor {
         points.push(GemmPoint {
@@ -165,7 +165,7 @@ pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<Measured> {
             side,
             flop: gemm::flop(side, side, side),
             bytes: gemm::bytes_bf16(side, side, side),
-            timing: lesson.time_tc(kernel, plan)?,
+            timing: lesson.time(Timed::Kernel(GemmRow::Tensor(kernel)), plan)?,
         });
     }
     Ok(Measured { points, no_tensor_point: tensor.err(), failures: Vec::new() })
