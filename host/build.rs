@@ -110,7 +110,14 @@ fn main() {
     // loads it on GPUs that run it. Its own target folder, so the two
     // builds' flags do not rebuild `core` back and forth.
     let tc_dir = target_dir.with_file_name("ptx-sm80");
-    build_module(&cargo, &kernels, TENSOR_CORE_ARCH, "--cfg lab_tensor_cores", &tc_dir, &out_dir.join("kernels_sm80.ptx"));
+    build_module(
+        &cargo,
+        &kernels,
+        TENSOR_CORE_ARCH,
+        "--cfg lab_tensor_cores",
+        &tc_dir,
+        &out_dir.join("kernels_sm80.ptx"),
+    );
     // The sm_90a module: the tensor-core kernels again, and the Hopper
     // kernels (`--cfg lab_hopper`), for compute capability 9.0, in PTX ISA
     // 8.3.
@@ -169,15 +176,20 @@ fn main() {
 fn build_module(cargo: &str, kernels: &Path, arch: &str, rustflags: &str, dir: &Path, dest: &Path) {
     let mut child = kernel_build_with(cargo, kernels, arch, rustflags, dir);
     child.stdout(Stdio::null()).stderr(Stdio::inherit());
-    let status = child
-        .status()
-        .unwrap_or_else(|e| fail(&format!("could not start cargo to build the {arch} kernels: {e}")));
+    let status = child.status().unwrap_or_else(|e| {
+        fail(&format!(
+            "could not start cargo to build the {arch} kernels: {e}"
+        ))
+    });
     if !status.success() {
         fail(&format!(
             "the GPU kernels in kernels-gpu failed to compile for {arch} ({rustflags}; rustc's errors are above)"
         ));
     }
-    stage_ptx(&dir.join(TARGET).join("release").join("kernels_gpu.ptx"), dest);
+    stage_ptx(
+        &dir.join(TARGET).join("release").join("kernels_gpu.ptx"),
+        dest,
+    );
 }
 
 /// Reads the PTX the kernel build left at `built`, writes the kernels'
@@ -187,10 +199,13 @@ fn build_module(cargo: &str, kernels: &Path, arch: &str, rustflags: &str, dir: &
 /// hard-linked target folder) is replaced, not written through.
 fn stage_ptx(built: &Path, dest: &Path) {
     let ptx = std::fs::read_to_string(built).unwrap_or_else(|e| {
-        fail(&format!("the kernel build left no PTX at {}: {e}", built.display()))
+        fail(&format!(
+            "the kernel build left no PTX at {}: {e}",
+            built.display()
+        ))
     });
-    let ptx = launch_bounds::apply(&ptx)
-        .unwrap_or_else(|e| fail(&format!("{}: {e}", built.display())));
+    let ptx =
+        launch_bounds::apply(&ptx).unwrap_or_else(|e| fail(&format!("{}: {e}", built.display())));
     let staged = dest.with_extension("ptx.new");
     std::fs::write(&staged, ptx)
         .and_then(|_| std::fs::rename(&staged, dest))

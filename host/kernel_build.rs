@@ -59,7 +59,13 @@ fn base_module_flags(arch: &str) -> String {
 
 /// [`kernel_build`] with `rustflags` added after `-Ctarget-cpu` (the sm_80
 /// module's `--cfg lab_tensor_cores`, for one).
-pub fn kernel_build_with(cargo: &str, kernels: &Path, arch: &str, rustflags: &str, target_dir: &Path) -> Command {
+pub fn kernel_build_with(
+    cargo: &str,
+    kernels: &Path,
+    arch: &str,
+    rustflags: &str,
+    target_dir: &Path,
+) -> Command {
     let mut child = Command::new(cargo);
     for var in HOST_ONLY_ENV {
         child.env_remove(var);

@@ -438,9 +438,14 @@ pub fn ptx_label(line: &str) -> Option<&str> {
 /// predicate such as `@%p1` or `@!%p1`); `None` for any other line.
 pub fn branch_target(line: &str) -> Option<&str> {
     let line = line.trim();
-    let unpredicated = if line.starts_with('@') { line.split_once(char::is_whitespace)?.1.trim() } else { line };
+    let unpredicated = if line.starts_with('@') {
+        line.split_once(char::is_whitespace)?.1.trim()
+    } else {
+        line
+    };
     let (op, rest) = unpredicated.split_once(char::is_whitespace)?;
-    op.starts_with("bra").then(|| rest.trim().trim_end_matches(';').trim())
+    op.starts_with("bra")
+        .then(|| rest.trim().trim_end_matches(';').trim())
 }
 
 /// Some `bra` in `body` (one kernel's PTX) jumps to a label defined above
@@ -464,7 +469,10 @@ pub fn has_backward_branch(body: &str) -> bool {
 /// read at all.
 pub fn reads_block_dim_first(body: &str) -> Result<(), String> {
     for axis in ["x", "y"] {
-        let at = |reg: &str| body.find(&format!("%{reg}.{axis}")).ok_or(format!("no %{reg}.{axis} read"));
+        let at = |reg: &str| {
+            body.find(&format!("%{reg}.{axis}"))
+                .ok_or(format!("no %{reg}.{axis} read"))
+        };
         if at("ntid")? > at("ctaid")? {
             return Err(format!("%ctaid.{axis} is read before %ntid.{axis}"));
         }
@@ -608,8 +616,14 @@ mod reads_block_dim_first_tests {
         let nvcc = "mov.u32 %r1, %ntid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.y;\nmov.u32 %r4, %ctaid.y;";
         assert_eq!(super::reads_block_dim_first(nvcc), Ok(()));
         let swapped_y = "mov.u32 %r1, %ntid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r4, %ctaid.y;\nmov.u32 %r3, %ntid.y;";
-        assert_eq!(super::reads_block_dim_first(swapped_y), Err("%ctaid.y is read before %ntid.y".into()));
-        assert_eq!(super::reads_block_dim_first("mov.u32 %r1, %ntid.x;"), Err("no %ctaid.x read".into()));
+        assert_eq!(
+            super::reads_block_dim_first(swapped_y),
+            Err("%ctaid.y is read before %ntid.y".into())
+        );
+        assert_eq!(
+            super::reads_block_dim_first("mov.u32 %r1, %ntid.x;"),
+            Err("no %ctaid.x read".into())
+        );
     }
 }
 
@@ -635,17 +649,36 @@ $L__BB0_8:                              // =>This Inner Loop Header: Depth=1\n\
     fn cuts_each_loop_at_its_back_edge() {
         let found = super::loops(INDEXED);
         assert_eq!(found.len(), 2);
-        assert!(found[0].starts_with("$L__BB0_5:") && found[0].ends_with("@%p6 bra \t$L__BB0_5;"), "{}", found[0]);
-        assert!(found[1].starts_with("$L__BB0_8:") && found[1].ends_with("@%p8 bra \t$L__BB0_8;"), "{}", found[1]);
+        assert!(
+            found[0].starts_with("$L__BB0_5:") && found[0].ends_with("@%p6 bra \t$L__BB0_5;"),
+            "{}",
+            found[0]
+        );
+        assert!(
+            found[1].starts_with("$L__BB0_8:") && found[1].ends_with("@%p8 bra \t$L__BB0_8;"),
+            "{}",
+            found[1]
+        );
         // LLVM's two-jump latch: the back edge is the bra.uni.
         let two_jump = "$L__BB3_1:   // =>This Inner Loop Header: Depth=1\n\t@%p1 bra \t$L__BB3_2;\n\tbra.uni \t$L__BB3_1;\n$L__BB3_2:\n";
-        assert_eq!(super::loops(two_jump), vec!["$L__BB3_1:   // =>This Inner Loop Header: Depth=1\n\t@%p1 bra \t$L__BB3_2;\n\tbra.uni \t$L__BB3_1;"]);
+        assert_eq!(
+            super::loops(two_jump),
+            vec![
+                "$L__BB3_1:   // =>This Inner Loop Header: Depth=1\n\t@%p1 bra \t$L__BB3_2;\n\tbra.uni \t$L__BB3_1;"
+            ]
+        );
     }
 
     #[test]
     fn collects_register_strides_not_immediates() {
         let found = super::loops(INDEXED);
-        assert_eq!(super::add_strides(found[0]).into_iter().collect::<Vec<_>>(), ["%rd10", "%rd33", "%rd8"]);
-        assert_eq!(super::add_strides(found[1]).into_iter().collect::<Vec<_>>(), ["%rd33"]);
+        assert_eq!(
+            super::add_strides(found[0]).into_iter().collect::<Vec<_>>(),
+            ["%rd10", "%rd33", "%rd8"]
+        );
+        assert_eq!(
+            super::add_strides(found[1]).into_iter().collect::<Vec<_>>(),
+            ["%rd33"]
+        );
     }
 }

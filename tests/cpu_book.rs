@@ -39,7 +39,11 @@ fn the_book_builds_with_every_link_anchor_and_figure_in_place() {
     assert!(!built.figures.is_empty(), "the book draws its charts");
     for f in &built.figures {
         let svg = std::fs::read_to_string(out.join(f)).unwrap();
-        assert!(svg.contains("<svg") && svg.len() > 1000, "{} is not a chart", f.display());
+        assert!(
+            svg.contains("<svg") && svg.len() > 1000,
+            "{} is not a chart",
+            f.display()
+        );
     }
     // Every chapter the summary names was rendered.
     for ch in &built.chapters {
@@ -117,7 +121,11 @@ fn tiny_book(name: &str, chapter: &str) -> (PathBuf, lab_book::Options) {
     )
     .unwrap();
     std::fs::write(dir.join("book/src/one.md"), chapter).unwrap();
-    std::fs::write(dir.join("book/src/two.md"), "# Two\n\n## A heading\n\ntext\n").unwrap();
+    std::fs::write(
+        dir.join("book/src/two.md"),
+        "# Two\n\n## A heading\n\ntext\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("src/k.rs"),
         "fn outside() {}\n// ANCHOR: k\nfn k() -> u32 {\n    7\n}\n// ANCHOR_END: k\n",
@@ -153,10 +161,18 @@ fn a_sound_tiny_book_builds_and_its_excerpt_and_figure_are_in_place() {
     let built = lab_book::build(&opts).unwrap();
     assert!(built.problems.is_empty(), "{:?}", built.problems);
     let html = std::fs::read_to_string(opts.out.join("one.html")).unwrap();
-    assert!(html.contains("fn k()") && !html.contains("outside"), "the excerpt is the anchor's lines");
+    assert!(
+        html.contains("fn k()") && !html.contains("outside"),
+        "the excerpt is the anchor's lines"
+    );
     assert!(!html.contains("ANCHOR"), "anchor lines are dropped");
     // from= and to= pick the lines by the text they start with, inclusive.
-    assert!(html.contains("== Second") && html.contains("| b 2") && !html.contains("| a 1") && !html.contains("| c 3"));
+    assert!(
+        html.contains("== Second")
+            && html.contains("| b 2")
+            && !html.contains("| a 1")
+            && !html.contains("| c 3")
+    );
     assert_eq!(built.figures.len(), 1);
     std::fs::remove_dir_all(dir).ok();
 }
@@ -177,13 +193,29 @@ fn a_broken_link_or_fragment_is_reported() {
 
 #[test]
 fn a_missing_anchor_fails_the_build_and_names_it() {
-    let (dir, opts) = tiny_book("anchor", "# One\n\n{{#lab-pair src/k.rs:k src/k.rs:gone}}\n");
-    let err = format!("{:#}", lab_book::build(&opts).expect_err("a missing anchor fails"));
-    assert!(err.contains("ANCHOR: gone") && err.contains("one.md"), "{err}");
+    let (dir, opts) = tiny_book(
+        "anchor",
+        "# One\n\n{{#lab-pair src/k.rs:k src/k.rs:gone}}\n",
+    );
+    let err = format!(
+        "{:#}",
+        lab_book::build(&opts).expect_err("a missing anchor fails")
+    );
+    assert!(
+        err.contains("ANCHOR: gone") && err.contains("one.md"),
+        "{err}"
+    );
     // mdBook's own include would include nothing: the check reports it.
-    let (dir2, opts2) = tiny_book("include", "# One\n\n```rust\n{{#include ../../src/k.rs:gone}}\n```\n");
+    let (dir2, opts2) = tiny_book(
+        "include",
+        "# One\n\n```rust\n{{#include ../../src/k.rs:gone}}\n```\n",
+    );
     let built = lab_book::build(&opts2).unwrap();
-    assert!(built.problems.iter().any(|p| p.contains("gone")), "{:?}", built.problems);
+    assert!(
+        built.problems.iter().any(|p| p.contains("gone")),
+        "{:?}",
+        built.problems
+    );
     std::fs::remove_dir_all(dir).ok();
     std::fs::remove_dir_all(dir2).ok();
 }
@@ -192,15 +224,31 @@ fn a_missing_anchor_fails_the_build_and_names_it() {
 fn a_missing_figure_or_recorded_file_is_caught() {
     let (dir, opts) = tiny_book("figure", "# One\n\n<img src=\"figures/none.svg\">\n");
     let built = lab_book::build(&opts).unwrap();
-    assert!(built.problems.iter().any(|p| p.contains("figures/none.svg")), "{:?}", built.problems);
-    let (dir2, opts2) = tiny_book("norun", "# One\n\n{{#lab-table docs/results/gone.jsonl cols=a}}\n");
-    let err = format!("{:#}", lab_book::build(&opts2).expect_err("a missing run fails"));
+    assert!(
+        built
+            .problems
+            .iter()
+            .any(|p| p.contains("figures/none.svg")),
+        "{:?}",
+        built.problems
+    );
+    let (dir2, opts2) = tiny_book(
+        "norun",
+        "# One\n\n{{#lab-table docs/results/gone.jsonl cols=a}}\n",
+    );
+    let err = format!(
+        "{:#}",
+        lab_book::build(&opts2).expect_err("a missing run fails")
+    );
     assert!(err.contains("gone.jsonl"), "{err}");
     let (dir3, opts3) = tiny_book(
         "nothing",
         "# One\n\n{{#lab-bars docs/results/run/results/gpu/run.jsonl value=ms label=label}}\n",
     );
-    let err = format!("{:#}", lab_book::build(&opts3).expect_err("a chart of nothing fails"));
+    let err = format!(
+        "{:#}",
+        lab_book::build(&opts3).expect_err("a chart of nothing fails")
+    );
     assert!(err.contains("no row has a number at ms"), "{err}");
     for d in [dir, dir2, dir3] {
         std::fs::remove_dir_all(d).ok();
@@ -227,7 +275,10 @@ fn the_book_run_holds_what_cargo_xtask_record_writes() {
         .copied()
         .filter(|l| run.join(format!("{l}.txt")).is_file())
         .collect();
-    assert!(recorded.len() >= 10, "the book run recorded only {recorded:?}");
+    assert!(
+        recorded.len() >= 10,
+        "the book run recorded only {recorded:?}"
+    );
     let mut missing = Vec::new();
     for lesson in &recorded {
         for file in [

@@ -396,5 +396,8 @@ fn conv2d_valid_reads_ntid_first_and_guards_with_two_compares() {
     if let Err(e) = lab_tests::reads_block_dim_first(body) {
         panic!("{e}:\n{body}");
     }
-    assert!(!body.contains("max.u32"), "the guard as two compares, not one of a max:\n{body}");
+    assert!(
+        !body.contains("max.u32"),
+        "the guard as two compares, not one of a max:\n{body}"
+    );
 }

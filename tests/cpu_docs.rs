@@ -117,8 +117,8 @@ fn figures(text: &str) -> Vec<Figure> {
 /// (the book build copies docs/results into the book as `results/`).
 fn citations(text: &str, doc: &Path) -> Vec<PathBuf> {
     static CITE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    let cite =
-        CITE.get_or_init(|| Regex::new(r"[\w./-]*results/[\w./-]+\.(?:jsonl|json|txt|csv)").unwrap());
+    let cite = CITE
+        .get_or_init(|| Regex::new(r"[\w./-]*results/[\w./-]+\.(?:jsonl|json|txt|csv)").unwrap());
     let folder = doc.parent().expect("a document has a folder");
     cite.find_iter(text)
         .map(|m| {
@@ -297,7 +297,11 @@ fn the_checker_reads_figures_citations_and_dirty_runs() {
     );
     assert_eq!(c.len(), 1);
     assert!(c[0].exists(), "{}", c[0].display());
-    assert!(c[0].starts_with(root().join("docs/results")), "{}", c[0].display());
+    assert!(
+        c[0].starts_with(root().join("docs/results")),
+        "{}",
+        c[0].display()
+    );
     let dir = std::env::temp_dir().join(format!("lab-docs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let dirty = dir.join("dirty.jsonl");

@@ -234,7 +234,10 @@ fn the_memory_budget_counts_three_buffers_and_the_partials_streams_included() {
     let t4_tensor = 40 * 32 * 8 * 1024 * 4 + 8192 * 8192 * (2 + 2 + 4);
     assert_eq!(t4.device_bytes(), (3 * 33_554_432 + 65_536) * 4 + t4_tensor);
     // Below 7.5, none.
-    let v100 = Sizes::for_device(&DeviceInfo { compute_capability: (7, 0), ..t4_info });
+    let v100 = Sizes::for_device(&DeviceInfo {
+        compute_capability: (7, 0),
+        ..t4_info
+    });
     assert_eq!(v100.device_bytes(), (3 * 33_554_432 + 65_536) * 4);
 }
 

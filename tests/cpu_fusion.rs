@@ -93,11 +93,17 @@ fn each_wide_kernel_is_straight_line_code_over_registers() {
         let name = format!("chain_fused_wide_{w}");
         let body = entry_body(PTX, &name).unwrap();
         let mix = host::ptx::PtxMix::of(body);
-        let want: std::collections::BTreeMap<String, usize> =
-            [("ld.global.nc 32b".to_string(), 2 * w), ("st.global 32b".to_string(), w)].into();
+        let want: std::collections::BTreeMap<String, usize> = [
+            ("ld.global.nc 32b".to_string(), 2 * w),
+            ("st.global 32b".to_string(), w),
+        ]
+        .into();
         assert_eq!(mix.accesses, want, "{name}: {mix:?}");
         assert_eq!((mix.fma_f32, mix.branches), (8 * w, 0), "{name}: {mix:?}");
-        assert!(!body.contains(".local"), "{name} keeps an array in local memory");
+        assert!(
+            !body.contains(".local"),
+            "{name} keeps an array in local memory"
+        );
     }
 }
 
@@ -166,7 +172,10 @@ fn the_sweep_reading_names_the_launch_it_approaches_from_the_data() {
     );
     // The reading names only the launch it approaches, not the whole
     // grid's cost (160 us, which part 1's table does list).
-    let reading = near.lines().find(|l| l.contains("At n = 1024")).expect("a sweep reading");
+    let reading = near
+        .lines()
+        .find(|l| l.contains("At n = 1024"))
+        .expect("a sweep reading");
     assert!(
         !reading.contains("160.000") && !reading.contains("chain's whole grid"),
         "{reading}"

@@ -32,14 +32,21 @@ fn the_bounds_go_between_the_parameters_and_the_body_of_their_kernel_only() {
         "{out}"
     );
     assert_eq!(out.matches(".maxntid").count(), 1, "{out}");
-    assert_eq!(out.replace(".maxntid 256, 1, 1\n.minnctapersm 2\n", ""), MODULE, "nothing else changes");
+    assert_eq!(
+        out.replace(".maxntid 256, 1, 1\n.minnctapersm 2\n", ""),
+        MODULE,
+        "nothing else changes"
+    );
 }
 
 #[test]
 fn an_entry_without_parameters_takes_them_too() {
     let module = MODULE.replace("256 2\n", "256 2\n// lab:launch_bounds plain 128 4\n");
     let out = apply(&module).expect("applies");
-    assert!(out.contains(".visible .entry plain()\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"), "{out}");
+    assert!(
+        out.contains(".visible .entry plain()\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -53,8 +60,16 @@ fn a_module_without_markers_is_unchanged() {
 fn the_markers_are_read_in_order() {
     let module = MODULE.replace("256 2\n", "256 2\n// lab:launch_bounds plain 64 8\n");
     let want = [
-        Bounds { kernel: "tiled".into(), max_threads: 256, min_blocks: 2 },
-        Bounds { kernel: "plain".into(), max_threads: 64, min_blocks: 8 },
+        Bounds {
+            kernel: "tiled".into(),
+            max_threads: 256,
+            min_blocks: 2,
+        },
+        Bounds {
+            kernel: "plain".into(),
+            max_threads: 64,
+            min_blocks: 8,
+        },
     ];
     assert_eq!(declared(&module).expect("parses"), want);
 }
@@ -62,8 +77,14 @@ fn the_markers_are_read_in_order() {
 #[test]
 fn bad_markers_are_refused_with_the_reason() {
     for (marker, why) in [
-        ("// lab:launch_bounds missing 256 2", "missing, which is not a kernel of this module"),
-        ("// lab:launch_bounds tiled 256", "expected <kernel> <max_threads> <min_blocks>"),
+        (
+            "// lab:launch_bounds missing 256 2",
+            "missing, which is not a kernel of this module",
+        ),
+        (
+            "// lab:launch_bounds tiled 256",
+            "expected <kernel> <max_threads> <min_blocks>",
+        ),
         ("// lab:launch_bounds tiled 0 2", "positive integers"),
         ("// lab:launch_bounds tiled 256 two", "positive integers"),
     ] {
@@ -72,14 +93,21 @@ fn bad_markers_are_refused_with_the_reason() {
         assert!(err.contains(why), "{marker}: {err}");
     }
     let twice = MODULE.replace("256 2\n", "256 2\n// lab:launch_bounds tiled 128 1\n");
-    assert!(apply(&twice).expect_err("twice").contains("declared twice for tiled"));
+    assert!(
+        apply(&twice)
+            .expect_err("twice")
+            .contains("declared twice for tiled")
+    );
 }
 
 #[test]
 fn an_entry_that_never_closes_is_refused() {
     let broken = MODULE.replace(")                                       // @tiled\n", "");
     let err = apply(&broken).expect_err("no closing parenthesis");
-    assert!(err.contains("tiled") && err.contains("closing parenthesis"), "{err}");
+    assert!(
+        err.contains("tiled") && err.contains("closing parenthesis"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -570,7 +570,11 @@ fn a_comparison_alternates_the_side_that_goes_first() {
     let pair = interleave(4, |side| {
         order.push(side);
         // Rust takes 1 ms a launch, C 2: a swapped slot would show.
-        Ok(Timing::new(vec![if side == Side::Rust { 1.0 } else { 2.0 }]))
+        Ok(Timing::new(vec![if side == Side::Rust {
+            1.0
+        } else {
+            2.0
+        }]))
     })
     .expect("no launch to fail");
     use Side::{CudaC, Rust};

@@ -192,7 +192,10 @@ const REFUSED: &[(&str, &str)] = &[
     ("gpu", "host/src/gpu.rs exists"),
     ("docs", "tests/cpu_docs.rs exists"),
     ("vector_add", "defines a function or kernel `vector_add`"),
-    ("dot_specialized_4", "specialize.rs defines a function or kernel"),
+    (
+        "dot_specialized_4",
+        "specialize.rs defines a function or kernel",
+    ),
 ];
 
 /// Fails unless `xtask new-lesson name` exits non-zero with `says` and
@@ -356,7 +359,8 @@ fn new_lesson_refuses_bad_names_and_scaffolds_a_lesson_that_builds_and_runs_its_
     let ran = ok(chapter, "cpu_book");
     let out = String::from_utf8_lossy(&ran.stdout);
     assert!(
-        out.contains(" 0 failed") && out.contains("every_lesson_has_a_chapter_on_the_template ... ok"),
+        out.contains(" 0 failed")
+            && out.contains("every_lesson_has_a_chapter_on_the_template ... ok"),
         "{}",
         shown(&ran)
     );

@@ -300,7 +300,10 @@ fn invalid_sizes_are_errors_that_say_why() {
         .contains("not a positive multiple of 16")
     );
     // matmul_naive's assume_whole_tiles needs d > 0 as well.
-    assert!(msg(Sizes { mat_dim: 0, ..good }).contains("matmul side 0 is not a positive multiple of 16"));
+    assert!(
+        msg(Sizes { mat_dim: 0, ..good })
+            .contains("matmul side 0 is not a positive multiple of 16")
+    );
     assert!(msg(Sizes { n: 1001, ..good }).contains("stride"));
     assert!(
         msg(Sizes {
@@ -579,14 +582,27 @@ fn kernels_with_lines(matches: impl Fn(&str) -> bool) -> Vec<String> {
             .map(move |k| (module, k))
             .collect::<Vec<_>>()
     };
-    let kernels: Vec<(&str, &str)> = own(PTX, &[]).into_iter().chain(own(sm80, &[PTX])).chain(own(sm90a, &[PTX, sm80])).collect();
-    assert!(kernels.iter().any(|(_, k)| *k == "gemm_bf16_mma") && kernels.iter().any(|(_, k)| *k == "gemm_bf16_tma"));
+    let kernels: Vec<(&str, &str)> = own(PTX, &[])
+        .into_iter()
+        .chain(own(sm80, &[PTX]))
+        .chain(own(sm90a, &[PTX, sm80]))
+        .collect();
+    assert!(
+        kernels.iter().any(|(_, k)| *k == "gemm_bf16_mma")
+            && kernels.iter().any(|(_, k)| *k == "gemm_bf16_tma")
+    );
     kernels
         .into_iter()
         .filter_map(|(module, k)| {
             let body = entry_body(module, k).expect("listed entries have bodies");
             let lines: Vec<&str> = body.lines().map(str::trim).filter(|l| matches(l)).collect();
-            let name = if module == PTX { "" } else if module == sm80 { "sm_80 " } else { "sm_90a " };
+            let name = if module == PTX {
+                ""
+            } else if module == sm80 {
+                "sm_80 "
+            } else {
+                "sm_90a "
+            };
             (!lines.is_empty()).then(|| format!("{name}{k}: {}", lines.join(" / ")))
         })
         .collect()
@@ -1261,7 +1277,11 @@ fn synthetic_report_with_tensor(
     mma_tflop: f64,
     cublas: Vec<(usize, f64)>,
 ) -> host::roofline::report::Report {
-    synthetic_report_with_chains(mma_tflop, Err("no wgmma chains: not in this test".into()), cublas)
+    synthetic_report_with_chains(
+        mma_tflop,
+        Err("no wgmma chains: not in this test".into()),
+        cublas,
+    )
 }
 
 /// [`synthetic_report_with_tensor`] with `wgmma_peak` at its rate, TFLOP/s
@@ -1391,7 +1411,10 @@ fn the_report_draws_the_tensor_ceiling_the_wgmma_chains_set() {
         .lines()
         .find(|l| l.contains("BF16 tensor cores: wgmma_peak"))
         .unwrap();
-    assert!(wgmma.contains("820.0 TFLOP/s") && wgmma.contains("1070.5 TFLOP/s"), "{wgmma}");
+    assert!(
+        wgmma.contains("820.0 TFLOP/s") && wgmma.contains("1070.5 TFLOP/s"),
+        "{wgmma}"
+    );
     let lines = r.json_lines();
     let find = |variant: &str| {
         lines
@@ -1405,7 +1428,10 @@ fn the_report_draws_the_tensor_ceiling_the_wgmma_chains_set() {
     assert!((row["value"].as_f64().unwrap() - 820_000.0).abs() < 1e-6);
     let runs = host::record::runs_of(&lines).unwrap();
     assert!(runs[0].samples.contains_key("wgmma_peak"));
-    assert_eq!(r.chart().tensor.as_ref().expect("a tensor roof").set_by, "wgmma");
+    assert_eq!(
+        r.chart().tensor.as_ref().expect("a tensor roof").set_by,
+        "wgmma"
+    );
 }
 
 #[test]
@@ -1447,8 +1473,10 @@ fn a_gpu_below_7_5_has_one_line_and_no_tensor_ceiling() {
     let lines: Vec<&str> = table.lines().filter(|l| l.contains("tensor")).collect();
     assert_eq!(
         lines,
-        ["No tensor-core ceiling: Tesla V100 has compute capability 7.0; f16 mma.sync m16n8k8 needs 7.5 or more, bf16 \
-          mma.sync 8.0."],
+        [
+            "No tensor-core ceiling: Tesla V100 has compute capability 7.0; f16 mma.sync m16n8k8 needs 7.5 or more, bf16 \
+          mma.sync 8.0."
+        ],
         "{table}"
     );
     assert!(r.chart().tensor.is_none());
@@ -1474,7 +1502,9 @@ fn a_gpu_below_7_5_has_one_line_and_no_tensor_ceiling() {
 fn a_t4s_roofline_has_an_fp16_tensor_ceiling_and_its_gemm_point() {
     use host::cublas::Half;
     use host::roofline::gemm_points::{GemmPoint, Measured, Precision};
-    use host::roofline::tensor::{TensorCeiling, TensorSizes, TensorTimings, cublas_flop, no_wgmma};
+    use host::roofline::tensor::{
+        TensorCeiling, TensorSizes, TensorTimings, cublas_flop, no_wgmma,
+    };
     let mut r = synthetic_report();
     r.info.name = "Tesla T4".into();
     r.info.compute_capability = (7, 5);
@@ -1499,7 +1529,10 @@ fn a_t4s_roofline_has_an_fp16_tensor_ceiling_and_its_gemm_point() {
         bytes: host::gemm::bytes_bf16(side, side, side),
         timing: timing(flop / 20e12 * 1e3),
     };
-    r.gemm = Ok(Measured { points: vec![point(Precision::Fp16)], ..Measured::default() });
+    r.gemm = Ok(Measured {
+        points: vec![point(Precision::Fp16)],
+        ..Measured::default()
+    });
     let table = r.table();
     for want in [
         "Tensor-core ceiling (FP16): mma_peak_f16 4224 blocks x 256 threads x 2048 steps x 8 chains (sm_75 module); \
@@ -1517,13 +1550,24 @@ fn a_t4s_roofline_has_an_fp16_tensor_ceiling_and_its_gemm_point() {
     }
     assert!(!table.contains("BF16"), "{table}");
     let lines = r.json_lines();
-    let find = |v: &str| lines.iter().find(|l| l["variant"] == v).unwrap_or_else(|| panic!("no {v}"));
+    let find = |v: &str| {
+        lines
+            .iter()
+            .find(|l| l["variant"] == v)
+            .unwrap_or_else(|| panic!("no {v}"))
+    };
     assert_eq!(find("ceiling-tensor-mma")["symbol"], "mma_peak_f16");
     assert_eq!(find("cublas-fp16-4096")["key"], "cublasGemmEx_fp16/4096");
-    assert_eq!(find("ceiling-tensor")["tensor_ceiling"]["precision"], "fp16");
+    assert_eq!(
+        find("ceiling-tensor")["tensor_ceiling"]["precision"],
+        "fp16"
+    );
     assert_eq!(find("gemm-fp16")["roof"], "the tensor-core ceiling");
     // A BF16 point has no FP16 roof.
-    r.gemm = Ok(Measured { points: vec![point(Precision::Bf16)], ..Measured::default() });
+    r.gemm = Ok(Measured {
+        points: vec![point(Precision::Bf16)],
+        ..Measured::default()
+    });
     assert!(r.table().contains("at 682.7 FLOP/byte."), "{}", r.table());
 }
 
@@ -1582,15 +1626,25 @@ fn the_gemm_kernels_sit_under_the_roof_of_their_precision() {
     let lines = r.json_lines();
     let gemm: Vec<_> = lines
         .iter()
-        .filter(|l| l["variant"].as_str().is_some_and(|v| v.starts_with("gemm-")))
+        .filter(|l| {
+            l["variant"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("gemm-"))
+        })
         .collect();
     assert_eq!(gemm.len(), 2);
-    assert_eq!((gemm[0]["variant"].as_str(), gemm[1]["variant"].as_str()), (Some("gemm-fp32"), Some("gemm-bf16")));
+    assert_eq!(
+        (gemm[0]["variant"].as_str(), gemm[1]["variant"].as_str()),
+        (Some("gemm-fp32"), Some("gemm-bf16"))
+    );
     assert_eq!(gemm[1]["precision"], "bf16");
     assert_eq!(gemm[1]["roof"], "the tensor-core ceiling");
     assert!((gemm[1]["share_of_roof"].as_f64().unwrap() - 580.0 / 755.0).abs() < 1e-9);
     let runs = host::record::runs_of(&lines).unwrap();
-    assert!(runs[0].samples.contains_key("gemm_bf16_tma/4096"), "a distinct record key");
+    assert!(
+        runs[0].samples.contains_key("gemm_bf16_tma/4096"),
+        "a distinct record key"
+    );
     let chart = r.chart();
     let placed: Vec<_> = chart
         .points
@@ -1600,7 +1654,10 @@ fn the_gemm_kernels_sit_under_the_roof_of_their_precision() {
         .collect();
     assert_eq!(placed, ["gemm_warptiled", "gemm_bf16_tma"]);
     let svg = host::plot::roofline_svg_text(&chart).unwrap();
-    assert!(svg.contains("GEMM lesson (Rust), compulsory bytes"), "the series in the legend");
+    assert!(
+        svg.contains("GEMM lesson (Rust), compulsory bytes"),
+        "the series in the legend"
+    );
     // Without a tensor ceiling the BF16 point has no roof to be read against.
     let mut r = synthetic_report_with_gemm();
     r.tensor = Err("none".into());
@@ -1611,11 +1668,19 @@ fn the_gemm_kernels_sit_under_the_roof_of_their_precision() {
         m.points.truncate(1);
         m.no_tensor_point = Some("no sm_80 module".into());
     }
-    assert!(r.table().contains("No tensor-core GEMM on it: no sm_80 module."), "{}", r.table());
+    assert!(
+        r.table()
+            .contains("No tensor-core GEMM on it: no sm_80 module."),
+        "{}",
+        r.table()
+    );
     // A run without them says why in one line.
     let mut r = synthetic_report_with_gemm();
     r.gemm = Err("not measured in this run".into());
-    assert!(r.table().contains("No GEMM kernels on this roofline: not measured in this run."));
+    assert!(
+        r.table()
+            .contains("No GEMM kernels on this roofline: not measured in this run.")
+    );
 }
 
 #[test]
@@ -1627,9 +1692,21 @@ fn matmul_naive_has_one_loop_walking_one_stride() {
     let body = entry_body(PTX, Kernel::MatmulNaive.symbol()).unwrap();
     let loops = lab_tests::loops(body);
     assert_eq!(loops.len(), 1, "one k loop, no remainder:\n{body}");
-    assert!(!body.contains("nounroll"), "no rolled remainder loop:\n{body}");
-    assert_eq!(lab_tests::add_strides(loops[0]).len(), 1, "the pointers advance by one stride:\n{}", loops[0]);
-    assert!(loops[0].matches("ld.global.nc").count() >= 8, "the loop unrolled:\n{}", loops[0]);
+    assert!(
+        !body.contains("nounroll"),
+        "no rolled remainder loop:\n{body}"
+    );
+    assert_eq!(
+        lab_tests::add_strides(loops[0]).len(),
+        1,
+        "the pointers advance by one stride:\n{}",
+        loops[0]
+    );
+    assert!(
+        loops[0].matches("ld.global.nc").count() >= 8,
+        "the loop unrolled:\n{}",
+        loops[0]
+    );
 }
 
 #[test]
@@ -1643,9 +1720,18 @@ fn heat_step_global_reads_ntid_first_and_multiplies_wide() {
     }
     // The row's offset as one mul.wide.s32 (the kernel has another, for
     // `c + stride`), not a 64-bit multiply of a zero-extended row.
-    assert!(!body.contains("mad.lo.s64"), "the row's offset as one mul.wide.s32:\n{body}");
-    assert!(body.matches("mul.wide.s32").count() >= 2, "the row's offset as one mul.wide.s32:\n{body}");
-    assert!(!body.contains("max.s32"), "the guard as two compares, not one of a max:\n{body}");
+    assert!(
+        !body.contains("mad.lo.s64"),
+        "the row's offset as one mul.wide.s32:\n{body}"
+    );
+    assert!(
+        body.matches("mul.wide.s32").count() >= 2,
+        "the row's offset as one mul.wide.s32:\n{body}"
+    );
+    assert!(
+        !body.contains("max.s32"),
+        "the guard as two compares, not one of a max:\n{body}"
+    );
 }
 
 /// `transpose_tiled` forms each shared address as nvcc does, the tile's
@@ -1665,5 +1751,9 @@ fn transpose_tiled_forms_its_shared_addresses_as_nvcc_does() {
     };
     let base: Vec<&str> = sass.lines().filter(|l| l.contains("SR_CgaCtaId")).collect();
     assert_eq!(base.len(), 1, "{sass}");
-    assert!(base[0].contains("S2R ") && !base[0].contains("S2UR"), "{}", base[0]);
+    assert!(
+        base[0].contains("S2R ") && !base[0].contains("S2UR"),
+        "{}",
+        base[0]
+    );
 }

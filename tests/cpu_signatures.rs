@@ -26,7 +26,11 @@ fn lesson_trial(lesson: &'static host::lessons::Entry) -> Trial {
         move || {
             let kernels = (lesson.kernels)();
             let mut faults = signature_faults(&kernels, PTX, "Rust PTX");
-            faults.extend(signature_faults(&(lesson.rust_only_kernels)(), PTX, "Rust PTX"));
+            faults.extend(signature_faults(
+                &(lesson.rust_only_kernels)(),
+                PTX,
+                "Rust PTX",
+            ));
             let file = format!("{}.cu", lesson.name);
             if let Some(c_ptx) = nvrtc_ptx(lesson.cuda_c, &file, "sm_75") {
                 faults.extend(signature_faults(
@@ -48,7 +52,10 @@ fn lesson_trial(lesson: &'static host::lessons::Entry) -> Trial {
 fn every_entry_belongs_to_one_kernel_set() -> Result<(), libtest_mimic::Failed> {
     let mut owners: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
     for lesson in &host::lessons::ALL {
-        for (symbol, _) in (lesson.kernels)().into_iter().chain((lesson.rust_only_kernels)()) {
+        for (symbol, _) in (lesson.kernels)()
+            .into_iter()
+            .chain((lesson.rust_only_kernels)())
+        {
             owners.entry(symbol).or_default().push(lesson.name);
         }
     }

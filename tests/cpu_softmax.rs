@@ -300,12 +300,19 @@ fn with_counters_the_report_does_not_say_none_measure_the_l2() {
         Plan::DEFAULT,
         "2026-01-01T00:00:00Z".into(),
     );
-    let mut report =
-        host::softmax::report::build(context, Shape::LESSON, vec![ran(Variant::Staged, 0.5)], 232_448);
+    let mut report = host::softmax::report::build(
+        context,
+        Shape::LESSON,
+        vec![ran(Variant::Staged, 0.5)],
+        232_448,
+    );
     report.profiled = true;
     let s = report.table();
     assert!(!s.contains("no counters measure"), "{s}");
-    assert!(s.contains("Nsight Compute's DRAM and L2 bytes per kernel"), "{s}");
+    assert!(
+        s.contains("Nsight Compute's DRAM and L2 bytes per kernel"),
+        "{s}"
+    );
 }
 
 #[test]

@@ -698,7 +698,10 @@ fn the_linking_section_prints_what_it_found() {
     let (section, failures) = host::specialize::linkage_section(&bad, PTX);
     assert_eq!(failures.len(), 2, "{failures:?}");
     assert!(failures[0].detail.contains("unit_b"), "{failures:?}");
-    assert!(failures[1].detail.contains("accepted dot4_plain"), "{failures:?}");
+    assert!(
+        failures[1].detail.contains("accepted dot4_plain"),
+        "{failures:?}"
+    );
     let reading = section.reading.unwrap();
     assert!(reading.contains("accepted dot4_plain"), "{reading}");
     // A control refused for another reason than dot4_plain is not the
@@ -707,7 +710,10 @@ fn the_linking_section_prints_what_it_found() {
     other.control = Err("CUDA_ERROR_OUT_OF_MEMORY: out of memory".into());
     let (_, failures) = host::specialize::linkage_section(&other, PTX);
     assert_eq!(failures.len(), 1, "{failures:?}");
-    assert!(failures[0].detail.contains("does not name dot4_plain"), "{failures:?}");
+    assert!(
+        failures[0].detail.contains("does not name dot4_plain"),
+        "{failures:?}"
+    );
     // A refused pair is a failure with the linker's log.
     bad.linked = Err("error   : something".into());
     let (_, failures) = host::specialize::linkage_section(&bad, PTX);

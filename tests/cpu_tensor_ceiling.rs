@@ -17,9 +17,9 @@ use host::kernels::KernelId;
 use host::ptx::{PTX, PTX_SM80, PTX_SM90A, entries, entry_body};
 use host::roofline::reference::{FragmentLayout, MmaPeak, PTX_ISA_LAYOUT, WgmmaPeak};
 use host::roofline::tensor::{
-    CUBLAS_QUICK_SIDE, CUBLAS_SIDES, HopperKernel, Source, TensorCeiling, TensorKernel, TensorSizes,
-    TensorTimings, TuringTensorKernel, WGMMA_THREADS, ceiling_half, cublas_bytes, cublas_flop,
-    large_side_skipped, mma_peak_mismatch, no_wgmma, unavailable,
+    CUBLAS_QUICK_SIDE, CUBLAS_SIDES, HopperKernel, Source, TensorCeiling, TensorKernel,
+    TensorSizes, TensorTimings, TuringTensorKernel, WGMMA_THREADS, ceiling_half, cublas_bytes,
+    cublas_flop, large_side_skipped, mma_peak_mismatch, no_wgmma, unavailable,
 };
 use host::timing::Timing;
 use kernels_gpu::roofline::*;
@@ -283,7 +283,11 @@ fn the_flop_count_is_warps_steps_chains_and_4096() {
         (c.grid_dim, c.block_dim),
         ((132 * 32, 1, 1), (THREADS_PER_BLOCK, 1, 1))
     );
-    assert_eq!((s.wgmma_flop(), s.wgmma_out_len()), (0.0, 0), "no wgmma chains, nothing of theirs");
+    assert_eq!(
+        (s.wgmma_flop(), s.wgmma_out_len()),
+        (0.0, 0),
+        "no wgmma chains, nothing of theirs"
+    );
 }
 
 #[test]
@@ -302,7 +306,10 @@ fn the_wgmma_flop_count_is_blocks_steps_and_two_warpgroups_of_four_instructions(
         wgmma_blocks: Some(132 * 4),
         wgmma_iters: 2048,
     };
-    assert_eq!(s.wgmma_flop(), (132 * 4) as f64 * 2048.0 * WGMMA_STEP_FLOP as f64);
+    assert_eq!(
+        s.wgmma_flop(),
+        (132 * 4) as f64 * 2048.0 * WGMMA_STEP_FLOP as f64
+    );
     assert_eq!(s.wgmma_out_len(), 132 * 4 * 2 * 64 * 256);
     assert_eq!(
         s.device_bytes(),
@@ -323,8 +330,17 @@ fn sizes_on_every_gpu_profile() {
         assert_eq!(unavailable(&info), None, "{}", p.name);
         let full = full.expect("a tensor ceiling from 7.5 on");
         full.validate().unwrap();
-        let half = if p.cc >= (8, 0) { Half::Bf16 } else { Half::F16 };
-        assert_eq!((full.half, quick.map(|q| q.half)), (half, Some(half)), "{}", p.name);
+        let half = if p.cc >= (8, 0) {
+            Half::Bf16
+        } else {
+            Half::F16
+        };
+        assert_eq!(
+            (full.half, quick.map(|q| q.half)),
+            (half, Some(half)),
+            "{}",
+            p.name
+        );
         assert_eq!(
             (full.mma_symbol(), full.cublas_symbol()),
             match half {
@@ -336,14 +352,31 @@ fn sizes_on_every_gpu_profile() {
         assert_eq!(full.mma_iters, MMA_ITERS);
         if p.cc == (9, 0) {
             assert_eq!(no_wgmma(&info), None, "{}", p.name);
-            assert_eq!(full.wgmma_blocks, Some(WGMMA_BLOCKS_PER_SM * p.sms), "{}", p.name);
+            assert_eq!(
+                full.wgmma_blocks,
+                Some(WGMMA_BLOCKS_PER_SM * p.sms),
+                "{}",
+                p.name
+            );
             assert_eq!(full.wgmma_iters, WGMMA_ITERS);
             let quick = quick.expect("quick sizes from 8.0 on");
-            assert_eq!((quick.wgmma_blocks, quick.wgmma_iters), (Some(p.sms), WGMMA_QUICK_ITERS));
+            assert_eq!(
+                (quick.wgmma_blocks, quick.wgmma_iters),
+                (Some(p.sms), WGMMA_QUICK_ITERS)
+            );
         } else {
-            assert_eq!((full.wgmma_blocks, quick.and_then(|q| q.wgmma_blocks)), (None, None), "{}", p.name);
+            assert_eq!(
+                (full.wgmma_blocks, quick.and_then(|q| q.wgmma_blocks)),
+                (None, None),
+                "{}",
+                p.name
+            );
             let why = no_wgmma(&info).expect("a reason");
-            assert!(why.contains(&format!("compute capability {}.{}", p.cc.0, p.cc.1)) && why.contains("9.0 only"), "{why}");
+            assert!(
+                why.contains(&format!("compute capability {}.{}", p.cc.0, p.cc.1))
+                    && why.contains("9.0 only"),
+                "{why}"
+            );
         }
         // Every profile has 16 GB or more: 8192^3's 512 MiB fits a quarter.
         assert_eq!(full.cublas_sides(), CUBLAS_SIDES, "{}", p.name);
@@ -364,7 +397,11 @@ fn sizes_on_every_gpu_profile() {
     let without = host::roofline::Sizes { tensor: None, ..s };
     assert_eq!(s.device_bytes(), without.device_bytes() + t.device_bytes());
     let t4 = host::roofline::Sizes::for_device(&lab_tests::profile("T4").info());
-    assert_eq!(t4.tensor.map(|t| t.half), Some(Half::F16), "a T4's ceiling is FP16");
+    assert_eq!(
+        t4.tensor.map(|t| t.half),
+        Some(Half::F16),
+        "a T4's ceiling is FP16"
+    );
     // Below 7.5 there is none, and the reason names the compute capability
     // and what each precision needs.
     let v100 = DeviceInfo {
@@ -376,7 +413,9 @@ fn sizes_on_every_gpu_profile() {
     assert_eq!(ceiling_half(&v100), None);
     let why = unavailable(&v100).expect("a reason below 7.5");
     assert!(
-        why.contains("Tesla V100 has compute capability 7.0") && why.contains("needs 7.5") && why.contains("8.0"),
+        why.contains("Tesla V100 has compute capability 7.0")
+            && why.contains("needs 7.5")
+            && why.contains("8.0"),
         "{why}"
     );
 }
@@ -515,15 +554,12 @@ fn the_derived_limit_per_compute_capability() {
         Some(108.0 * 2048.0 * 1.98e9)
     );
     // The same clock and SMs as the FP32 limit: the ratio is the per-SM one.
-    let ratio =
-        h200.derived_tensor_flop_per_s().unwrap() / h200.derived_fp32_flop_per_s().unwrap();
+    let ratio = h200.derived_tensor_flop_per_s().unwrap() / h200.derived_fp32_flop_per_s().unwrap();
     assert_eq!(ratio, 4096.0 / 256.0);
     // No rate written down: unknown, not invented.
     for name in ["T4", "A10", "L4", "B200", "RTX 5090"] {
         assert_eq!(
-            lab_tests::profile(name)
-                .info()
-                .derived_tensor_flop_per_s(),
+            lab_tests::profile(name).info().derived_tensor_flop_per_s(),
             None,
             "{name}"
         );
@@ -567,7 +603,11 @@ fn ceiling_with(
 
 /// As [`ceiling_with`], without `wgmma` chains (a reason given).
 fn ceiling(mma_tflop: f64, cublas: Result<Vec<(usize, f64)>, String>) -> TensorCeiling {
-    ceiling_with(mma_tflop, Err("no wgmma chains: not in this test".into()), cublas)
+    ceiling_with(
+        mma_tflop,
+        Err("no wgmma chains: not in this test".into()),
+        cublas,
+    )
 }
 
 #[test]
@@ -629,9 +669,15 @@ fn a_t4s_ceiling_is_fp16_with_its_own_kernel_and_cublas_call() {
         ),
         "{s}"
     );
-    assert!(s.contains("No wgmma chains: T4 has compute capability 7.5"), "{s}");
+    assert!(
+        s.contains("No wgmma chains: T4 has compute capability 7.5"),
+        "{s}"
+    );
     let j = c.json();
-    assert_eq!((j["precision"].as_str(), j["mma_symbol"].as_str()), (Some("fp16"), Some("mma_peak_f16")));
+    assert_eq!(
+        (j["precision"].as_str(), j["mma_symbol"].as_str()),
+        (Some("fp16"), Some("mma_peak_f16"))
+    );
     assert_eq!(j["derived_limit_gflop_per_s"], serde_json::Value::Null);
 }
 
@@ -684,7 +730,10 @@ fn the_wgmma_chains_set_the_ceiling_where_they_beat_cublas_and_mma_sync() {
         ),
         "{s}"
     );
-    assert!(s.contains("The 8 mma.sync chains a warp reach 640.0 TFLOP/s, 78.0% of the wgmma chains."), "{s}");
+    assert!(
+        s.contains("The 8 mma.sync chains a warp reach 640.0 TFLOP/s, 78.0% of the wgmma chains."),
+        "{s}"
+    );
     let j = c.json();
     assert_eq!(j["source"], "wgmma");
     assert!((j["wgmma_gflop_per_s"].as_f64().unwrap() - 820_000.0).abs() < 1e-6);
@@ -705,7 +754,10 @@ fn cublas_sets_the_ceiling_where_it_beats_the_wgmma_chains_and_says_by_how_much(
         ),
         "{s}"
     );
-    assert!(s.contains("reach 640.0 TFLOP/s, 91.4% of the wgmma chains"), "{s}");
+    assert!(
+        s.contains("reach 640.0 TFLOP/s, 91.4% of the wgmma chains"),
+        "{s}"
+    );
     // wgmma chains slower than mma.sync's (a misbuilt kernel, say): the
     // mma.sync chains are the chains, and the sentence gives the wgmma rate.
     let c = ceiling_with(640.0, Ok(320.0), Ok(vec![(4096, 600.0)]));
@@ -720,16 +772,22 @@ fn wgmma_peak_tiles_are_small_integers_in_a_hashed_order() {
     let (a, b) = WgmmaPeak::tiles();
     assert_eq!((a.len(), b.len()), (128 * 64, 64 * 256));
     for v in a.iter().chain(&b) {
-        assert!(v.fract() == 0.0 && (1.0..=WGMMA_VALUE_MAX as f32).contains(v), "{v}");
+        assert!(
+            v.fract() == 0.0 && (1.0..=WGMMA_VALUE_MAX as f32).contains(v),
+            "{v}"
+        );
         assert_eq!(half::bf16::from_f32(*v).to_f32(), *v, "exact in bf16");
     }
     // No row of A repeats another's, and no column of B: a row or column
     // read from the wrong place changes the product.
-    let rows: std::collections::HashSet<Vec<u32>> =
-        a.chunks(64).map(|r| r.iter().map(|v| v.to_bits()).collect()).collect();
+    let rows: std::collections::HashSet<Vec<u32>> = a
+        .chunks(64)
+        .map(|r| r.iter().map(|v| v.to_bits()).collect())
+        .collect();
     assert_eq!(rows.len(), 128);
-    let cols: std::collections::HashSet<Vec<u32>> =
-        (0..256).map(|c| (0..64).map(|k| b[k * 256 + c].to_bits()).collect()).collect();
+    let cols: std::collections::HashSet<Vec<u32>> = (0..256)
+        .map(|c| (0..64).map(|k| b[k * 256 + c].to_bits()).collect())
+        .collect();
     assert_eq!(cols.len(), 256);
 }
 
@@ -738,22 +796,37 @@ fn each_wgmma_output_is_its_warpgroups_start_plus_the_steps_times_a_b() {
     let (a, b) = WgmmaPeak::tiles();
     let r = WgmmaPeak::new(5);
     let product = |row: usize, col: usize| -> f64 {
-        (0..64).map(|k| f64::from(a[row * 64 + k]) * f64::from(b[k * 256 + col])).sum()
+        (0..64)
+            .map(|k| f64::from(a[row * 64 + k]) * f64::from(b[k * 256 + col]))
+            .sum()
     };
-    for (group, row, col) in [(0, 0, 0), (1, 0, 0), (1, 63, 255), (2, 17, 130), (4097, 5, 9)] {
+    for (group, row, col) in [
+        (0, 0, 0),
+        (1, 0, 0),
+        (1, 63, 255),
+        (2, 17, 130),
+        (4097, 5, 9),
+    ] {
         let i = group * WGMMA_OUT_PER_WARPGROUP + row * 256 + col;
         let want = f64::from(wgmma_c0(group as u32)) + 5.0 * product(64 * (group % 2) + row, col);
         assert_eq!(r.element(i), want, "warpgroup {group}, ({row}, {col})");
     }
-    assert_eq!(wgmma_c0(4097), 1, "the starts repeat every WGMMA_C0_GROUPS warpgroups");
+    assert_eq!(
+        wgmma_c0(4097),
+        1,
+        "the starts repeat every WGMMA_C0_GROUPS warpgroups"
+    );
 }
 
 #[test]
 fn every_wgmma_output_stays_an_exact_f32() {
     let r = WgmmaPeak::new(WGMMA_ITERS_EXACT_MAX);
-    let largest = (0..128 * 256).map(|i| r.product(i / 256, i % 256)).fold(0.0, f64::max);
+    let largest = (0..128 * 256)
+        .map(|i| r.product(i / 256, i % 256))
+        .fold(0.0, f64::max);
     assert!(largest <= f64::from(WGMMA_PRODUCT_MAX));
-    let top = f64::from(WGMMA_C0_GROUPS - 1) + f64::from(WGMMA_ITERS_EXACT_MAX) * f64::from(WGMMA_PRODUCT_MAX);
+    let top = f64::from(WGMMA_C0_GROUPS - 1)
+        + f64::from(WGMMA_ITERS_EXACT_MAX) * f64::from(WGMMA_PRODUCT_MAX);
     assert!(top < f64::from(1u32 << 24), "{top}");
 }
 
@@ -762,13 +835,19 @@ fn the_wgmma_check_fails_a_skipped_step_a_swapped_warpgroup_and_a_misplaced_elem
     let iters = 16;
     let r = WgmmaPeak::new(iters);
     let groups = 6;
-    let good: Vec<f32> = (0..groups * WGMMA_OUT_PER_WARPGROUP).map(|i| r.element(i) as f32).collect();
+    let good: Vec<f32> = (0..groups * WGMMA_OUT_PER_WARPGROUP)
+        .map(|i| r.element(i) as f32)
+        .collect();
     assert_eq!(r.mismatch(&good, 0), None);
     assert_eq!(r.mismatch(&good[1000..], 1000), None, "an offset chunk");
     // One step fewer in every output.
     let fewer = WgmmaPeak::new(iters - 1);
     let skipped: Vec<f32> = (0..good.len()).map(|i| fewer.element(i) as f32).collect();
-    assert!(r.mismatch(&skipped, 0).unwrap().contains("warpgroup 0, row 0, column 0"));
+    assert!(
+        r.mismatch(&skipped, 0)
+            .unwrap()
+            .contains("warpgroup 0, row 0, column 0")
+    );
     // Warpgroup 1's tile where warpgroup 0's should be.
     let mut swapped = good.clone();
     swapped.copy_within(WGMMA_OUT_PER_WARPGROUP..2 * WGMMA_OUT_PER_WARPGROUP, 0);
@@ -781,7 +860,11 @@ fn the_wgmma_check_fails_a_skipped_step_a_swapped_warpgroup_and_a_misplaced_elem
     // An unwritten (poisoned) element.
     let mut poisoned = good;
     poisoned[5 * WGMMA_OUT_PER_WARPGROUP - 1] = f32::NAN;
-    assert!(r.mismatch(&poisoned, 0).unwrap().contains("warpgroup 4, row 63, column 255"));
+    assert!(
+        r.mismatch(&poisoned, 0)
+            .unwrap()
+            .contains("warpgroup 4, row 63, column 255")
+    );
 }
 
 // ---- the PTX ----------------------------------------------------------------------
@@ -835,21 +918,42 @@ fn mma_peak_is_in_the_sm80_module_as_written() {
 /// and keeps no local memory.
 #[test]
 fn mma_peak_f16_is_in_the_sm75_module_as_written() {
-    let kernels: Vec<_> = TuringTensorKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect();
+    let kernels: Vec<_> = TuringTensorKernel::ALL
+        .iter()
+        .map(|k| (k.symbol(), k.params()))
+        .collect();
     let faults = lab_tests::signature_faults(&kernels, PTX, "the sm_75 module");
     assert!(faults.is_empty(), "{}", faults.join("\n"));
-    assert!(!entries(PTX_SM80).contains(&"mma_peak_f16"), "the sm_80 module's chains are bf16");
+    assert!(
+        !entries(PTX_SM80).contains(&"mma_peak_f16"),
+        "the sm_80 module's chains are bf16"
+    );
     let body = entry_body(PTX, "mma_peak_f16").expect("an entry has a body");
-    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
+    let count = |what: &str| {
+        body.lines()
+            .filter(|l| l.trim_start().starts_with(what))
+            .count()
+    };
     assert_eq!(
         count("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"),
         2 * MMA_CHAINS * MMA_UNROLL as usize,
         "one trip: {MMA_UNROLL} steps of {MMA_CHAINS} chains, two m16n8k8 a step"
     );
-    assert_eq!(count("mma.sync"), 2 * MMA_CHAINS * MMA_UNROLL as usize, "no other mma");
-    assert_eq!(count("st.global"), MMA_CHAINS * 4, "every accumulator stored once");
+    assert_eq!(
+        count("mma.sync"),
+        2 * MMA_CHAINS * MMA_UNROLL as usize,
+        "no other mma"
+    );
+    assert_eq!(
+        count("st.global"),
+        MMA_CHAINS * 4,
+        "every accumulator stored once"
+    );
     assert_eq!(count("ld.global"), 0, "registers only");
-    assert!(lab_tests::has_backward_branch(body), "no loop: no branch goes back to an earlier label");
+    assert!(
+        lab_tests::has_backward_branch(body),
+        "no loop: no branch goes back to an earlier label"
+    );
     assert!(!body.contains(".local"), "no local memory");
 }
 
@@ -858,7 +962,9 @@ fn mma_peak_f16_is_in_the_sm75_module_as_written() {
 /// outside CI).
 #[test]
 fn mma_peak_f16_assembles_without_spills() {
-    let Some(reports) = lab_tests::ptxas_reports(PTX, "kernels", &["sm_75", "sm_90"], &["mma_peak_f16"]) else {
+    let Some(reports) =
+        lab_tests::ptxas_reports(PTX, "kernels", &["sm_75", "sm_90"], &["mma_peak_f16"])
+    else {
         return;
     };
     for (arch, _, report) in reports {
@@ -894,20 +1000,46 @@ fn mma_peak_assembles_without_spills() {
 /// accumulators once and keeps no local memory.
 #[test]
 fn wgmma_peak_is_in_the_sm90a_module_as_written() {
-    let kernels: Vec<_> = HopperKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect();
+    let kernels: Vec<_> = HopperKernel::ALL
+        .iter()
+        .map(|k| (k.symbol(), k.params()))
+        .collect();
     let faults = lab_tests::signature_faults(&kernels, PTX_SM90A, "the sm_90a module");
     assert!(faults.is_empty(), "{}", faults.join("\n"));
     assert!(!entries(PTX).contains(&"wgmma_peak") && !entries(PTX_SM80).contains(&"wgmma_peak"));
     let body = entry_body(PTX_SM90A, "wgmma_peak").expect("an entry has a body");
-    let count = |what: &str| body.lines().filter(|l| l.trim_start().starts_with(what)).count();
-    assert_eq!(count("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), 4, "one step: k = 64");
+    let count = |what: &str| {
+        body.lines()
+            .filter(|l| l.trim_start().starts_with(what))
+            .count()
+    };
+    assert_eq!(
+        count("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"),
+        4,
+        "one step: k = 64"
+    );
     assert_eq!(count("wgmma.fence.sync.aligned"), 1);
     assert_eq!(count("wgmma.commit_group.sync.aligned"), 1);
-    assert_eq!(count("wgmma.wait_group.sync.aligned 1"), 1, "one group left in flight a step");
-    assert_eq!(count("wgmma.wait_group.sync.aligned 0"), 1, "all waited for before the stores");
-    assert_eq!(count("cp.async.cg.shared.global"), 12, "4 chunks of A and 8 of B a thread, once");
+    assert_eq!(
+        count("wgmma.wait_group.sync.aligned 1"),
+        1,
+        "one group left in flight a step"
+    );
+    assert_eq!(
+        count("wgmma.wait_group.sync.aligned 0"),
+        1,
+        "all waited for before the stores"
+    );
+    assert_eq!(
+        count("cp.async.cg.shared.global"),
+        12,
+        "4 chunks of A and 8 of B a thread, once"
+    );
     assert_eq!(count("st.global"), 128, "every accumulator stored once");
-    assert!(lab_tests::has_backward_branch(body), "no loop: no branch goes back to an earlier label");
+    assert!(
+        lab_tests::has_backward_branch(body),
+        "no loop: no branch goes back to an earlier label"
+    );
     assert!(!body.contains(".local"), "no local memory");
 }
 
@@ -916,11 +1048,19 @@ fn wgmma_peak_is_in_the_sm90a_module_as_written() {
 /// outside CI).
 #[test]
 fn wgmma_peak_assembles_without_spills() {
-    let Some(reports) = lab_tests::ptxas_reports(PTX_SM90A, "kernels_sm90a", &["sm_90a"], &["wgmma_peak"]) else {
+    let Some(reports) =
+        lab_tests::ptxas_reports(PTX_SM90A, "kernels_sm90a", &["sm_90a"], &["wgmma_peak"])
+    else {
         return;
     };
     for (arch, _, report) in reports {
-        assert!(report.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), "{arch}: {report}");
-        assert!(!report.contains("(C75"), "{arch}: ptxas changed the wgmma pipeline: {report}");
+        assert!(
+            report.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+            "{arch}: {report}"
+        );
+        assert!(
+            !report.contains("(C75"),
+            "{arch}: ptxas changed the wgmma pipeline: {report}"
+        );
     }
 }

@@ -530,5 +530,8 @@ fn add_unrolled_4_adds_its_lanes_to_the_base() {
     // Through opaque_index, `4g + lane` stays an add: after LLVM's `or.b64`
     // ptxas branched around lanes 1 and 2 ("Fast Rust kernels").
     let body = entry_body(PTX, Kernel::Unrolled.symbol()).unwrap();
-    assert!(!body.contains("or.b64"), "4g + lane must not be an or:\n{body}");
+    assert!(
+        !body.contains("or.b64"),
+        "4g + lane must not be an or:\n{body}"
+    );
 }

@@ -21,7 +21,9 @@ fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
     // (40, 132, 5): one step of k, shorter than a tile (the warp-tiled
     // kernel's loop without a prefetch).
     for shape in [SMALL, (257, 300, 129), (67, 132, 100), (40, 132, 5)] {
-        let (failures, _) = lesson.check(kernel, shape, None, None).map_err(|e| e.to_string())?;
+        let (failures, _) = lesson
+            .check(kernel, shape, None, None)
+            .map_err(|e| e.to_string())?;
         if let Some(f) = failures.first() {
             return Err(f.to_string());
         }
@@ -32,7 +34,10 @@ fn check(gpu: &Gpu, kernel: Kernel, side: Side) -> Result<(), String> {
 fn main() -> std::process::ExitCode {
     let mut trials = kernel_trials::<Kernel>(check);
     for side in [Side::Rust, Side::CudaC] {
-        let name = format!("gemm::the_tensor_core_kernel_matches_the_reference ({})", side.label());
+        let name = format!(
+            "gemm::the_tensor_core_kernel_matches_the_reference ({})",
+            side.label()
+        );
         trials.push(trial(&name, move |gpu| {
             // 600: buffers for the largest shape below, 257 x 264 x 520.
             let mut lesson = Gemm::new(gpu, 600).map_err(|e| e.to_string())?;
@@ -46,7 +51,10 @@ fn main() -> std::process::ExitCode {
             use_side::<GemmLesson>(gpu, &mut lesson, side)?;
             let tc = lesson.tensor.as_ref().expect("checked above");
             if let Some(why) = &tc.wide {
-                eprintln!("{} not checked on this GPU: {why}", TcKernel::Bf16SwizzledWide.symbol());
+                eprintln!(
+                    "{} not checked on this GPU: {why}",
+                    TcKernel::Bf16SwizzledWide.symbol()
+                );
             }
             let kernels: Vec<TcKernel> = tc.mma_kernels().collect();
             for kernel in kernels {
@@ -62,15 +70,31 @@ fn main() -> std::process::ExitCode {
                 // instances. (1, 8, 8): one row and one pair of columns a
                 // lane group, so nearly every C pair of the epilogue lies
                 // outside and is read at its row and column clamped into C.
-                for shape in [TC_SMALL, (257, 264, 136), (67, 136, 40), (257, 264, 128), (257, 264, 520), (257, 264, 512), (1, 8, 8)] {
-                    let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
-                    failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
+                for shape in [
+                    TC_SMALL,
+                    (257, 264, 136),
+                    (67, 136, 40),
+                    (257, 264, 128),
+                    (257, 264, 520),
+                    (257, 264, 512),
+                    (1, 8, 8),
+                ] {
+                    let mut failures = lesson
+                        .check_tc(kernel, shape, None)
+                        .map_err(|e| e.to_string())?;
+                    failures.extend(
+                        lesson
+                            .check_tc_exact(kernel, shape)
+                            .map_err(|e| e.to_string())?,
+                    );
                     if let Some(f) = failures.first() {
                         return Err(f.to_string());
                     }
                 }
             }
-            let same = lesson.check_tc_same_sums((257, 264, 136)).map_err(|e| e.to_string())?;
+            let same = lesson
+                .check_tc_same_sums((257, 264, 136))
+                .map_err(|e| e.to_string())?;
             same.first().map_or(Ok(()), |f| Err(f.to_string()))
         }));
     }
@@ -78,7 +102,10 @@ fn main() -> std::process::ExitCode {
     // compute capability 7.5 and up, both sides, at shapes with a partial
     // block, one step of k and many.
     for side in [Side::Rust, Side::CudaC] {
-        let name = format!("gemm::the_f16_kernel_matches_the_reference ({})", side.label());
+        let name = format!(
+            "gemm::the_f16_kernel_matches_the_reference ({})",
+            side.label()
+        );
         trials.push(trial(&name, move |gpu| {
             let mut lesson = Gemm::new(gpu, 600).map_err(|e| e.to_string())?;
             lesson.enable_tensor_cores().map_err(|e| e.to_string())?;
@@ -181,7 +208,10 @@ fn main() -> std::process::ExitCode {
     // Last: a TMA kernel whose copies never land traps (after 4 s), and a
     // trap ends the process's context for every trial after it.
     for side in [Side::Rust, Side::CudaC] {
-        let name = format!("gemm::the_wgmma_kernels_match_the_reference ({})", side.label());
+        let name = format!(
+            "gemm::the_wgmma_kernels_match_the_reference ({})",
+            side.label()
+        );
         trials.push(trial(&name, move |gpu| {
             let mut lesson = Gemm::new(gpu, 600).map_err(|e| e.to_string())?;
             lesson.enable_tensor_cores().map_err(|e| e.to_string())?;
@@ -205,9 +235,22 @@ fn main() -> std::process::ExitCode {
             // one row of one tile of k, tensor-map boxes far past A's and
             // B's edges, every C pair but one row's read at clamped places.
             for &kernel in WgKernel::ALL {
-                for shape in [TC_SMALL, (67, 136, 40), (257, 264, 136), (130, 392, 584), (1153, 264, 136), (1, 8, 8)] {
-                    let mut failures = lesson.check_tc(kernel, shape, None).map_err(|e| e.to_string())?;
-                    failures.extend(lesson.check_tc_exact(kernel, shape).map_err(|e| e.to_string())?);
+                for shape in [
+                    TC_SMALL,
+                    (67, 136, 40),
+                    (257, 264, 136),
+                    (130, 392, 584),
+                    (1153, 264, 136),
+                    (1, 8, 8),
+                ] {
+                    let mut failures = lesson
+                        .check_tc(kernel, shape, None)
+                        .map_err(|e| e.to_string())?;
+                    failures.extend(
+                        lesson
+                            .check_tc_exact(kernel, shape)
+                            .map_err(|e| e.to_string())?,
+                    );
                     if let Some(f) = failures.first() {
                         return Err(f.to_string());
                     }

@@ -205,7 +205,14 @@ fn mma_peak_f16_checks(gpu: &Gpu) -> Result<(), String> {
         println!("    the GPU's own ceiling is FP16: mma_peak_checks ran it");
         return Ok(());
     }
-    chains_check(gpu, TensorSizes { half: Half::F16, wgmma_blocks: None, ..quick })
+    chains_check(
+        gpu,
+        TensorSizes {
+            half: Half::F16,
+            wgmma_blocks: None,
+            ..quick
+        },
+    )
 }
 
 /// The chains' kernel of `sizes`' precision and cuBLAS's GEMM beside it,
@@ -303,12 +310,22 @@ fn the_tensor_ceiling_is_at_least_cublas_best(gpu: &Gpu) -> Result<(), String> {
     let cublas = facts["cublas_best_gflop_per_s"].as_f64();
     let wgmma = facts["wgmma_gflop_per_s"].as_f64();
     if gpu.info.compute_capability == (9, 0) && wgmma.is_none() {
-        return Err(format!("compute capability 9.0, yet no wgmma chains: {}", facts["wgmma_missing"]));
+        return Err(format!(
+            "compute capability 9.0, yet no wgmma chains: {}",
+            facts["wgmma_missing"]
+        ));
     }
-    let fastest = [("mma.sync", Some(mma)), ("wgmma", wgmma), ("cuBLAS", cublas)]
-        .into_iter()
-        .filter_map(|(name, rate)| rate.map(|r| (name, r)))
-        .fold(("mma.sync", mma), |best, next| if next.1 > best.1 { next } else { best });
+    let fastest = [
+        ("mma.sync", Some(mma)),
+        ("wgmma", wgmma),
+        ("cuBLAS", cublas),
+    ]
+    .into_iter()
+    .filter_map(|(name, rate)| rate.map(|r| (name, r)))
+    .fold(
+        ("mma.sync", mma),
+        |best, next| if next.1 > best.1 { next } else { best },
+    );
     if value < fastest.1 {
         return Err(format!(
             "the ceiling {value} GFLOP/s is below {}'s {} (mma.sync {mma}, wgmma {wgmma:?}, cuBLAS {cublas:?})",
@@ -316,15 +333,28 @@ fn the_tensor_ceiling_is_at_least_cublas_best(gpu: &Gpu) -> Result<(), String> {
         ));
     }
     if facts["source"] != fastest.0 {
-        return Err(format!("set by {}, but {} is faster", facts["source"], fastest.0));
+        return Err(format!(
+            "set by {}, but {} is faster",
+            facts["source"], fastest.0
+        ));
     }
     println!(
         "    mma.sync {:.1} TFLOP/s, wgmma {}, cuBLAS {} (quick sizes)",
         mma / 1e3,
-        wgmma.map_or(format!("none ({})", facts["wgmma_missing"]), |w| format!("{:.1} TFLOP/s", w / 1e3)),
-        cublas.map_or(format!("none ({})", facts["cublas_missing"]), |c| format!("{:.1} TFLOP/s", c / 1e3)),
+        wgmma.map_or(format!("none ({})", facts["wgmma_missing"]), |w| format!(
+            "{:.1} TFLOP/s",
+            w / 1e3
+        )),
+        cublas.map_or(format!("none ({})", facts["cublas_missing"]), |c| format!(
+            "{:.1} TFLOP/s",
+            c / 1e3
+        )),
     );
-    let precision = if gpu.info.compute_capability >= (8, 0) { "BF16" } else { "FP16" };
+    let precision = if gpu.info.compute_capability >= (8, 0) {
+        "BF16"
+    } else {
+        "FP16"
+    };
     lab_tests::report_contains(
         &table,
         &[
@@ -375,7 +405,11 @@ fn main() -> std::process::ExitCode {
             // each under its roof.
             let gemm: Vec<_> = lines
                 .iter()
-                .filter(|l| l["variant"].as_str().is_some_and(|v| v.starts_with("gemm-")))
+                .filter(|l| {
+                    l["variant"]
+                        .as_str()
+                        .is_some_and(|v| v.starts_with("gemm-"))
+                })
                 .collect();
             let cc = gpu.info.compute_capability;
             let want = if cc >= (7, 5) { 2 } else { 1 };
@@ -385,7 +419,10 @@ fn main() -> std::process::ExitCode {
             if let Some(tc) = gemm.get(1) {
                 let precision = if cc >= (8, 0) { "bf16" } else { "fp16" };
                 if tc["precision"] != precision {
-                    return Err(format!("compute capability {cc:?}, yet the tensor-core point is {}", tc["precision"]));
+                    return Err(format!(
+                        "compute capability {cc:?}, yet the tensor-core point is {}",
+                        tc["precision"]
+                    ));
                 }
             }
             for g in &gemm {

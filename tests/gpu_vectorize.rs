@@ -104,21 +104,31 @@ fn main() -> std::process::ExitCode {
                     let band = line["limit_band"].as_str();
                     if limits.fits_in_l2(line["bytes"].as_f64()) {
                         if band.is_some() {
-                            return Err(format!("a row that fits in the L2 read against DRAM: {line}"));
+                            return Err(format!(
+                                "a row that fits in the L2 read against DRAM: {line}"
+                            ));
                         }
                         continue;
                     }
                     read += 1;
                     if line["limit"] != host::report::DerivedLimits::DRAM
                         || !band.is_some_and(|b| {
-                            ["at_or_past_limit", "close_to_done", "between", "something_wrong"].contains(&b)
+                            [
+                                "at_or_past_limit",
+                                "close_to_done",
+                                "between",
+                                "something_wrong",
+                            ]
+                            .contains(&b)
                         })
                     {
                         return Err(format!("row without its reading: {line}"));
                     }
                 }
                 if (read > 0) != table.contains(host::report::VERDICT_COLUMN) {
-                    return Err(format!("{read} rows read against DRAM, and the verdict column does not match:\n{table}"));
+                    return Err(format!(
+                        "{read} rows read against DRAM, and the verdict column does not match:\n{table}"
+                    ));
                 }
                 Ok(())
             },

@@ -65,7 +65,10 @@ pub fn rendered(out: &Path) -> Vec<String> {
                 resolved.is_file()
             };
             if !exists {
-                problems.push(format!("{}: {target} (no such file in the book)", name.display()));
+                problems.push(format!(
+                    "{}: {target} (no such file in the book)",
+                    name.display()
+                ));
                 continue;
             }
             let Some(fragment) = fragment.filter(|f| !f.is_empty()) else {

@@ -78,7 +78,8 @@ impl Places {
     }
 
     fn fill(&self, text: &str) -> String {
-        text.replace("{run}", &self.run).replace("{records}", &self.records)
+        text.replace("{run}", &self.run)
+            .replace("{records}", &self.records)
     }
 }
 
@@ -186,7 +187,11 @@ pub fn expand(
         }
     }
     out.push_str(&text[last..]);
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
 /// A directive's arguments: positional ones, then `key=value` pairs.
@@ -288,7 +293,13 @@ pub fn excerpt(text: &str, name: &str) -> Result<String, String> {
         .unwrap_or(0);
     let mut out: Vec<&str> = body
         .iter()
-        .map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() })
+        .map(|l| {
+            if l.len() >= indent {
+                &l[indent..]
+            } else {
+                l.trim_start()
+            }
+        })
         .collect();
     while out.first().is_some_and(|l| l.trim().is_empty()) {
         out.remove(0);
@@ -342,7 +353,10 @@ fn pair(root: &Path, a: &Args) -> Result<String, String> {
 
 fn code(root: &Path, a: &Args) -> Result<String, String> {
     let (path, code, lang) = source(root, a.path(0)?)?;
-    Ok(format!("{}\n<p class=\"lab-source\">{path}</p>\n", fenced(&code, lang)))
+    Ok(format!(
+        "{}\n<p class=\"lab-source\">{path}</p>\n",
+        fenced(&code, lang)
+    ))
 }
 
 fn output(root: &Path, a: &Args) -> Result<String, String> {
@@ -351,7 +365,9 @@ fn output(root: &Path, a: &Args) -> Result<String, String> {
     let lines: Vec<&str> = text.lines().collect();
     let shown = match (a.get("lines"), a.get("from")) {
         (None, None) => lines.join("\n"),
-        (Some(_), Some(_)) => return Err("lines= and from= are two ways to say the same: give one".into()),
+        (Some(_), Some(_)) => {
+            return Err("lines= and from= are two ways to say the same: give one".into());
+        }
         (None, Some(from)) => {
             // From the first line that starts with `from` (leading spaces
             // ignored) through the first line at or after it that starts
@@ -368,7 +384,9 @@ fn output(root: &Path, a: &Args) -> Result<String, String> {
                     .iter()
                     .position(|l| starts(l, to))
                     .map(|i| first + i)
-                    .ok_or_else(|| format!("{path}: no line from \"{from}\" on starts with \"{to}\""))?,
+                    .ok_or_else(|| {
+                        format!("{path}: no line from \"{from}\" on starts with \"{to}\"")
+                    })?,
             };
             lines[first..=last].join("\n")
         }
@@ -408,9 +426,13 @@ fn run_rows(root: &Path, path: &str) -> Result<(Vec<Value>, Value), String> {
     }
     let text = read(root, path)?;
     let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| format!("{path}:{}: not JSON: {e}", i + 1))?;
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| format!("{path}:{}: not JSON: {e}", i + 1))?;
         rows.push(v);
     }
     let context = rows
@@ -421,7 +443,10 @@ fn run_rows(root: &Path, path: &str) -> Result<(Vec<Value>, Value), String> {
     let date = context.get("date").cloned();
     let rows = rows
         .into_iter()
-        .filter(|r| r.get("context").is_none_or(|c| c.get("date") == date.as_ref()))
+        .filter(|r| {
+            r.get("context")
+                .is_none_or(|c| c.get("date") == date.as_ref())
+        })
         .collect();
     Ok((rows, context))
 }
@@ -442,7 +467,11 @@ fn cell(v: Option<&Value>) -> String {
         },
         Some(Value::String(s)) => s.replace('|', "/"),
         Some(Value::Bool(b)) => if *b { "yes" } else { "no" }.into(),
-        Some(Value::Array(a)) => a.iter().map(|v| cell(Some(v))).collect::<Vec<_>>().join(", "),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| cell(Some(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
         Some(other) => other.to_string(),
     }
 }
@@ -452,11 +481,18 @@ fn filtered<'a>(rows: &'a [Value], a: &Args) -> Result<Vec<&'a Value>, String> {
     let conds: Vec<(&str, &str)> = a
         .all("where")
         .into_iter()
-        .map(|w| w.split_once(':').ok_or_else(|| format!("where={w}: not KEY:VALUE")))
+        .map(|w| {
+            w.split_once(':')
+                .ok_or_else(|| format!("where={w}: not KEY:VALUE"))
+        })
         .collect::<Result<_, _>>()?;
     Ok(rows
         .iter()
-        .filter(|r| conds.iter().all(|(k, v)| at(r, k).is_some_and(|x| matches(x, v))))
+        .filter(|r| {
+            conds
+                .iter()
+                .all(|(k, v)| at(r, k).is_some_and(|x| matches(x, v)))
+        })
         .collect())
 }
 
@@ -471,7 +507,12 @@ fn matches(x: &Value, wanted: &str) -> bool {
 
 /// The caption naming a run: its file, date, commit, GPU and toolchain.
 fn run_caption(path: &str, ctx: &Value) -> String {
-    let s = |k: &str| ctx.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+    let s = |k: &str| {
+        ctx.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
     format!(
         "From {}: the run of {} at commit {} on an {} (compute capability {}, driver {}), {}.",
         html_link(path),
@@ -505,7 +546,10 @@ fn table(root: &Path, a: &Args) -> Result<String, String> {
     for r in kept {
         t.add_row(cols.iter().map(|(k, _)| cell(at(r, k))));
     }
-    Ok(format!("{t}\n\n<p class=\"lab-source\">{}</p>\n", run_caption(path, &ctx)))
+    Ok(format!(
+        "{t}\n\n<p class=\"lab-source\">{}</p>\n",
+        run_caption(path, &ctx)
+    ))
 }
 
 fn compare(root: &Path, a: &Args) -> Result<String, String> {
@@ -524,7 +568,8 @@ fn compare(root: &Path, a: &Args) -> Result<String, String> {
     let f = |r: &Value, k: &str| at(r, k).and_then(Value::as_f64);
     let mut n = 0;
     for r in filtered(&rows, a)? {
-        let (Some(ratio), Some(rust_ms), Some(c_ms)) = (f(r, "ratio"), f(r, "rust_ms"), f(r, "c_ms"))
+        let (Some(ratio), Some(rust_ms), Some(c_ms)) =
+            (f(r, "ratio"), f(r, "rust_ms"), f(r, "c_ms"))
         else {
             continue;
         };
@@ -547,16 +592,26 @@ fn compare(root: &Path, a: &Args) -> Result<String, String> {
                 f(r, "ratio_max").unwrap_or(f64::NAN)
             ),
             cell(at(r, "verdict")),
-            format!("{} / {}", cell(at(r, "rust.registers")), cell(at(r, "c.registers"))),
+            format!(
+                "{} / {}",
+                cell(at(r, "rust.registers")),
+                cell(at(r, "c.registers"))
+            ),
             agreement(at(r, "agreement")),
         ]);
     }
     if n == 0 {
-        return Err(format!("{path}: no compared kernel (rows with ratio, rust_ms, c_ms)"));
+        return Err(format!(
+            "{path}: no compared kernel (rows with ratio, rust_ms, c_ms)"
+        ));
     }
     let trials = rows
         .iter()
-        .find_map(|r| at(r, "trials.rust_ms").and_then(Value::as_array).map(Vec::len))
+        .find_map(|r| {
+            at(r, "trials.rust_ms")
+                .and_then(Value::as_array)
+                .map(Vec::len)
+        })
         .unwrap_or(0);
     Ok(format!(
         "{t}\n\n<p class=\"lab-source\">Rust / C is the ratio of the medians over {trials} trials, each side launched first in half of them; \
@@ -586,18 +641,37 @@ fn context(root: &Path, a: &Args) -> Result<String, String> {
     let path = a.path(0)?;
     let (_, c) = run_rows(root, path)?;
     let s = |k: &str| cell(at(&c, k));
-    let compact = |k: &str| at(&c, k).map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+    let compact = |k: &str| {
+        at(&c, k)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "-".into())
+    };
     let l2_mib = at(&c, "l2_bytes")
         .and_then(Value::as_f64)
         .map(|b| format!("{:.0} MiB", b / (1024.0 * 1024.0)))
         .unwrap_or_else(|| "-".into());
     let mut t = host::report::table(&["", "this run"]);
     for (k, v) in [
-        ("GPU", format!("{} ({} SMs, {} L2, PCI {})", s("gpu"), s("sms"), l2_mib, s("pci_bus_id"))),
+        (
+            "GPU",
+            format!(
+                "{} ({} SMs, {} L2, PCI {})",
+                s("gpu"),
+                s("sms"),
+                l2_mib,
+                s("pci_bus_id")
+            ),
+        ),
         ("compute capability", s("compute_capability")),
-        ("driver", format!("{} (CUDA {})", s("driver_version"), s("driver_cuda"))),
+        (
+            "driver",
+            format!("{} (CUDA {})", s("driver_version"), s("driver_cuda")),
+        ),
         ("toolchain", s("toolchain")),
-        ("PTX", format!("{}, module loading {}", s("ptx"), s("module_loading"))),
+        (
+            "PTX",
+            format!("{}, module loading {}", s("ptx"), s("module_loading")),
+        ),
         ("commit", s("git_commit")),
         ("date", s("date")),
         (
@@ -638,14 +712,18 @@ fn roofline(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<Stri
     let (rows, ctx) = run_rows(root, path)?;
     let chart = roofline_chart(&rows, &ctx).map_err(|e| format!("{path}: {e}"))?;
     let svg = host::plot::roofline_svg_text(&chart)?;
-    figures.lock().expect("no directive panicked").push((fig.to_path_buf(), svg));
+    figures
+        .lock()
+        .expect("no directive panicked")
+        .push((fig.to_path_buf(), svg));
     let profiled = chart
         .points
         .iter()
         .filter(|p| p.series == host::plot::Series::MeasuredDram)
         .count();
     let dram = if profiled == 0 {
-        "The run has no Nsight Compute counters, so no kernel is placed at its measured DRAM bytes.".to_string()
+        "The run has no Nsight Compute counters, so no kernel is placed at its measured DRAM bytes."
+            .to_string()
     } else {
         format!(
             "The {profiled} profiled kernels sit again (green) at the bytes Nsight Compute measured DRAM moving, \
@@ -659,7 +737,10 @@ fn roofline(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<Stri
         .map(|p| p.label.as_str())
         .collect();
     let tensor = chart.tensor.as_ref().map_or(String::new(), |t| {
-        format!(" The roof above the FP32 one is the BF16 tensor-core ceiling, set by {}.", t.set_by)
+        format!(
+            " The roof above the FP32 one is the BF16 tensor-core ceiling, set by {}.",
+            t.set_by
+        )
     });
     let gemm = if gemm.is_empty() {
         String::new()
@@ -708,7 +789,10 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
             Some(host::plot::TensorRoof {
                 // Records from before the FP16 ceiling have no precision:
                 // they are all BF16.
-                precision: match r.pointer("/tensor_ceiling/precision").and_then(Value::as_str) {
+                precision: match r
+                    .pointer("/tensor_ceiling/precision")
+                    .and_then(Value::as_str)
+                {
                     Some("fp16") => "FP16",
                     _ => "BF16",
                 },
@@ -721,7 +805,10 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
             })
         });
     let mut points = Vec::new();
-    for r in rows.iter().filter(|r| r.get("metric").and_then(Value::as_str) == Some("time")) {
+    for r in rows
+        .iter()
+        .filter(|r| r.get("metric").and_then(Value::as_str) == Some("time"))
+    {
         let (Some(label), Some(intensity), Some(gflop), Some(flop)) = (
             r.get("variant").and_then(Value::as_str),
             r.get("intensity").and_then(Value::as_f64),
@@ -736,7 +823,10 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
             gflop_per_s: gflop,
             series: Series::Rust,
         });
-        if let Some(dram) = at(r, "ncu.dram_bytes").and_then(Value::as_f64).filter(|&b| b > 0.0) {
+        if let Some(dram) = at(r, "ncu.dram_bytes")
+            .and_then(Value::as_f64)
+            .filter(|&b| b > 0.0)
+        {
             points.push(Point {
                 label: label.to_string(),
                 intensity: flop / dram,
@@ -748,7 +838,10 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
     // The GEMM lesson's kernels the run placed (`gemm` rows).
     // (`gemm` in the run of 903d0a9, `gemm-fp32` and `gemm-bf16` since.)
     let placed = |v: &str| v == "gemm" || v.starts_with("gemm-");
-    for r in rows.iter().filter(|r| r.get("variant").and_then(Value::as_str).is_some_and(placed)) {
+    for r in rows
+        .iter()
+        .filter(|r| r.get("variant").and_then(Value::as_str).is_some_and(placed))
+    {
         if let (Some(symbol), Some(intensity), Some(gflop)) = (
             r.get("symbol").and_then(Value::as_str),
             r.get("intensity").and_then(Value::as_f64),
@@ -765,7 +858,12 @@ pub fn roofline_chart(rows: &[Value], ctx: &Value) -> Result<host::plot::Chart, 
     if points.is_empty() {
         return Err("no kernel row (metric `time` with an intensity)".into());
     }
-    let s = |k: &str| ctx.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+    let s = |k: &str| {
+        ctx.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
     Ok(Chart {
         title: format!("Roofline, {} ({})", s("gpu"), s("date")),
         bandwidth_gb_per_s: bandwidth,
@@ -780,7 +878,10 @@ fn bars(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<String, 
     let (rows, ctx) = run_rows(root, path)?;
     let value = a.get("value").ok_or("value=KEY is missing")?;
     let label = a.get("label").ok_or("label=KEY is missing")?;
-    let unit = a.get("unit").map(str::to_string).unwrap_or_else(|| unit_of(value));
+    let unit = a
+        .get("unit")
+        .map(str::to_string)
+        .unwrap_or_else(|| unit_of(value));
     let mut bars = Vec::new();
     for r in filtered(&rows, a)? {
         let Some(v) = at(r, value).and_then(Value::as_f64) else {
@@ -792,9 +893,16 @@ fn bars(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<String, 
         });
     }
     if bars.is_empty() {
-        return Err(format!("{path}: no row has a number at {value} (after where=)"));
+        return Err(format!(
+            "{path}: no row has a number at {value} (after where=)"
+        ));
     }
-    let s = |k: &str| ctx.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+    let s = |k: &str| {
+        ctx.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
     let title = a
         .get("title")
         .map(str::to_string)
@@ -804,8 +912,15 @@ fn bars(root: &Path, a: &Args, fig: &Path, figures: &Figures) -> Result<String, 
         unit: unit.clone(),
         bars,
     })?;
-    figures.lock().expect("no directive panicked").push((fig.to_path_buf(), svg));
-    Ok(figure(fig, &title, format!("{title}. {}", run_caption(path, &ctx))))
+    figures
+        .lock()
+        .expect("no directive panicked")
+        .push((fig.to_path_buf(), svg));
+    Ok(figure(
+        fig,
+        &title,
+        format!("{title}. {}", run_caption(path, &ctx)),
+    ))
 }
 
 /// The unit a recorded key is in, from its name.

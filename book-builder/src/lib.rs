@@ -69,7 +69,10 @@ pub fn build(opts: &Options) -> Result<Built> {
         .with_context(|| format!("the repository's root {}", opts.root.display()))?;
     let book_dir = root.join("book");
     if !book_dir.join("book.toml").is_file() {
-        bail!("{} has no book.toml: not the lab's repository?", book_dir.display());
+        bail!(
+            "{} has no book.toml: not the lab's repository?",
+            book_dir.display()
+        );
     }
     let out = absolute(&opts.out)?;
     let mut book = mdbook_driver::MDBook::load(&book_dir)

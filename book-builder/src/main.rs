@@ -36,7 +36,10 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Ok(built) if !built.problems.is_empty() => {
-            eprintln!("the book built, but {} problem(s) were found:", built.problems.len());
+            eprintln!(
+                "the book built, but {} problem(s) were found:",
+                built.problems.len()
+            );
             for p in &built.problems {
                 eprintln!("  {p}");
             }

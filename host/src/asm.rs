@@ -25,7 +25,11 @@ const COLUMN: usize = 64;
 pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Result<String> {
     // The sm_75 module first; the tensor-core kernels are only in the
     // sm_80 and sm_90a ones, the Hopper kernels only in the sm_90a one.
-    let modules = [(PTX, None), (Module::Sm80.ptx(), Some(Module::Sm80)), (Module::Sm90a.ptx(), Some(Module::Sm90a))];
+    let modules = [
+        (PTX, None),
+        (Module::Sm80.ptx(), Some(Module::Sm80)),
+        (Module::Sm90a.ptx(), Some(Module::Sm90a)),
+    ];
     let (module, from, rust) = modules
         .into_iter()
         .find_map(|(m, from)| Some((m, from, entry_body(m, kernel)?)))
@@ -33,11 +37,16 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
             let mut known: Vec<&str> = modules.iter().flat_map(|(m, _)| entries(m)).collect();
             known.sort_unstable();
             known.dedup();
-            Error::UnknownKernel { name: kernel.to_string(), known: known.join(", ") }
+            Error::UnknownKernel {
+                name: kernel.to_string(),
+                known: known.join(", "),
+            }
         })?;
     let rust_target = from.map_or(crate::ptx::target(), Module::name);
     if parse_sm(arch).is_none() {
-        return Err(Error::Usage(format!("--arch {arch:?} is not an architecture like sm_90")));
+        return Err(Error::Usage(format!(
+            "--arch {arch:?} is not an architecture like sm_90"
+        )));
     }
     if from == Some(Module::Sm90a) && arch != "sm_90a" {
         // For any other architecture the twin's body is empty and ptxas
@@ -80,7 +89,13 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
 ///
 /// # Errors
 /// As [`assemble`].
-fn rust_only(kernel: &str, module: &str, rust: &str, rust_target: &str, arch: &str) -> Result<String> {
+fn rust_only(
+    kernel: &str,
+    module: &str,
+    rust: &str,
+    rust_target: &str,
+    arch: &str,
+) -> Result<String> {
     let mut out = format!(
         "{kernel} has no CUDA C twin (a ceiling kernel is not compared): its Rust side alone.\n\nRust PTX (rustc, \
          {rust_target})\n{rust}\n"

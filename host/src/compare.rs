@@ -156,8 +156,20 @@ pub fn interleave(trials: u32, mut time: impl FnMut(Side) -> Result<Timing>) -> 
 /// One row's comparison from its interleaved `timing`: the driver's
 /// statistics of both compiled kernels and the PTX mix of each (`symbol`'s
 /// entry in its Rust PTX module and in NVRTC's `c_ptx`).
-fn pair(label: &'static str, shown: Shown<'_>, c_ptx: &str, timing: PairTiming, agreement: Agreement, sass_arch: &str) -> Result<ComparedKernel> {
-    let Shown { symbol, rust, c, rust_ptx } = shown;
+fn pair(
+    label: &'static str,
+    shown: Shown<'_>,
+    c_ptx: &str,
+    timing: PairTiming,
+    agreement: Agreement,
+    sass_arch: &str,
+) -> Result<ComparedKernel> {
+    let Shown {
+        symbol,
+        rust,
+        c,
+        rust_ptx,
+    } = shown;
     let mix = |ptx: &str| {
         crate::ptx::entry_body(ptx, symbol)
             .map(PtxMix::of)
@@ -558,7 +570,11 @@ pub fn shown_in<K: KernelId>(kernels: &KernelSet<K>, kernel: K) -> Shown<'_> {
 ///
 /// # Panics
 /// If the set's twins were not loaded (a caller bug).
-pub fn shown_from<'a, K: KernelId>(kernels: &'a KernelSet<K>, kernel: K, rust_ptx: &'static str) -> Shown<'a> {
+pub fn shown_from<'a, K: KernelId>(
+    kernels: &'a KernelSet<K>,
+    kernel: K,
+    rust_ptx: &'static str,
+) -> Shown<'a> {
     let side = |s| kernels.get(kernel, s).expect("both sides are loaded");
     Shown {
         symbol: kernel.symbol(),
@@ -657,7 +673,14 @@ fn compare_both_sides<T: TwinRows>(
             lesson.time_unit(unit, plan)
         })?;
         let label = lesson.label(unit);
-        pairs.push(pair(label, lesson.shown(unit), c_ptx, timing, agreement, sass_arch)?);
+        pairs.push(pair(
+            label,
+            lesson.shown(unit),
+            c_ptx,
+            timing,
+            agreement,
+            sass_arch,
+        )?);
     }
     Ok(Ok(pairs))
 }

@@ -164,12 +164,16 @@ impl Cublas {
     /// # Errors
     /// One line: the loader's reason, a missing function, or the failing
     /// call's status.
-    pub fn open(file: &std::ffi::OsStr, stream: &cudarc::driver::CudaStream) -> Result<Cublas, String> {
+    pub fn open(
+        file: &std::ffi::OsStr,
+        stream: &cudarc::driver::CudaStream,
+    ) -> Result<Cublas, String> {
         let stream: *mut c_void = stream.cu_stream().cast();
         let name = PathBuf::from(file);
         // SAFETY: loading cuBLAS runs only its initialisers, which have no
         // preconditions.
-        let library = unsafe { libloading::Library::new(file) }.map_err(|e| format!("{}: {e}", name.display()))?;
+        let library = unsafe { libloading::Library::new(file) }
+            .map_err(|e| format!("{}: {e}", name.display()))?;
         macro_rules! bind {
             ($name:literal) => {
                 // SAFETY: the type is the function's C signature in
@@ -180,9 +184,11 @@ impl Cublas {
             };
         }
         let create: unsafe extern "C" fn(*mut Handle) -> c_int = bind!("cublasCreate_v2");
-        let set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> c_int = bind!("cublasSetStream_v2");
+        let set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> c_int =
+            bind!("cublasSetStream_v2");
         let set_math: unsafe extern "C" fn(Handle, c_int) -> c_int = bind!("cublasSetMathMode");
-        let get_version: unsafe extern "C" fn(Handle, *mut c_int) -> c_int = bind!("cublasGetVersion_v2");
+        let get_version: unsafe extern "C" fn(Handle, *mut c_int) -> c_int =
+            bind!("cublasGetVersion_v2");
         let sgemm = bind!("cublasSgemm_v2");
         let gemm_ex = bind!("cublasGemmEx");
         let destroy = bind!("cublasDestroy_v2");
@@ -196,7 +202,9 @@ impl Cublas {
             destroy,
             _library: library,
         };
-        let check = |call: &str, status: c_int| succeeded(status, || format!("{}: {call}", cublas.path.display()));
+        let check = |call: &str, status: c_int| {
+            succeeded(status, || format!("{}: {call}", cublas.path.display()))
+        };
         let mut handle = std::ptr::null_mut();
         // SAFETY: writes one handle; the caller's context is current.
         check("cublasCreate", unsafe { create(&mut handle) })?;
@@ -236,7 +244,10 @@ impl Cublas {
             .collect();
         dirs.extend(wheels);
         let mut unloadable = None;
-        for file in dirs.iter().flat_map(|d| LIBRARY_NAMES.iter().map(move |n| d.join(n))) {
+        for file in dirs
+            .iter()
+            .flat_map(|d| LIBRARY_NAMES.iter().map(move |n| d.join(n)))
+        {
             if file.exists() {
                 match Cublas::open(file.as_os_str(), stream) {
                     Ok(c) => return Ok(c),
@@ -300,9 +311,26 @@ impl Cublas {
         // SAFETY: the caller's contract; alpha and beta are read before
         // the call returns (host pointer mode, the default).
         let status = unsafe {
-            (self.sgemm)(self.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, d, n)
+            (self.sgemm)(
+                self.handle,
+                CUBLAS_OP_N,
+                CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                &alpha,
+                b,
+                n,
+                a,
+                k,
+                &beta,
+                d,
+                n,
+            )
         };
-        succeeded(status, || format!("cublasSgemm (m = {m}, n = {n}, k = {k})"))
+        succeeded(status, || {
+            format!("cublasSgemm (m = {m}, n = {n}, k = {k})")
+        })
     }
 
     /// Row-major `D = alpha * A * B + beta * D` with A (m x k) and B (k x n)
@@ -331,7 +359,10 @@ impl Cublas {
         d: u64,
     ) -> Result<(), String> {
         let (m, n, k) = (m as c_int, n as c_int, k as c_int);
-        let (alpha, beta) = (&alpha as *const f32 as *const c_void, &beta as *const f32 as *const c_void);
+        let (alpha, beta) = (
+            &alpha as *const f32 as *const c_void,
+            &beta as *const f32 as *const c_void,
+        );
         // SAFETY: the caller's contract; alpha and beta are f32, as the
         // 32F compute type reads them, and live through the call.
         let status = unsafe {
@@ -357,7 +388,9 @@ impl Cublas {
                 CUBLAS_GEMM_DEFAULT,
             )
         };
-        succeeded(status, || format!("cublasGemmEx ({}) (m = {m}, n = {n}, k = {k})", half.name()))
+        succeeded(status, || {
+            format!("cublasGemmEx ({}) (m = {m}, n = {n}, k = {k})", half.name())
+        })
     }
 
     /// Row-major `D = alpha * A * B + beta * D` in `half` (bf16 or f16)
@@ -390,7 +423,9 @@ impl Cublas {
         use cudarc::driver::{DevicePtr, DevicePtrMut};
         let call = format!("cublasGemmEx ({})", half.name());
         if stream.cu_stream().cast::<c_void>() != self.stream {
-            return Err(format!("{call}: the buffers' stream is not the stream the cuBLAS handle is bound to"));
+            return Err(format!(
+                "{call}: the buffers' stream is not the stream the cuBLAS handle is bound to"
+            ));
         }
         for (name, len, need) in [
             ("A", a.len(), m * k),
@@ -398,7 +433,9 @@ impl Cublas {
             ("D", d.len(), m * n),
         ] {
             if len < need {
-                return Err(format!("{call} of {m} x {n} x {k}: {name} holds {len} elements, {need} needed"));
+                return Err(format!(
+                    "{call} of {m} x {n} x {k}: {name} holds {len} elements, {need} needed"
+                ));
             }
         }
         let (d_ptr, _d) = d.device_ptr_mut(stream);

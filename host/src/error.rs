@@ -309,7 +309,9 @@ impl Error {
                 exit::KERNEL_FAULT
             }
             Error::OutOfMemory { .. } | Error::Size(_) => exit::SIZE,
-            Error::NvrtcMissing { .. } | Error::Nvrtc(_) | Error::Tool(_) | Error::Cublas(_) => exit::TOOL,
+            Error::NvrtcMissing { .. } | Error::Nvrtc(_) | Error::Tool(_) | Error::Cublas(_) => {
+                exit::TOOL
+            }
             Error::UnknownKernel { .. } | Error::Usage(_) => exit::USAGE,
             Error::File { .. } | Error::Baseline(_) => exit::FILE,
             Error::Signature { .. } | Error::Bug(_) => exit::BUG,

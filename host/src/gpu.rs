@@ -181,9 +181,7 @@ impl DeviceInfo {
     /// compute capability, or the driver reports an SM clock or an SM count
     /// of 0.
     pub fn derived_tensor_flop_per_s(&self) -> Option<f64> {
-        self.per_sm_per_clock(
-            tensor_flop_per_clock_per_sm(self.compute_capability).map(f64::from),
-        )
+        self.per_sm_per_clock(tensor_flop_per_clock_per_sm(self.compute_capability).map(f64::from))
     }
 
     /// SMs x `per_clock` (FLOP a clock an SM) x the peak SM clock, FLOP/s:
@@ -351,7 +349,11 @@ impl Gpu {
             .map_err(|source| Error::Driver { call: load, source })?;
         symbols
             .iter()
-            .map(|s| module.load_function(s).map_err(|source| Error::Driver { call: get, source }))
+            .map(|s| {
+                module
+                    .load_function(s)
+                    .map_err(|source| Error::Driver { call: get, source })
+            })
             .collect()
     }
 

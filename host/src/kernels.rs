@@ -247,7 +247,12 @@ impl<K: KernelId> KernelSet<K> {
     pub fn from_module(gpu: &Gpu, module: crate::ptx::Module) -> Result<KernelSet<K>> {
         let symbols: Vec<&str> = K::ALL.iter().map(|k| k.symbol()).collect();
         Ok(KernelSet {
-            rust: gpu.load_functions(module.ptx(), &symbols, module.load_call(), module.get_call())?,
+            rust: gpu.load_functions(
+                module.ptx(),
+                &symbols,
+                module.load_call(),
+                module.get_call(),
+            )?,
             twins: None,
             active: Side::Rust,
             _ids: PhantomData,

@@ -31,18 +31,37 @@ pub const MARKER: &str = "// lab:launch_bounds ";
 pub fn declared(ptx: &str) -> Result<Vec<Bounds>, String> {
     let mut all: Vec<Bounds> = Vec::new();
     for line in ptx.lines() {
-        let Some(rest) = line.trim().strip_prefix(MARKER) else { continue };
+        let Some(rest) = line.trim().strip_prefix(MARKER) else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split_whitespace().collect();
         let number = |s: &str| s.parse::<u32>().ok().filter(|&v| v > 0);
         let bounds = match fields[..] {
             [kernel, threads, blocks] => match (number(threads), number(blocks)) {
-                (Some(max_threads), Some(min_blocks)) => Bounds { kernel: kernel.to_string(), max_threads, min_blocks },
-                _ => return Err(format!("launch bounds marker `{}`: the bounds must be positive integers", line.trim())),
+                (Some(max_threads), Some(min_blocks)) => Bounds {
+                    kernel: kernel.to_string(),
+                    max_threads,
+                    min_blocks,
+                },
+                _ => {
+                    return Err(format!(
+                        "launch bounds marker `{}`: the bounds must be positive integers",
+                        line.trim()
+                    ));
+                }
             },
-            _ => return Err(format!("launch bounds marker `{}`: expected <kernel> <max_threads> <min_blocks>", line.trim())),
+            _ => {
+                return Err(format!(
+                    "launch bounds marker `{}`: expected <kernel> <max_threads> <min_blocks>",
+                    line.trim()
+                ));
+            }
         };
         if all.iter().any(|b| b.kernel == bounds.kernel) {
-            return Err(format!("launch bounds declared twice for {}", bounds.kernel));
+            return Err(format!(
+                "launch bounds declared twice for {}",
+                bounds.kernel
+            ));
         }
         all.push(bounds);
     }
@@ -81,16 +100,25 @@ pub fn apply(ptx: &str) -> Result<String, String> {
                     out.push('\n');
                 }
                 let b = &bounds[i];
-                out.push_str(&format!(".maxntid {}, 1, 1\n.minnctapersm {}\n", b.max_threads, b.min_blocks));
+                out.push_str(&format!(
+                    ".maxntid {}, 1, 1\n.minnctapersm {}\n",
+                    b.max_threads, b.min_blocks
+                ));
                 applied[i] = true;
                 pending = None;
             } else if text.starts_with('{') {
-                return Err(format!("the PTX entry of {} has no closing parenthesis before its body", bounds[i].kernel));
+                return Err(format!(
+                    "the PTX entry of {} has no closing parenthesis before its body",
+                    bounds[i].kernel
+                ));
             }
         }
     }
     match bounds.iter().zip(&applied).find(|(_, done)| !**done) {
-        Some((b, _)) => Err(format!("launch bounds declared for {}, which is not a kernel of this module", b.kernel)),
+        Some((b, _)) => Err(format!(
+            "launch bounds declared for {}, which is not a kernel of this module",
+            b.kernel
+        )),
         None => Ok(out),
     }
 }

@@ -244,8 +244,22 @@ pub fn profile_rows<T: TwinRows>(rows: &mut T) -> Result<usize> {
 
 /// The JSON fields every row's line has (and [`Row::field`] may not add).
 pub const COMMON_ROW_FIELDS: &[&str] = &[
-    "lesson", "section", "variant", "symbol", "label", "on", "timed_by", "median_ms", "min_ms", "max_ms",
-    "samples_ms", "bytes", "gb_per_s", "flop", "gflop_per_s", "context",
+    "lesson",
+    "section",
+    "variant",
+    "symbol",
+    "label",
+    "on",
+    "timed_by",
+    "median_ms",
+    "min_ms",
+    "max_ms",
+    "samples_ms",
+    "bytes",
+    "gb_per_s",
+    "flop",
+    "gflop_per_s",
+    "context",
 ];
 
 /// One timed row: a kernel (or a host function, or a copy) at one size.
@@ -387,7 +401,9 @@ impl Row {
                 self.gflop_per_s(),
             ),
             RowLimit::GbPerS { name, value } => verdict(self.gb_per_s()?, *value, name, "GB/s"),
-            RowLimit::GflopPerS { name, value } => verdict(self.gflop_per_s()?, *value, name, "GFLOP/s"),
+            RowLimit::GflopPerS { name, value } => {
+                verdict(self.gflop_per_s()?, *value, name, "GFLOP/s")
+            }
             RowLimit::None => None,
         }
     }

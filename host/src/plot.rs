@@ -165,8 +165,18 @@ fn draw_roofline<DB: DrawingBackend>(
     // compute bound (memory bound), right of it none can be memory bound.
     let shade = |colour: RGBColor| colour.mix(0.10).filled();
     let regions = [
-        (x_range.start, ridge, RGBColor(0x1f, 0x77, 0xb4), "memory-bound region"),
-        (ridge, x_range.end, RGBColor(0xff, 0x7f, 0x0e), "compute-bound region"),
+        (
+            x_range.start,
+            ridge,
+            RGBColor(0x1f, 0x77, 0xb4),
+            "memory-bound region",
+        ),
+        (
+            ridge,
+            x_range.end,
+            RGBColor(0xff, 0x7f, 0x0e),
+            "compute-bound region",
+        ),
     ];
     for (lo, hi, colour, name) in regions {
         ctx.draw_series(std::iter::once(Rectangle::new(
@@ -241,15 +251,33 @@ fn draw_roofline<DB: DrawingBackend>(
         }
         let (ux, uy) = (dx / len, dy / len);
         // Stop short of both markers (radius 4) and end in a 9-pixel head.
-        let at = |d: f64| ((from.0 as f64 + ux * d) as i32, (from.1 as f64 + uy * d) as i32);
+        let at = |d: f64| {
+            (
+                (from.0 as f64 + ux * d) as i32,
+                (from.1 as f64 + uy * d) as i32,
+            )
+        };
         let (start, tip, base) = (at(6.0), at(len - 6.0), at(len - 15.0));
-        let wing = |s: f64| ((base.0 as f64 - uy * s) as i32, (base.1 as f64 + ux * s) as i32);
+        let wing = |s: f64| {
+            (
+                (base.0 as f64 - uy * s) as i32,
+                (base.1 as f64 + ux * s) as i32,
+            )
+        };
         root.draw(&PathElement::new(vec![start, base], colour.stroke_width(2)))
             .map_err(|e| err(&e))?;
-        root.draw(&Polygon::new(vec![tip, wing(4.5), wing(-4.5)], colour.filled()))
-            .map_err(|e| err(&e))?;
+        root.draw(&Polygon::new(
+            vec![tip, wing(4.5), wing(-4.5)],
+            colour.filled(),
+        ))
+        .map_err(|e| err(&e))?;
     }
-    for series in [Series::Rust, Series::CudaC, Series::MeasuredDram, Series::Gemm] {
+    for series in [
+        Series::Rust,
+        Series::CudaC,
+        Series::MeasuredDram,
+        Series::Gemm,
+    ] {
         let pts: Vec<&&Point> = shown.iter().filter(|p| p.series == series).collect();
         if pts.is_empty() {
             continue;
@@ -358,14 +386,33 @@ pub fn bars_svg_text(bars: &Bars) -> Result<String, String> {
     if bars.bars.is_empty() {
         return Err(format!("the bar chart '{}' has no bar", bars.title));
     }
-    if let Some(b) = bars.bars.iter().find(|b| !(b.value.is_finite() && b.value >= 0.0)) {
-        return Err(format!("the bar '{}' has the value {} (not a finite value >= 0)", b.label, b.value));
+    if let Some(b) = bars
+        .bars
+        .iter()
+        .find(|b| !(b.value.is_finite() && b.value >= 0.0))
+    {
+        return Err(format!(
+            "the bar '{}' has the value {} (not a finite value >= 0)",
+            b.label, b.value
+        ));
     }
     let n = bars.bars.len();
     let height = 110 + 34 * n as u32;
-    let label_px = bars.bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) as u32 * 7 + 16;
+    let label_px = bars
+        .bars
+        .iter()
+        .map(|b| b.label.chars().count())
+        .max()
+        .unwrap_or(0) as u32
+        * 7
+        + 16;
     let label_px = label_px.clamp(80, 460);
-    let max = bars.bars.iter().map(|b| b.value).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let max = bars
+        .bars
+        .iter()
+        .map(|b| b.value)
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
     let err = |e: &dyn std::fmt::Display| format!("drawing the bar chart '{}': {e}", bars.title);
     let mut svg = String::new();
     {
@@ -383,7 +430,11 @@ pub fn bars_svg_text(bars: &Bars) -> Result<String, String> {
             .y_labels(0)
             .light_line_style(WHITE)
             .x_label_formatter(&|x| {
-                if x.fract() == 0.0 { format!("{x:.0}") } else { format_value(*x) }
+                if x.fract() == 0.0 {
+                    format!("{x:.0}")
+                } else {
+                    format_value(*x)
+                }
             })
             .x_desc(bars.unit.as_str())
             .draw()

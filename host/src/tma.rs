@@ -24,7 +24,12 @@ pub const TENSOR_MAP_BYTES: usize = 128;
 /// [`Error::Size`] where a row is not a multiple of 16 bytes (`cols` not a
 /// multiple of 8: the map's row stride must be) or a dimension does not fit
 /// the map; [`Error::Driver`] where the driver refuses the encoding.
-pub fn bf16_tensor_map_128b(base: u64, rows: usize, cols: usize, box_dims: [u32; 2]) -> Result<[u8; TENSOR_MAP_BYTES]> {
+pub fn bf16_tensor_map_128b(
+    base: u64,
+    rows: usize,
+    cols: usize,
+    box_dims: [u32; 2],
+) -> Result<[u8; TENSOR_MAP_BYTES]> {
     if cols % 8 != 0 || box_dims[0] * 2 > 128 || rows == 0 || cols == 0 {
         return Err(Error::Size(format!(
             "a tensor map of {rows} x {cols} bf16 with boxes of {} x {}: rows must be multiples of 16 bytes and boxes at \
@@ -56,7 +61,10 @@ pub fn bf16_tensor_map_128b(base: u64, rows: usize, cols: usize, box_dims: [u32;
             sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
     };
-    status.result().map_err(|source| Error::Driver { call: "cuTensorMapEncodeTiled", source })?;
+    status.result().map_err(|source| Error::Driver {
+        call: "cuTensorMapEncodeTiled",
+        source,
+    })?;
     // SAFETY: the driver wrote the whole map on success.
     let map = unsafe { map.assume_init() };
     let mut bytes = [0u8; TENSOR_MAP_BYTES];
@@ -78,6 +86,9 @@ pub fn upload_map(gpu: &Gpu, map: &[u8; TENSOR_MAP_BYTES]) -> Result<CudaSlice<u
     let mut buf = unsafe { gpu.alloc::<u8>(TENSOR_MAP_BYTES) }?;
     gpu.stream
         .memcpy_htod(map, &mut buf)
-        .map_err(|source| Error::Driver { call: "cuMemcpyHtoDAsync (a tensor map)", source })?;
+        .map_err(|source| Error::Driver {
+            call: "cuMemcpyHtoDAsync (a tensor map)",
+            source,
+        })?;
     Ok(buf)
 }

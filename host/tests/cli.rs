@@ -103,8 +103,14 @@ fn asm_of_a_kernel_without_a_twin_shows_its_rust_side() {
     }
     let (code, stdout, stderr) = lab(&["roofline", "--asm", "mma_peak"]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.starts_with("mma_peak has no CUDA C twin"), "{stdout}");
-    assert!(stdout.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), "{stdout}");
+    assert!(
+        stdout.starts_with("mma_peak has no CUDA C twin"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -73,7 +73,10 @@ pub const THREAD_N: u32 = 8;
 /// sub-tile of the block's tile.
 pub const REG_THREADS: u32 = (BLOCK_M / THREAD_M) * (BLOCK_N / THREAD_N);
 
-const _: () = assert!(REG_THREADS == 256, "the tile loads below assume 256 threads");
+const _: () = assert!(
+    REG_THREADS == 256,
+    "the tile loads below assume 256 threads"
+);
 const _: () = assert!(
     BLOCK_M == 128 && BLOCK_N == 128 && BLOCK_K == 8 && THREAD_M == 8 && THREAD_N == 8,
     "gemm_vectorized's layout: a float4 of each tile a thread, a 16 x 16 grid of 4 x 4 blocks"
@@ -133,7 +136,10 @@ pub const TC_STAGES: u32 = 2;
 /// `cp.async` chunk is 8 bf16 elements, so rows must start on one.
 pub const TC_ALIGN: usize = 8;
 
-const _: () = assert!(TC_STAGES * TC_STAGE_BYTES <= 48 * 1024, "static shared memory is at most 48 KiB");
+const _: () = assert!(
+    TC_STAGES * TC_STAGE_BYTES <= 48 * 1024,
+    "static shared memory is at most 48 KiB"
+);
 
 /// Stages of the pipelined tensor-core kernel, in dynamic shared memory.
 pub const TC_PIPE_STAGES: u32 = 4;
@@ -144,7 +150,8 @@ const _: () = assert!(
     "every GPU of compute capability 8.0 and up gives a block 99 KiB of shared memory or more"
 );
 const _: () = assert!(
-    (TC_BLOCK_M * TC_BLOCK_K / 8) % TC_THREADS == 0 && (TC_BLOCK_K * TC_BLOCK_N / 8) % TC_THREADS == 0,
+    (TC_BLOCK_M * TC_BLOCK_K / 8) % TC_THREADS == 0
+        && (TC_BLOCK_K * TC_BLOCK_N / 8) % TC_THREADS == 0,
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 
@@ -201,11 +208,15 @@ const _: () = assert!(
     "every GPU of compute capability 8.0 and up gives a block 99 KiB; a step is an even number of 16s of k"
 );
 const _: () = assert!(
-    (SW_BLOCK_M * SW_BLOCK_K / 8) % SW_THREADS == 0 && (SW_BLOCK_K * SW_BLOCK_N / 8) % SW_THREADS == 0,
+    (SW_BLOCK_M * SW_BLOCK_K / 8) % SW_THREADS == 0
+        && (SW_BLOCK_K * SW_BLOCK_N / 8) % SW_THREADS == 0,
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 const _: () = assert!(
-    (SW_A_ROW_CHUNKS == 4 || SW_A_ROW_CHUNKS % 8 == 0) && SW_B_ROW_CHUNKS % 8 == 0 && SWW_BLOCK_K / 8 % 8 == 0 && SWW_BLOCK_N / 8 % 8 == 0,
+    (SW_A_ROW_CHUNKS == 4 || SW_A_ROW_CHUNKS % 8 == 0)
+        && SW_B_ROW_CHUNKS % 8 == 0
+        && SWW_BLOCK_K / 8 % 8 == 0
+        && SWW_BLOCK_N / 8 % 8 == 0,
     "sw_offset swizzles rows of 4 chunks or of a multiple of 8"
 );
 
@@ -246,7 +257,11 @@ const _: () = assert!(
 /// (For rows of 8 chunks this is CUTLASS's `Swizzle<3, 4, 3>`; for wider
 /// rows the XOR still takes the row's low 3 bits.)
 pub const fn sw_offset(row: u32, chunk: u32, width: u32) -> u32 {
-    let slot = if width >= 8 { chunk ^ (row & 7) } else { chunk ^ ((row >> 1) & 3) };
+    let slot = if width >= 8 {
+        chunk ^ (row & 7)
+    } else {
+        chunk ^ ((row >> 1) & 3)
+    };
     (row * width + slot) * 16
 }
 
@@ -260,7 +275,11 @@ pub const fn sw_offset(row: u32, chunk: u32, width: u32) -> u32 {
 pub const fn grouped_block(id: u32, rows: u32, cols: u32, group: u32) -> (u32, u32) {
     let per_group = group * cols;
     let first = id / per_group * group;
-    let size = if rows - first < group { rows - first } else { group };
+    let size = if rows - first < group {
+        rows - first
+    } else {
+        group
+    };
     let within = id % per_group;
     (first + within % size, within / size)
 }
@@ -337,16 +356,23 @@ pub const WG_B_LBO: u32 = WG_BLOCK_K * 128;
 pub const WG_B_SBO: u32 = 8 * 128;
 
 const _: () = assert!(
-    WG_BLOCK_M == 2 * 64 && (WG_BLOCK_N == 128 || WG_BLOCK_N == 256) && WG_BLOCK_K == 64 && WG_THREADS == 256,
+    WG_BLOCK_M == 2 * 64
+        && (WG_BLOCK_N == 128 || WG_BLOCK_N == 256)
+        && WG_BLOCK_K == 64
+        && WG_THREADS == 256,
     "two warpgroups of m64n128 or m64n256, one 128-byte row of k a step"
 );
 const _: () = assert!(
     WG_A_BYTES % WG_TILE_ALIGN == 0 && WG_B_BYTES % WG_TILE_ALIGN == 0,
     "every tile starts on a swizzle atom"
 );
-const _: () = assert!(WG_TMA_SHARED_BYTES <= 227 * 1024, "a block of compute capability 9.0 has at most 227 KiB");
 const _: () = assert!(
-    (WG_BLOCK_M * WG_BLOCK_K / 8) % WG_THREADS == 0 && (WG_BLOCK_K * WG_BLOCK_N / 8) % WG_THREADS == 0,
+    WG_TMA_SHARED_BYTES <= 227 * 1024,
+    "a block of compute capability 9.0 has at most 227 KiB"
+);
+const _: () = assert!(
+    (WG_BLOCK_M * WG_BLOCK_K / 8) % WG_THREADS == 0
+        && (WG_BLOCK_K * WG_BLOCK_N / 8) % WG_THREADS == 0,
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 
@@ -365,7 +391,10 @@ pub const fn wg_a_offset(row: u32, col: u32) -> u32 {
 /// slice (the hardware swizzles the address it forms, so a start inside a
 /// row's 128 bytes reads the swizzled chunks).
 pub const fn wg_a_descriptor(stage: u32, warpgroup: u32, kk: u32) -> u64 {
-    descriptor_advance(descriptor_128b(stage + warpgroup * 64 * 128, 16, WG_A_SBO), 32 * kk)
+    descriptor_advance(
+        descriptor_128b(stage + warpgroup * 64 * 128, 16, WG_A_SBO),
+        32 * kk,
+    )
 }
 
 /// The descriptor of the B operand for k slice `kk` of the stage at
@@ -373,7 +402,10 @@ pub const fn wg_a_descriptor(stage: u32, warpgroup: u32, kk: u32) -> u64 {
 /// [`WG_B_LBO`] apart, groups of 8 k rows [`WG_B_SBO`] apart, the start
 /// moved 16 rows (2048 bytes) a slice.
 pub const fn wg_b_descriptor(stage: u32, kk: u32) -> u64 {
-    descriptor_advance(descriptor_128b(stage + WG_A_BYTES, WG_B_LBO, WG_B_SBO), 16 * 128 * kk)
+    descriptor_advance(
+        descriptor_128b(stage + WG_A_BYTES, WG_B_LBO, WG_B_SBO),
+        16 * 128 * kk,
+    )
 }
 
 /// Byte offset in a stage's B tile of element (`row`, `col`) of the
@@ -392,7 +424,9 @@ mod kernels {
     use crate::device::math::fma;
     use crate::device::memory::{Float4, dot_strided, load_readonly, load_readonly_v4};
     use crate::device::shared::SharedPtr;
-    use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
+    use crate::device::thread::{
+        block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y,
+    };
     use crate::device::unroll::unrolled;
     use crate::shared_array;
 
@@ -415,14 +449,26 @@ mod kernels {
     /// is 16-byte aligned (cudaMalloc's buffers are 256-byte aligned); `col`
     /// is a multiple of 4, so with `vec` the element's address is aligned.
     #[inline(always)]
-    unsafe fn load4_or_zero(p: *const f32, row: u32, col: u32, rows: u32, cols: u32, vec: bool) -> Float4 {
+    unsafe fn load4_or_zero(
+        p: *const f32,
+        row: u32,
+        col: u32,
+        rows: u32,
+        cols: u32,
+        vec: bool,
+    ) -> Float4 {
         if vec && row < rows && col + 3 < cols {
             // SAFETY: inside; aligned (p aligned, cols and col multiples of 4).
             unsafe { load_readonly_v4(p.add(row as usize * cols as usize + col as usize).cast()) }
         } else {
             // SAFETY: guarded.
             let at = |j: u32| unsafe { load_or_zero(p, row, col + j, rows, cols) };
-            Float4 { x: at(0), y: at(1), z: at(2), w: at(3) }
+            Float4 {
+                x: at(0),
+                y: at(1),
+                z: at(2),
+                w: at(3),
+            }
         }
     }
 
@@ -450,7 +496,17 @@ mod kernels {
     /// `c` and `d` hold `m * n` floats; `d` overlaps nothing else.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn store_d(d: *mut f32, c: *const f32, row: u32, col: u32, m: u32, n: u32, alpha: f32, beta: f32, acc: f32) {
+    unsafe fn store_d(
+        d: *mut f32,
+        c: *const f32,
+        row: u32,
+        col: u32,
+        m: u32,
+        n: u32,
+        alpha: f32,
+        beta: f32,
+        acc: f32,
+    ) {
         if row < m && col < n {
             let i = row as usize * n as usize + col as usize;
             // SAFETY: inside the matrices.
@@ -470,7 +526,16 @@ mod kernels {
     /// before the next barrier.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn stage_float4s(tile_a: SharedPtr<f32>, tile_b4: SharedPtr<Float4>, a_row: u32, a_k: u32, va: Float4, b_row: u32, b_col: u32, vb: Float4) {
+    unsafe fn stage_float4s(
+        tile_a: SharedPtr<f32>,
+        tile_b4: SharedPtr<Float4>,
+        a_row: u32,
+        a_k: u32,
+        va: Float4,
+        b_row: u32,
+        b_col: u32,
+        vb: Float4,
+    ) {
         // SAFETY: the caller's.
         unsafe {
             tile_a.write(a_k * BLOCK_M + a_row, va.x);
@@ -485,7 +550,13 @@ mod kernels {
     /// with the thread's 8 values of A as two float4s (`a0`, `a1`) and of B
     /// as two (`b0`, `b1`), as the float4 kernels read them.
     #[inline(always)]
-    fn fma_outer(acc: &mut [[f32; THREAD_N as usize]; THREAD_M as usize], a0: Float4, a1: Float4, b0: Float4, b1: Float4) {
+    fn fma_outer(
+        acc: &mut [[f32; THREAD_N as usize]; THREAD_M as usize],
+        a0: Float4,
+        a1: Float4,
+        b0: Float4,
+        b1: Float4,
+    ) {
         let col_a = [a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w];
         let row_b = [b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w];
         unrolled::<{ THREAD_M as usize }>(|i| {
@@ -531,7 +602,15 @@ mod kernels {
         }
         // SAFETY: row < m, col < n: row `row` of A (k floats, 1 apart) and
         // column `col` of B (k floats, n apart), read-only.
-        let acc = unsafe { dot_strided(a.add(row as usize * k as usize), 1, b.add(col as usize), n as usize, k as usize) };
+        let acc = unsafe {
+            dot_strided(
+                a.add(row as usize * k as usize),
+                1,
+                b.add(col as usize),
+                n as usize,
+                k as usize,
+            )
+        };
         // SAFETY: row < m, col < n.
         unsafe { store_d(d, c, row, col, m, n, alpha, beta, acc) };
     }
@@ -658,7 +737,11 @@ mod kernels {
                 unsafe {
                     let b_value = tile_b.read(q * R1_BLOCK_N + col);
                     unrolled::<{ R1_THREAD_M as usize }>(|i| {
-                        acc[i] = fma(tile_a.read((first_row + i as u32) * R1_BLOCK_K + q), b_value, acc[i]);
+                        acc[i] = fma(
+                            tile_a.read((first_row + i as u32) * R1_BLOCK_K + q),
+                            b_value,
+                            acc[i],
+                        );
                     });
                 }
             });
@@ -667,7 +750,19 @@ mod kernels {
         }
         unrolled::<{ R1_THREAD_M as usize }>(|i| {
             // SAFETY: the store is guarded.
-            unsafe { store_d(d, c, block_row + first_row + i as u32, block_col + col, m, n, alpha, beta, acc[i]) };
+            unsafe {
+                store_d(
+                    d,
+                    c,
+                    block_row + first_row + i as u32,
+                    block_col + col,
+                    m,
+                    n,
+                    alpha,
+                    beta,
+                    acc[i],
+                )
+            };
         });
     }
     // ANCHOR_END: gemm_regblock_1d
@@ -725,8 +820,14 @@ mod kernels {
                 // SAFETY: the loads are guarded; both shared indices are
                 // below BLOCK_K * BLOCK_M = BLOCK_K * BLOCK_N.
                 unsafe {
-                    tile_a.write(q * BLOCK_M + r, load_or_zero(a, block_row + r, p0 + q, m, k));
-                    tile_b.write(qb * BLOCK_N + cb, load_or_zero(b, p0 + qb, block_col + cb, k, n));
+                    tile_a.write(
+                        q * BLOCK_M + r,
+                        load_or_zero(a, block_row + r, p0 + q, m, k),
+                    );
+                    tile_b.write(
+                        qb * BLOCK_N + cb,
+                        load_or_zero(b, p0 + qb, block_col + cb, k, n),
+                    );
                 }
             });
             sync_threads();
@@ -737,11 +838,17 @@ mod kernels {
                 // SAFETY: q < BLOCK_K, first_row + i < BLOCK_M and
                 // first_col + j < BLOCK_N.
                 unsafe {
-                    unrolled::<{ THREAD_M as usize }>(|i| col_a[i] = tile_a.read(q * BLOCK_M + first_row + i as u32));
-                    unrolled::<{ THREAD_N as usize }>(|j| row_b[j] = tile_b.read(q * BLOCK_N + first_col + j as u32));
+                    unrolled::<{ THREAD_M as usize }>(|i| {
+                        col_a[i] = tile_a.read(q * BLOCK_M + first_row + i as u32)
+                    });
+                    unrolled::<{ THREAD_N as usize }>(|j| {
+                        row_b[j] = tile_b.read(q * BLOCK_N + first_col + j as u32)
+                    });
                 }
                 unrolled::<{ THREAD_M as usize }>(|i| {
-                    unrolled::<{ THREAD_N as usize }>(|j| acc[i][j] = fma(col_a[i], row_b[j], acc[i][j]));
+                    unrolled::<{ THREAD_N as usize }>(|j| {
+                        acc[i][j] = fma(col_a[i], row_b[j], acc[i][j])
+                    });
                 });
             });
             sync_threads();
@@ -749,7 +856,10 @@ mod kernels {
         }
         unrolled::<{ THREAD_M as usize }>(|i| {
             unrolled::<{ THREAD_N as usize }>(|j| {
-                let (row, col) = (block_row + first_row + i as u32, block_col + first_col + j as u32);
+                let (row, col) = (
+                    block_row + first_row + i as u32,
+                    block_col + first_col + j as u32,
+                );
                 // SAFETY: the store is guarded.
                 unsafe { store_d(d, c, row, col, m, n, alpha, beta, acc[i][j]) };
             });
@@ -797,7 +907,12 @@ mod kernels {
     ) {
         let (tile_a, tile_b) = (GEMM_REG_A::shared(), GEMM_REG_B::shared());
         // SAFETY: both arrays are 16-byte aligned (`shared_array!`).
-        let (tile_a4, tile_b4) = unsafe { (SharedPtr::<Float4>::from_addr(tile_a.addr()), SharedPtr::<Float4>::from_addr(tile_b.addr())) };
+        let (tile_a4, tile_b4) = unsafe {
+            (
+                SharedPtr::<Float4>::from_addr(tile_a.addr()),
+                SharedPtr::<Float4>::from_addr(tile_b.addr()),
+            )
+        };
         let tid = thread_idx_x();
         let (tx, ty) = (tid % 16, tid / 16);
         let (block_row, block_col) = (block_idx_y() * BLOCK_M, block_idx_x() * BLOCK_N);
@@ -893,7 +1008,12 @@ mod kernels {
     ) {
         let (tile_a, tile_b) = (GEMM_WARP_A::shared(), GEMM_WARP_B::shared());
         // SAFETY: both arrays are 16-byte aligned (`shared_array!`).
-        let (tile_a4, tile_b4) = unsafe { (SharedPtr::<Float4>::from_addr(tile_a.addr()), SharedPtr::<Float4>::from_addr(tile_b.addr())) };
+        let (tile_a4, tile_b4) = unsafe {
+            (
+                SharedPtr::<Float4>::from_addr(tile_a.addr()),
+                SharedPtr::<Float4>::from_addr(tile_b.addr()),
+            )
+        };
         let tid = thread_idx_x();
         let (warp, lane) = (tid / 32, tid % 32);
         // The first row and column of this thread's 4 x 4 blocks.
@@ -910,10 +1030,15 @@ mod kernels {
         let (a_row, a_k) = (tid / 2, (tid % 2) * 4);
         let (b_row, b_col) = (tid / 32, (tid % 32) * 4);
         // SAFETY (both): guarded loads.
-        let fetch_a = |p0: u32| unsafe { load4_or_zero(a, block_row + a_row, p0 + a_k, m, k, a_vec) };
-        let fetch_b = |p0: u32| unsafe { load4_or_zero(b, p0 + b_row, block_col + b_col, k, n, b_vec) };
+        let fetch_a =
+            |p0: u32| unsafe { load4_or_zero(a, block_row + a_row, p0 + a_k, m, k, a_vec) };
+        let fetch_b =
+            |p0: u32| unsafe { load4_or_zero(b, p0 + b_row, block_col + b_col, k, n, b_vec) };
         let stage = |buf: u32, va: Float4, vb: Float4| {
-            let (a_buf, b_buf) = (tile_a.add(buf * BLOCK_K * BLOCK_M), tile_b4.add(buf * (BLOCK_K * BLOCK_N / 4)));
+            let (a_buf, b_buf) = (
+                tile_a.add(buf * BLOCK_K * BLOCK_M),
+                tile_b4.add(buf * (BLOCK_K * BLOCK_N / 4)),
+            );
             // SAFETY: this thread's elements of buffer `buf`, which no
             // thread reads before the barrier that ends this step.
             unsafe { stage_float4s(a_buf, b_buf, a_row, a_k, va, b_row, b_col, vb) };
@@ -1103,7 +1228,20 @@ pub(crate) mod mma_tiles {
         // would have to be in memory (a `.local` array) to be passed.
         unrolled::<MI>(|i| {
             // SAFETY: the caller's.
-            unsafe { store_tile_row(&acc[i], row0 + i as u32 * 16, col0, lane, m, n, alpha, beta, c, d) };
+            unsafe {
+                store_tile_row(
+                    &acc[i],
+                    row0 + i as u32 * 16,
+                    col0,
+                    lane,
+                    m,
+                    n,
+                    alpha,
+                    beta,
+                    c,
+                    d,
+                )
+            };
         });
     }
 
@@ -1145,13 +1283,17 @@ pub(crate) mod mma_tiles {
                 let row = (row0 + group + 8 * h as u32).min(m - 1);
                 let col = (col0 + j as u32 * 8 + 2 * pair).min(n - 2);
                 // SAFETY: inside C (m >= 1 and n >= 8, the caller's).
-                cv[j][h] = unsafe { load_v2(c.wrapping_add(row as usize * n as usize + col as usize)) };
+                cv[j][h] =
+                    unsafe { load_v2(c.wrapping_add(row as usize * n as usize + col as usize)) };
             });
         });
         unrolled::<NJ>(|j| {
             unrolled::<2>(|h| {
                 let (inside, at) = place(j, h);
-                let v = [fma(alpha, acc[j][2 * h], beta * cv[j][h][0]), fma(alpha, acc[j][2 * h + 1], beta * cv[j][h][1])];
+                let v = [
+                    fma(alpha, acc[j][2 * h], beta * cv[j][h][0]),
+                    fma(alpha, acc[j][2 * h + 1], beta * cv[j][h][1]),
+                ];
                 // SAFETY: written only inside D.
                 unsafe { store_v2_if(inside, d.wrapping_add(at), v) };
             });
@@ -1189,7 +1331,10 @@ pub(crate) mod turing_kernels {
     #[inline(always)]
     fn places(s: usize) -> ((u32, u32), (u32, u32)) {
         let tid = thread_idx_x();
-        (chunk_place(tid, s, TC_THREADS, TC_BLOCK_K), chunk_place(tid, s, TC_THREADS, TC_BLOCK_N))
+        (
+            chunk_place(tid, s, TC_THREADS, TC_BLOCK_K),
+            chunk_place(tid, s, TC_THREADS, TC_BLOCK_N),
+        )
     }
 
     /// This thread's chunks of one step's tiles, read from global memory
@@ -1202,20 +1347,38 @@ pub(crate) mod turing_kernels {
     /// multiples of 8, and nothing writes them during the kernel.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn fetch(a: *const u16, b: *const u16, m: u32, n: u32, k: u32, block_row: u32, block_col: u32, p0: u32) -> [Float4; 2 * CHUNKS] {
-        let zero = Float4 { x: 0.0, y: 0.0, z: 0.0, w: 0.0 };
+    unsafe fn fetch(
+        a: *const u16,
+        b: *const u16,
+        m: u32,
+        n: u32,
+        k: u32,
+        block_row: u32,
+        block_col: u32,
+        p0: u32,
+    ) -> [Float4; 2 * CHUNKS] {
+        let zero = Float4 {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            w: 0.0,
+        };
         let mut staged = [zero; 2 * CHUNKS];
         unrolled::<CHUNKS>(|s| {
             let ((row, col), (b_row, b_col)) = places(s);
             let (grow, gcol) = (block_row + row, p0 + col);
             if grow < m && gcol < k {
                 // SAFETY: inside A, 16-byte aligned (the caller's shapes).
-                staged[s] = unsafe { load_readonly_v4(a.add(grow as usize * k as usize + gcol as usize).cast()) };
+                staged[s] = unsafe {
+                    load_readonly_v4(a.add(grow as usize * k as usize + gcol as usize).cast())
+                };
             }
             let (grow, gcol) = (p0 + b_row, block_col + b_col);
             if grow < k && gcol < n {
                 // SAFETY: as above, inside B.
-                staged[CHUNKS + s] = unsafe { load_readonly_v4(b.add(grow as usize * n as usize + gcol as usize).cast()) };
+                staged[CHUNKS + s] = unsafe {
+                    load_readonly_v4(b.add(grow as usize * n as usize + gcol as usize).cast())
+                };
             }
         });
         staged
@@ -1235,7 +1398,10 @@ pub(crate) mod turing_kernels {
             // the caller's barrier discipline.
             unsafe {
                 stage.write((row * TC_A_STRIDE + col) / 8, staged[s]);
-                stage.write((TC_BLOCK_M * TC_A_STRIDE + b_row * TC_B_STRIDE + b_col) / 8, staged[CHUNKS + s]);
+                stage.write(
+                    (TC_BLOCK_M * TC_A_STRIDE + b_row * TC_B_STRIDE + b_col) / 8,
+                    staged[CHUNKS + s],
+                );
             }
         });
     }
@@ -1295,7 +1461,8 @@ pub(crate) mod turing_kernels {
         let (block_row, block_col) = (block_idx_y() * TC_BLOCK_M, block_idx_x() * TC_BLOCK_N);
         let steps = k.div_ceil(TC_BLOCK_K);
         // SAFETY (every fetch): the launch assumption's shapes and alignment.
-        let fetch = |step: u32| unsafe { fetch(a, b, m, n, k, block_row, block_col, step * TC_BLOCK_K) };
+        let fetch =
+            |step: u32| unsafe { fetch(a, b, m, n, k, block_row, block_col, step * TC_BLOCK_K) };
         let mut acc = [[[0.0f32; 4]; 4]; 4];
 
         let mut staged = fetch(0);
@@ -1311,20 +1478,41 @@ pub(crate) mod turing_kernels {
             // SAFETY: this step's stage, written before the last barrier;
             // the warp is converged.
             unsafe {
-                mma_warp_tile(stage(step % TC_STAGES).addr(), warp_row, warp_col, lane, &mut acc, mma_f16_m16n8k16_as_two_k8, |k16| {
-                    if more && k16 == 0 {
-                        // SAFETY: the other stage was last read in the
-                        // previous step, before the barrier that ended it.
-                        unsafe { store(stage((step + 1) % TC_STAGES), &staged) };
-                    }
-                })
+                mma_warp_tile(
+                    stage(step % TC_STAGES).addr(),
+                    warp_row,
+                    warp_col,
+                    lane,
+                    &mut acc,
+                    mma_f16_m16n8k16_as_two_k8,
+                    |k16| {
+                        if more && k16 == 0 {
+                            // SAFETY: the other stage was last read in the
+                            // previous step, before the barrier that ended it.
+                            unsafe { store(stage((step + 1) % TC_STAGES), &staged) };
+                        }
+                    },
+                )
             };
             sync_threads();
             step += 1;
         }
 
         // SAFETY: the caller's C and D (m x n).
-        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+        unsafe {
+            store_tiles(
+                &acc,
+                block_row + warp_row,
+                block_col + warp_col,
+                lane,
+                m,
+                n,
+                alpha,
+                beta,
+                c,
+                d,
+            )
+        };
     }
     // ANCHOR_END: gemm_f16_mma
 }
@@ -1335,8 +1523,13 @@ pub(crate) mod turing_kernels {
 pub(crate) mod tensor_kernels {
     use super::mma_tiles::{chunk_place, mma_warp_tile, store_tiles};
     use super::*;
-    use crate::device::mma::{cp_async_16, cp_async_16_whole, cp_async_commit, cp_async_pipeline, cp_async_wait, ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16};
-    use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
+    use crate::device::mma::{
+        cp_async_16, cp_async_16_whole, cp_async_commit, cp_async_pipeline, cp_async_wait,
+        ldmatrix_x4, ldmatrix_x4_trans, mma_bf16_m16n8k16,
+    };
+    use crate::device::thread::{
+        block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x,
+    };
     use crate::device::unroll::unrolled;
     use crate::shared_array;
 
@@ -1356,9 +1549,20 @@ pub(crate) mod tensor_kernels {
     /// instead changes `gemm_bf16_mma`'s and `gemm_bf16_pipelined`'s PTX,
     /// whose measured ratios to their twins would then need a new run.)
     #[inline(always)]
-    unsafe fn copy_chunk_or_zero(dst: u32, p: *const u16, row: u32, col: u32, rows: u32, cols: u32) {
+    unsafe fn copy_chunk_or_zero(
+        dst: u32,
+        p: *const u16,
+        row: u32,
+        col: u32,
+        rows: u32,
+        cols: u32,
+    ) {
         let inside = row < rows && col < cols;
-        let src = if inside { p.wrapping_add(row as usize * cols as usize + col as usize) } else { p };
+        let src = if inside {
+            p.wrapping_add(row as usize * cols as usize + col as usize)
+        } else {
+            p
+        };
         // SAFETY: read only where inside (the caller's).
         unsafe { cp_async_16(dst, src.cast(), if inside { 16 } else { 0 }) };
     }
@@ -1401,18 +1605,38 @@ pub(crate) mod tensor_kernels {
             let (row, col) = chunk_place(tid, s, THREADS, TC_BLOCK_K);
             let (grow, gcol) = (block_row + row, p0 + col);
             let inside = grow < m && gcol < k;
-            let src = if inside { a.wrapping_add(grow as usize * k as usize + gcol as usize) } else { a };
+            let src = if inside {
+                a.wrapping_add(grow as usize * k as usize + gcol as usize)
+            } else {
+                a
+            };
             // SAFETY: the destination is inside the stage; the source is
             // read only where inside (the caller's alignment).
-            unsafe { cp_async_16(a_tile + 2 * (row * TC_A_STRIDE + col), src.cast(), if inside { 16 } else { 0 }) };
+            unsafe {
+                cp_async_16(
+                    a_tile + 2 * (row * TC_A_STRIDE + col),
+                    src.cast(),
+                    if inside { 16 } else { 0 },
+                )
+            };
         });
         unrolled::<B_CHUNKS>(|s| {
             let (row, col) = chunk_place(tid, s, THREADS, BN);
             let (grow, gcol) = (p0 + row, block_col + col);
             let inside = grow < k && gcol < n;
-            let src = if inside { b.wrapping_add(grow as usize * n as usize + gcol as usize) } else { b };
+            let src = if inside {
+                b.wrapping_add(grow as usize * n as usize + gcol as usize)
+            } else {
+                b
+            };
             // SAFETY: as above.
-            unsafe { cp_async_16(b_tile + 2 * (row * (BN + TC_PAD) + col), src.cast(), if inside { 16 } else { 0 }) };
+            unsafe {
+                cp_async_16(
+                    b_tile + 2 * (row * (BN + TC_PAD) + col),
+                    src.cast(),
+                    if inside { 16 } else { 0 },
+                )
+            };
         });
     }
 
@@ -1465,7 +1689,11 @@ pub(crate) mod tensor_kernels {
         let mut acc = [[[0.0f32; 4]; 4]; 4];
 
         // SAFETY: the launch assumption (alignment, shapes) is load_stage's.
-        unsafe { load_stage::<2, 2>(base, TC_BLOCK_N, TC_THREADS, a, b, m, n, k, block_row, block_col, 0) };
+        unsafe {
+            load_stage::<2, 2>(
+                base, TC_BLOCK_N, TC_THREADS, a, b, m, n, k, block_row, block_col, 0,
+            )
+        };
         cp_async_commit();
         let mut step = 0;
         while step < steps {
@@ -1476,7 +1704,19 @@ pub(crate) mod tensor_kernels {
                 // barrier that ended the previous step.
                 unsafe {
                     let stage = base + ((step + 1) % TC_STAGES) * TC_STAGE_BYTES;
-                    load_stage::<2, 2>(stage, TC_BLOCK_N, TC_THREADS, a, b, m, n, k, block_row, block_col, (step + 1) * TC_BLOCK_K)
+                    load_stage::<2, 2>(
+                        stage,
+                        TC_BLOCK_N,
+                        TC_THREADS,
+                        a,
+                        b,
+                        m,
+                        n,
+                        k,
+                        block_row,
+                        block_col,
+                        (step + 1) * TC_BLOCK_K,
+                    )
                 };
             }
             cp_async_commit();
@@ -1486,17 +1726,39 @@ pub(crate) mod tensor_kernels {
             let a_tile = base + (step % TC_STAGES) * TC_STAGE_BYTES;
             // SAFETY: this stage's tiles, written before the barrier above;
             // the warp is converged (no divergent branch reaches here).
-            unsafe { mma_warp_tile(a_tile, warp_row, warp_col, lane, &mut acc, mma_bf16_m16n8k16, |_| {}) };
+            unsafe {
+                mma_warp_tile(
+                    a_tile,
+                    warp_row,
+                    warp_col,
+                    lane,
+                    &mut acc,
+                    mma_bf16_m16n8k16,
+                    |_| {},
+                )
+            };
             sync_threads();
             step += 1;
         }
         cp_async_wait::<0>();
 
         // SAFETY: the caller's C and D (m x n).
-        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+        unsafe {
+            store_tiles(
+                &acc,
+                block_row + warp_row,
+                block_col + warp_col,
+                lane,
+                m,
+                n,
+                alpha,
+                beta,
+                c,
+                d,
+            )
+        };
     }
     // ANCHOR_END: gemm_bf16_mma
-
 
     crate::dynamic_shared!(GEMM_TC_PIPELINE: [u32]);
 
@@ -1546,9 +1808,13 @@ pub(crate) mod tensor_kernels {
     ) {
         const {
             let (threads, bn) = (64 * WARPS_N, WARPS_N * NJ as u32 * 8);
-            assert!(NJ % 2 == 0 && STAGES >= 2, "B fragments come in pairs; a pipeline has 2 stages or more");
             assert!(
-                A_CHUNKS as u32 * threads * 8 == TC_BLOCK_M * TC_BLOCK_K && B_CHUNKS as u32 * threads * 8 == TC_BLOCK_K * bn,
+                NJ % 2 == 0 && STAGES >= 2,
+                "B fragments come in pairs; a pipeline has 2 stages or more"
+            );
+            assert!(
+                A_CHUNKS as u32 * threads * 8 == TC_BLOCK_M * TC_BLOCK_K
+                    && B_CHUNKS as u32 * threads * 8 == TC_BLOCK_K * bn,
                 "the threads' 16-byte chunks cover each tile once"
             );
         };
@@ -1563,7 +1829,19 @@ pub(crate) mod tensor_kernels {
         // SAFETY (every load_stage below): the caller's alignment and
         // shapes; the stage is inside `base`'s STAGES stages.
         let load = |stage: u32, step: u32| unsafe {
-            load_stage::<A_CHUNKS, B_CHUNKS>(base + stage * stage_bytes, bn, threads, a, b, m, n, k, block_row, block_col, step * TC_BLOCK_K)
+            load_stage::<A_CHUNKS, B_CHUNKS>(
+                base + stage * stage_bytes,
+                bn,
+                threads,
+                a,
+                b,
+                m,
+                n,
+                k,
+                block_row,
+                block_col,
+                step * TC_BLOCK_K,
+            )
         };
 
         // The refill goes out in two parts, A's copies after the first 16 of
@@ -1574,49 +1852,80 @@ pub(crate) mod tensor_kernels {
         // the twin's 7.1%, whose address arithmetic spaces its copies out).
         // All four after the first 16 of k: 1.06 of the twin's time; split:
         // parity (docs/results/h200-2026-12-02-refill-split).
-        cp_async_pipeline::<STAGES, IN_FLIGHT, 1, _>(steps, load, || {}, |stage, _, refill| {
-            let a_tile = base + stage * stage_bytes;
-            let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
-            unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
-                let kk = kk as u32 * 16;
-                let mut fa = [[0u32; 4]; 4];
-                let mut fb = [[0u32; 2]; NJ];
-                // SAFETY: rows inside this stage, written before the barrier;
-                // the warp is converged.
-                unsafe {
+        cp_async_pipeline::<STAGES, IN_FLIGHT, 1, _>(
+            steps,
+            load,
+            || {},
+            |stage, _, refill| {
+                let a_tile = base + stage * stage_bytes;
+                let b_tile = a_tile + 2 * TC_BLOCK_M * TC_A_STRIDE;
+                unrolled::<{ (TC_BLOCK_K / 16) as usize }>(|kk| {
+                    let kk = kk as u32 * 16;
+                    let mut fa = [[0u32; 4]; 4];
+                    let mut fb = [[0u32; 2]; NJ];
+                    // SAFETY: rows inside this stage, written before the barrier;
+                    // the warp is converged.
+                    unsafe {
+                        unrolled::<4>(|i| {
+                            let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
+                            fa[i] = ldmatrix_x4(
+                                a_tile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8),
+                            );
+                        });
+                        unrolled::<NJ>(|j| {
+                            if j % 2 == 0 {
+                                let col = warp_col + j as u32 * 8 + (lane / 16) * 8;
+                                let r = ldmatrix_x4_trans(
+                                    b_tile + 2 * ((kk + lane % 16) * b_stride + col),
+                                );
+                                fb[j] = [r[0], r[1]];
+                                fb[j + 1] = [r[2], r[3]];
+                            }
+                        });
+                    }
                     unrolled::<4>(|i| {
-                        let row = warp_row + i as u32 * 16 + (lane / 8 % 2) * 8 + lane % 8;
-                        fa[i] = ldmatrix_x4(a_tile + 2 * (row * TC_A_STRIDE + kk + (lane / 16) * 8));
+                        unrolled::<NJ>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
                     });
-                    unrolled::<NJ>(|j| {
-                        if j % 2 == 0 {
-                            let col = warp_col + j as u32 * 8 + (lane / 16) * 8;
-                            let r = ldmatrix_x4_trans(b_tile + 2 * ((kk + lane % 16) * b_stride + col));
-                            fb[j] = [r[0], r[1]];
-                            fb[j + 1] = [r[2], r[3]];
-                        }
-                    });
-                }
-                unrolled::<4>(|i| {
-                    unrolled::<NJ>(|j| acc[i][j] = mma_bf16_m16n8k16(fa[i], fb[j], acc[i][j]));
+                    const {
+                        assert!(
+                            TC_BLOCK_K == 32,
+                            "the refill's two parts go after the step's two 16s of k"
+                        )
+                    };
+                    // SAFETY: as `load`: the stage the refill names, whole tiles.
+                    refill.issue_part(
+                        |stage, step| unsafe {
+                            let (tile, p0) = (base + stage * stage_bytes, step * TC_BLOCK_K);
+                            if kk == 0 {
+                                load_stage::<A_CHUNKS, 0>(
+                                    tile, bn, threads, a, b, m, n, k, block_row, block_col, p0,
+                                )
+                            } else {
+                                load_stage::<0, B_CHUNKS>(
+                                    tile, bn, threads, a, b, m, n, k, block_row, block_col, p0,
+                                )
+                            }
+                        },
+                        kk != 0,
+                    );
                 });
-                const { assert!(TC_BLOCK_K == 32, "the refill's two parts go after the step's two 16s of k") };
-                // SAFETY: as `load`: the stage the refill names, whole tiles.
-                refill.issue_part(
-                    |stage, step| unsafe {
-                        let (tile, p0) = (base + stage * stage_bytes, step * TC_BLOCK_K);
-                        if kk == 0 {
-                            load_stage::<A_CHUNKS, 0>(tile, bn, threads, a, b, m, n, k, block_row, block_col, p0)
-                        } else {
-                            load_stage::<0, B_CHUNKS>(tile, bn, threads, a, b, m, n, k, block_row, block_col, p0)
-                        }
-                    },
-                    kk != 0,
-                );
-            });
-        });
+            },
+        );
         // SAFETY: the caller's C and D (m x n).
-        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+        unsafe {
+            store_tiles(
+                &acc,
+                block_row + warp_row,
+                block_col + warp_col,
+                lane,
+                m,
+                n,
+                alpha,
+                beta,
+                c,
+                d,
+            )
+        };
     }
     // ANCHOR_END: pipelined_steps
 
@@ -1653,7 +1962,11 @@ pub(crate) mod tensor_kernels {
     ) {
         let base = GEMM_TC_PIPELINE::shared().addr();
         // SAFETY: the caller's; 8 warps as 2 x 4, each 4 x 4 mma tiles.
-        unsafe { pipelined_steps::<4, 4, TC_PIPE_STAGES, { TC_PIPE_STAGES - 2 }, 2, 2>(base, m, n, k, alpha, a, b, beta, c, d) };
+        unsafe {
+            pipelined_steps::<4, 4, TC_PIPE_STAGES, { TC_PIPE_STAGES - 2 }, 2, 2>(
+                base, m, n, k, alpha, a, b, beta, c, d,
+            )
+        };
     }
     // ANCHOR_END: gemm_bf16_pipelined
 
@@ -1679,7 +1992,13 @@ pub(crate) mod tensor_kernels {
     /// `sw_stage_bytes(BN, BK)` bytes.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn load_swizzled_stage<const GUARDED: bool, const BN: u32, const BK: u32, const A_COPIES: usize, const B_COPIES: usize>(
+    unsafe fn load_swizzled_stage<
+        const GUARDED: bool,
+        const BN: u32,
+        const BK: u32,
+        const A_COPIES: usize,
+        const B_COPIES: usize,
+    >(
         stage: u32,
         a: *const u16,
         b: *const u16,
@@ -1703,18 +2022,36 @@ pub(crate) mod tensor_kernels {
             if GUARDED {
                 copy_chunk_or_zero(dst, p, row, col, rows, cols)
             } else {
-                cp_async_16_whole(dst, p.wrapping_add(row as usize * cols as usize + col as usize).cast())
+                cp_async_16_whole(
+                    dst,
+                    p.wrapping_add(row as usize * cols as usize + col as usize)
+                        .cast(),
+                )
             }
         };
         unrolled::<A_COPIES>(|s| {
             let chunk = tid + s as u32 * BN;
             let (row, c) = (chunk / a_width, chunk % a_width);
-            copy(stage + sw_offset(row, c, a_width), a, block_row + row, p0 + c * 8, m, k);
+            copy(
+                stage + sw_offset(row, c, a_width),
+                a,
+                block_row + row,
+                p0 + c * 8,
+                m,
+                k,
+            );
         });
         unrolled::<B_COPIES>(|s| {
             let chunk = tid + s as u32 * BN;
             let (row, c) = (chunk / b_width, chunk % b_width);
-            copy(stage + sw_a_bytes(BK) + sw_offset(row, c, b_width), b, p0 + row, block_col + c * 8, k, n);
+            copy(
+                stage + sw_a_bytes(BK) + sw_offset(row, c, b_width),
+                b,
+                p0 + row,
+                block_col + c * 8,
+                k,
+                n,
+            );
         });
     }
 
@@ -1744,7 +2081,9 @@ pub(crate) mod tensor_kernels {
         });
         unrolled::<4>(|jj| {
             let chunk = (warp_col + jj as u32 * 16) / 8 + lane / 16;
-            let r = unsafe { ldmatrix_x4_trans(stage + sw_a_bytes(BK) + sw_offset(kk + lane % 16, chunk, BN / 8)) };
+            let r = unsafe {
+                ldmatrix_x4_trans(stage + sw_a_bytes(BK) + sw_offset(kk + lane % 16, chunk, BN / 8))
+            };
             fb[2 * jj] = [r[0], r[1]];
             fb[2 * jj + 1] = [r[2], r[3]];
         });
@@ -1799,9 +2138,16 @@ pub(crate) mod tensor_kernels {
     ) {
         // SAFETY: the caller's; 4 warps as 2 x 2, 4 stages of 32 of k.
         unsafe {
-            swizzled_block::<SW_BLOCK_N, SW_BLOCK_K, SW_STAGES, { SW_STAGES - 2 }, { (SW_STAGES - 1) as usize }, 2, 4, 4>(
-                m, n, k, alpha, a, b, beta, c, d,
-            )
+            swizzled_block::<
+                SW_BLOCK_N,
+                SW_BLOCK_K,
+                SW_STAGES,
+                { SW_STAGES - 2 },
+                { (SW_STAGES - 1) as usize },
+                2,
+                4,
+                4,
+            >(m, n, k, alpha, a, b, beta, c, d)
         }
     }
     // ANCHOR_END: gemm_bf16_swizzled
@@ -1844,9 +2190,16 @@ pub(crate) mod tensor_kernels {
     ) {
         // SAFETY: the caller's; 8 warps as 2 x 4, 3 stages of 64 of k.
         unsafe {
-            swizzled_block::<SWW_BLOCK_N, SWW_BLOCK_K, SWW_STAGES, { SWW_STAGES - 2 }, { (SWW_STAGES - 1) as usize }, 4, 4, 8>(
-                m, n, k, alpha, a, b, beta, c, d,
-            )
+            swizzled_block::<
+                SWW_BLOCK_N,
+                SWW_BLOCK_K,
+                SWW_STAGES,
+                { SWW_STAGES - 2 },
+                { (SWW_STAGES - 1) as usize },
+                4,
+                4,
+                8,
+            >(m, n, k, alpha, a, b, beta, c, d)
         }
     }
     // ANCHOR_END: gemm_bf16_swizzled_wide
@@ -1882,13 +2235,22 @@ pub(crate) mod tensor_kernels {
         c: *const f32,
         d: *mut f32,
     ) {
-        let (row_block, col_block) = grouped_block(block_idx_y() * grid_dim_x() + block_idx_x(), grid_dim_y(), grid_dim_x(), SW_GROUP);
+        let (row_block, col_block) = grouped_block(
+            block_idx_y() * grid_dim_x() + block_idx_x(),
+            grid_dim_y(),
+            grid_dim_x(),
+            SW_GROUP,
+        );
         let (block_row, block_col) = (row_block * SW_BLOCK_M, col_block * BN);
         // One branch a block, the same for all its threads: where the
         // block's tiles are whole at every step, the copies need no guard.
         // (Written as differences: `block_row < m` and `block_col < n`
         // where m, n > 0, and a sum could wrap for n near 2^32.)
-        let whole = m > block_row && m - block_row >= SW_BLOCK_M && n > block_col && n - block_col >= BN && k % BK == 0;
+        let whole = m > block_row
+            && m - block_row >= SW_BLOCK_M
+            && n > block_col
+            && n - block_col >= BN
+            && k % BK == 0;
         // SAFETY: the caller's; `whole` is what the unguarded copies need.
         unsafe {
             if whole {
@@ -1941,9 +2303,14 @@ pub(crate) mod tensor_kernels {
         d: *mut f32,
     ) {
         const {
-            assert!(BN % 64 == 0 && BK % 32 == 0 && STAGES >= 2, "64 x 64 warps; an even number of 16s of k a step");
             assert!(
-                IN_FLIGHT == STAGES - 2 && PROLOGUE == STAGES as usize - 1 && K16S == BK as usize / 16,
+                BN % 64 == 0 && BK % 32 == 0 && STAGES >= 2,
+                "64 x 64 warps; an even number of 16s of k a step"
+            );
+            assert!(
+                IN_FLIGHT == STAGES - 2
+                    && PROLOGUE == STAGES as usize - 1
+                    && K16S == BK as usize / 16,
                 "the derived counts match the shape"
             );
         };
@@ -1964,7 +2331,19 @@ pub(crate) mod tensor_kernels {
         unrolled::<PROLOGUE>(|s| {
             if (s as u32) < steps {
                 // SAFETY: the caller's shapes and alignment; a stage of `base`.
-                unsafe { load_swizzled_stage::<GUARDED, BN, BK, A_COPIES, B_COPIES>(base + s as u32 * bytes, a, b, m, n, k, block_row, block_col, s as u32 * BK) };
+                unsafe {
+                    load_swizzled_stage::<GUARDED, BN, BK, A_COPIES, B_COPIES>(
+                        base + s as u32 * bytes,
+                        a,
+                        b,
+                        m,
+                        n,
+                        k,
+                        block_row,
+                        block_col,
+                        s as u32 * BK,
+                    )
+                };
             }
             cp_async_commit();
         });
@@ -1975,26 +2354,49 @@ pub(crate) mod tensor_kernels {
         let mut frags = unsafe { swizzled_fragments::<BN, BK>(base, warp_row, warp_col, lane, 0) };
         let (mut step, mut stage, mut previous) = (0, base, last_stage);
         while step < steps {
-            let following = if stage == last_stage { base } else { stage + bytes };
+            let following = if stage == last_stage {
+                base
+            } else {
+                stage + bytes
+            };
             unrolled::<K16S>(|kk| {
                 let last = kk == K16S - 1;
                 if last {
                     cp_async_wait::<IN_FLIGHT>();
                     sync_threads();
                 }
-                let (at, kk_next) = if last { (following, 0) } else { (stage, (kk as u32 + 1) * 16) };
-                let next = unsafe { swizzled_fragments::<BN, BK>(at, warp_row, warp_col, lane, kk_next) };
+                let (at, kk_next) = if last {
+                    (following, 0)
+                } else {
+                    (stage, (kk as u32 + 1) * 16)
+                };
+                let next =
+                    unsafe { swizzled_fragments::<BN, BK>(at, warp_row, warp_col, lane, kk_next) };
                 if kk == 0 {
                     // Step `step + STAGES - 1` goes where step `step - 1` was.
                     let s = step + STAGES - 1;
                     if s < steps {
                         // SAFETY: as the prologue's.
-                        unsafe { load_swizzled_stage::<GUARDED, BN, BK, A_COPIES, B_COPIES>(previous, a, b, m, n, k, block_row, block_col, s * BK) };
+                        unsafe {
+                            load_swizzled_stage::<GUARDED, BN, BK, A_COPIES, B_COPIES>(
+                                previous,
+                                a,
+                                b,
+                                m,
+                                n,
+                                k,
+                                block_row,
+                                block_col,
+                                s * BK,
+                            )
+                        };
                     }
                     cp_async_commit();
                 }
                 unrolled::<4>(|i| {
-                    unrolled::<8>(|j| acc[i][j] = mma_bf16_m16n8k16(frags.0[i], frags.1[j], acc[i][j]));
+                    unrolled::<8>(|j| {
+                        acc[i][j] = mma_bf16_m16n8k16(frags.0[i], frags.1[j], acc[i][j])
+                    });
                 });
                 frags = next;
             });
@@ -2004,7 +2406,20 @@ pub(crate) mod tensor_kernels {
         cp_async_wait::<0>();
 
         // SAFETY: the caller's C and D (m x n).
-        unsafe { store_tiles(&acc, block_row + warp_row, block_col + warp_col, lane, m, n, alpha, beta, c, d) };
+        unsafe {
+            store_tiles(
+                &acc,
+                block_row + warp_row,
+                block_col + warp_col,
+                lane,
+                m,
+                n,
+                alpha,
+                beta,
+                c,
+                d,
+            )
+        };
     }
     // ANCHOR_END: swizzled_steps
 
@@ -2014,12 +2429,13 @@ pub(crate) mod tensor_kernels {
     #[cfg(lab_hopper)]
     pub(crate) mod hopper {
         use super::*;
-        use crate::gemm::mma_tiles::store_tile_row;
         use crate::device::tma::{
-            fence_mbarrier_init, fence_tensormap_acquire, mbarrier_arrive_expect_tx, mbarrier_init, mbarrier_wait_parity, tma_load_2d,
+            fence_mbarrier_init, fence_tensormap_acquire, mbarrier_arrive_expect_tx, mbarrier_init,
+            mbarrier_wait_parity, tma_load_2d,
         };
         use crate::device::warp::uniform;
         use crate::device::wgmma::{WgmmaAcc, fence_proxy_async_shared, wgmma_commit, wgmma_fence};
+        use crate::gemm::mma_tiles::store_tile_row;
 
         crate::dynamic_shared!(GEMM_WG_PIPELINE: [u32]);
 
@@ -2062,18 +2478,38 @@ pub(crate) mod tensor_kernels {
                 let (row, col) = (chunk / (WG_BLOCK_K / 8), (chunk % (WG_BLOCK_K / 8)) * 8);
                 let (grow, gcol) = (block_row + row, p0 + col);
                 let inside = grow < m && gcol < k;
-                let src = if inside { a.wrapping_add(grow as usize * k as usize + gcol as usize) } else { a };
+                let src = if inside {
+                    a.wrapping_add(grow as usize * k as usize + gcol as usize)
+                } else {
+                    a
+                };
                 // SAFETY: inside the stage; read only where inside.
-                unsafe { cp_async_16(stage + wg_a_offset(row, col), src.cast(), if inside { 16 } else { 0 }) };
+                unsafe {
+                    cp_async_16(
+                        stage + wg_a_offset(row, col),
+                        src.cast(),
+                        if inside { 16 } else { 0 },
+                    )
+                };
             });
             unrolled::<B_CHUNKS>(|s| {
                 let chunk = tid + s as u32 * WG_THREADS;
                 let (row, col) = (chunk / (bn / 8), (chunk % (bn / 8)) * 8);
                 let (grow, gcol) = (p0 + row, block_col + col);
                 let inside = grow < k && gcol < n;
-                let src = if inside { b.wrapping_add(grow as usize * n as usize + gcol as usize) } else { b };
+                let src = if inside {
+                    b.wrapping_add(grow as usize * n as usize + gcol as usize)
+                } else {
+                    b
+                };
                 // SAFETY: as above.
-                unsafe { cp_async_16(stage + WG_A_BYTES + wg_b_offset(row, col), src.cast(), if inside { 16 } else { 0 }) };
+                unsafe {
+                    cp_async_16(
+                        stage + WG_A_BYTES + wg_b_offset(row, col),
+                        src.cast(),
+                        if inside { 16 } else { 0 },
+                    )
+                };
             });
         }
 
@@ -2085,15 +2521,23 @@ pub(crate) mod tensor_kernels {
         /// # Safety
         /// As [`WgmmaAcc::mma_bf16`], for the stage's tiles.
         #[inline(always)]
-        pub(crate) unsafe fn wgmma_step<const H: usize>(acc: &mut [[[f32; 4]; 16]; H], stage: u32, warpgroup: u32)
-        where
+        pub(crate) unsafe fn wgmma_step<const H: usize>(
+            acc: &mut [[[f32; 4]; 16]; H],
+            stage: u32,
+            warpgroup: u32,
+        ) where
             [[[f32; 4]; 16]; H]: WgmmaAcc,
         {
             wgmma_fence();
             unrolled::<{ (WG_BLOCK_K / 16) as usize }>(|kk| {
                 let kk = kk as u32;
                 // SAFETY: the caller's.
-                unsafe { acc.mma_bf16(wg_a_descriptor(stage, warpgroup, kk), wg_b_descriptor(stage, kk)) };
+                unsafe {
+                    acc.mma_bf16(
+                        wg_a_descriptor(stage, warpgroup, kk),
+                        wg_b_descriptor(stage, kk),
+                    )
+                };
             });
             wgmma_commit();
             acc.wait::<1>();
@@ -2122,7 +2566,20 @@ pub(crate) mod tensor_kernels {
         ) {
             unrolled::<H>(|h| {
                 // SAFETY: the caller's.
-                unsafe { store_tile_row(&acc[h], row0, col0 + 128 * h as u32, lane, m, n, alpha, beta, c, d) };
+                unsafe {
+                    store_tile_row(
+                        &acc[h],
+                        row0,
+                        col0 + 128 * h as u32,
+                        lane,
+                        m,
+                        n,
+                        alpha,
+                        beta,
+                        c,
+                        d,
+                    )
+                };
             });
         }
 
@@ -2155,7 +2612,12 @@ pub(crate) mod tensor_kernels {
         /// memory and a grid of `ceil(n / (128 H)) x ceil(m / WG_BLOCK_M)`.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn wgmma_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const H: usize, const B_CHUNKS: usize>(
+        unsafe fn wgmma_pipeline<
+            const STAGES: u32,
+            const IN_FLIGHT: u32,
+            const H: usize,
+            const B_CHUNKS: usize,
+        >(
             m: u32,
             n: u32,
             k: u32,
@@ -2169,37 +2631,74 @@ pub(crate) mod tensor_kernels {
             [[[f32; 4]; 16]; H]: WgmmaAcc,
         {
             const {
-                assert!(B_CHUNKS == 4 * H, "each thread copies 4 chunks of each 128 columns of B");
+                assert!(
+                    B_CHUNKS == 4 * H,
+                    "each thread copies 4 chunks of each 128 columns of B"
+                );
             };
             let bn = 128 * H as u32;
             let stage_bytes = wg_stage_bytes(bn);
-            let base = (GEMM_WG_PIPELINE::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
+            let base =
+                (GEMM_WG_PIPELINE::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
             let tid = thread_idx_x();
             // The warpgroup index through `uniform`: ptxas then forms the
             // descriptors built from it in uniform registers.
             let (warpgroup, warp, lane) = (uniform(tid / 128), tid % 128 / 32, tid % 32);
             // The grid in groups of WG_GROUP block rows ([`grouped_block`]).
-            let (row_block, col_block) = grouped_block(block_idx_y() * grid_dim_x() + block_idx_x(), grid_dim_y(), grid_dim_x(), WG_GROUP);
+            let (row_block, col_block) = grouped_block(
+                block_idx_y() * grid_dim_x() + block_idx_x(),
+                grid_dim_y(),
+                grid_dim_x(),
+                WG_GROUP,
+            );
             let (block_row, block_col) = (row_block * WG_BLOCK_M, col_block * bn);
             let steps = k.div_ceil(WG_BLOCK_K);
             let mut acc = [[[0.0f32; 4]; 16]; H];
             // SAFETY (every load below): the caller's alignment and shapes;
             // the stage is one of the STAGES inside the aligned base.
             let load = |stage: u32, step: u32| unsafe {
-                load_wg_stage::<B_CHUNKS>(base + stage * stage_bytes, a, b, m, n, k, block_row, block_col, step * WG_BLOCK_K)
+                load_wg_stage::<B_CHUNKS>(
+                    base + stage * stage_bytes,
+                    a,
+                    b,
+                    m,
+                    n,
+                    k,
+                    block_row,
+                    block_col,
+                    step * WG_BLOCK_K,
+                )
             };
 
             // SAFETY (compute): the stage was written, fenced and published
             // by the barrier before it, and is not rewritten before this
             // group is waited for (AHEAD 2); the warpgroup is converged.
-            cp_async_pipeline::<STAGES, IN_FLIGHT, 2, _>(steps, load, fence_proxy_async_shared, |stage, _, refill| {
-                // The refill first, as before this step's `wgmma`s.
-                refill.issue();
-                unsafe { wgmma_step(&mut acc, base + stage * stage_bytes, warpgroup) }
-            });
+            cp_async_pipeline::<STAGES, IN_FLIGHT, 2, _>(
+                steps,
+                load,
+                fence_proxy_async_shared,
+                |stage, _, refill| {
+                    // The refill first, as before this step's `wgmma`s.
+                    refill.issue();
+                    unsafe { wgmma_step(&mut acc, base + stage * stage_bytes, warpgroup) }
+                },
+            );
             acc.wait::<0>();
             // SAFETY: the caller's C and D (m x n).
-            unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
+            unsafe {
+                store_wg(
+                    &acc,
+                    block_row + warpgroup * 64 + warp * 16,
+                    block_col,
+                    lane,
+                    m,
+                    n,
+                    alpha,
+                    beta,
+                    c,
+                    d,
+                )
+            };
         }
         // ANCHOR_END: wgmma_pipeline
 
@@ -2240,7 +2739,11 @@ pub(crate) mod tensor_kernels {
         ) {
             const H: usize = (WG_BLOCK_N / 128) as usize;
             // SAFETY: the caller's.
-            unsafe { wgmma_pipeline::<WG_STAGES, { WG_STAGES - 3 }, H, { 4 * H }>(m, n, k, alpha, a, b, beta, c, d) };
+            unsafe {
+                wgmma_pipeline::<WG_STAGES, { WG_STAGES - 3 }, H, { 4 * H }>(
+                    m, n, k, alpha, a, b, beta, c, d,
+                )
+            };
         }
         // ANCHOR_END: gemm_bf16_wgmma
 
@@ -2291,16 +2794,27 @@ pub(crate) mod tensor_kernels {
         ) where
             [[[f32; 4]; 16]; H]: WgmmaAcc,
         {
-            const { assert!(STAGES >= 3, "a stage is refilled two steps after its wgmmas were issued") };
+            const {
+                assert!(
+                    STAGES >= 3,
+                    "a stage is refilled two steps after its wgmmas were issued"
+                )
+            };
             let bn = 128 * H as u32;
             let stage_bytes = wg_stage_bytes(bn);
-            let base = (GEMM_WG_PIPELINE::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
+            let base =
+                (GEMM_WG_PIPELINE::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
             let bar = |stage: u32| base + STAGES * stage_bytes + 8 * stage;
             let tid = thread_idx_x();
             // As in `wgmma_pipeline`: the descriptors in uniform registers.
             let (warpgroup, warp, lane) = (uniform(tid / 128), tid % 128 / 32, tid % 32);
             // The grid in groups of WG_GROUP block rows ([`grouped_block`]).
-            let (row_block, col_block) = grouped_block(block_idx_y() * grid_dim_x() + block_idx_x(), grid_dim_y(), grid_dim_x(), WG_GROUP);
+            let (row_block, col_block) = grouped_block(
+                block_idx_y() * grid_dim_x() + block_idx_x(),
+                grid_dim_y(),
+                grid_dim_x(),
+                WG_GROUP,
+            );
             let (block_row, block_col) = (row_block * WG_BLOCK_M, col_block * bn);
             let steps = k.div_ceil(WG_BLOCK_K);
             let mut acc = [[[0.0f32; 4]; 16]; H];
@@ -2310,14 +2824,23 @@ pub(crate) mod tensor_kernels {
             // caller's; the stage is free (see # Memory) and its barrier's
             // arrival announces exactly the boxes' bytes.
             let issue = |step: u32| unsafe {
-                let (stage, p0) = (base + (step % STAGES) * stage_bytes, (step * WG_BLOCK_K) as i32);
+                let (stage, p0) = (
+                    base + (step % STAGES) * stage_bytes,
+                    (step * WG_BLOCK_K) as i32,
+                );
                 mbarrier_arrive_expect_tx(bar(step % STAGES), stage_bytes);
                 tma_load_2d(stage, tmap_a, p0, block_row as i32, bar(step % STAGES));
                 unrolled::<H>(|h| {
                     unrolled::<2>(|half| {
                         let blk = 2 * h as u32 + half as u32;
                         let col = (block_col + 64 * blk) as i32;
-                        tma_load_2d(stage + WG_A_BYTES + blk * WG_B_LBO, tmap_b, col, p0, bar(step % STAGES));
+                        tma_load_2d(
+                            stage + WG_A_BYTES + blk * WG_B_LBO,
+                            tmap_b,
+                            col,
+                            p0,
+                            bar(step % STAGES),
+                        );
                     });
                 });
             };
@@ -2355,7 +2878,13 @@ pub(crate) mod tensor_kernels {
             while step < steps {
                 // SAFETY: the barrier was initialised before the block
                 // barrier above.
-                unsafe { mbarrier_wait_parity(bar(step % STAGES), (step / STAGES) % 2, WG_MBARRIER_TIMEOUT_NS) };
+                unsafe {
+                    mbarrier_wait_parity(
+                        bar(step % STAGES),
+                        (step / STAGES) % 2,
+                        WG_MBARRIER_TIMEOUT_NS,
+                    )
+                };
                 sync_threads();
                 let next = step + STAGES - 2;
                 if tid == 0 && next < steps {
@@ -2369,7 +2898,20 @@ pub(crate) mod tensor_kernels {
             }
             acc.wait::<0>();
             // SAFETY: the caller's C and D (m x n).
-            unsafe { store_wg(&acc, block_row + warpgroup * 64 + warp * 16, block_col, lane, m, n, alpha, beta, c, d) };
+            unsafe {
+                store_wg(
+                    &acc,
+                    block_row + warpgroup * 64 + warp * 16,
+                    block_col,
+                    lane,
+                    m,
+                    n,
+                    alpha,
+                    beta,
+                    c,
+                    d,
+                )
+            };
         }
         // ANCHOR_END: tma_pipeline
 

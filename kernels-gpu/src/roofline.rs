@@ -275,7 +275,9 @@ const _: () = assert!(
     "every accumulator of wgmma_peak stays an integer below 2^24, exact in f32"
 );
 const _: () = assert!(
-    crate::gemm::WG_BLOCK_M == 128 && crate::gemm::WG_BLOCK_N == 256 && crate::gemm::WG_BLOCK_K == 64,
+    crate::gemm::WG_BLOCK_M == 128
+        && crate::gemm::WG_BLOCK_N == 256
+        && crate::gemm::WG_BLOCK_K == 64,
     "wgmma_peak's FLOP and output counts are for the GEMM lesson's 128 x 256 x 64 stage"
 );
 
@@ -355,11 +357,13 @@ mod kernels {
     use super::*;
     use crate::device::launch::assume_whole_tiles;
     use crate::device::math::fma;
-    use crate::device::memory::{Float4, dot_strided, load_readonly, load_readonly_v4, mul_wide_i32, opaque_index, opaque_u32};
+    use crate::device::memory::{
+        Float4, dot_strided, load_readonly, load_readonly_v4, mul_wide_i32, opaque_index,
+        opaque_u32,
+    };
     use crate::device::thread::{
-        block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_x_u32, global_index_y,
-        global_index_y_u32,
-        grid_dim_x, sync_threads, thread_idx_x, thread_idx_y,
+        block_dim_x, block_dim_y, block_idx_x, block_idx_y, global_index_x, global_index_x_u32,
+        global_index_y, global_index_y_u32, grid_dim_x, sync_threads, thread_idx_x, thread_idx_y,
     };
     use crate::device::warp::block_reduce;
     use crate::shared_array;
@@ -767,7 +771,11 @@ mod kernels {
         c: *mut f32,
         d: u64,
     ) {
-        let (row, col, d) = (global_index_y() as usize, global_index_x() as usize, d as usize);
+        let (row, col, d) = (
+            global_index_y() as usize,
+            global_index_x() as usize,
+            d as usize,
+        );
         // SAFETY: the launch assumption: the grid tiles the d x d matrix
         // exactly, so d is a positive multiple of MAT_TILE (the host
         // refuses other sides, 0 among them). With it the k loop has no
@@ -1088,9 +1096,19 @@ mod mma_chains {
         let lane = tid % 32;
         let warp = block_idx_x() * (block_dim_x() / 32) + tid / 32;
         let mut a = [0u32; 4];
-        unrolled::<4>(|r| a[r] = pack(mma_a_value(lane, 2 * r as u32), mma_a_value(lane, 2 * r as u32 + 1)));
+        unrolled::<4>(|r| {
+            a[r] = pack(
+                mma_a_value(lane, 2 * r as u32),
+                mma_a_value(lane, 2 * r as u32 + 1),
+            )
+        });
         let mut b = [0u32; 2];
-        unrolled::<2>(|r| b[r] = pack(mma_b_value(lane, 2 * r as u32), mma_b_value(lane, 2 * r as u32 + 1)));
+        unrolled::<2>(|r| {
+            b[r] = pack(
+                mma_b_value(lane, 2 * r as u32),
+                mma_b_value(lane, 2 * r as u32 + 1),
+            )
+        });
         let mut acc = [[0.0f32; 4]; MMA_CHAINS];
         unrolled::<MMA_CHAINS>(|q| acc[q] = [mma_c0(warp, q as u32) as f32; 4]);
 
@@ -1225,7 +1243,12 @@ mod hopper_kernels {
     /// `a` and `b` hold the two tiles, 16-byte aligned; `out` holds
     /// WGMMA_OUT_PER_WARPGROUP floats for every warpgroup of the grid.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn wgmma_peak(a: *const u16, b: *const u16, out: *mut f32, iterations: u32) {
+    pub unsafe extern "ptx-kernel" fn wgmma_peak(
+        a: *const u16,
+        b: *const u16,
+        out: *mut f32,
+        iterations: u32,
+    ) {
         let base = (WGMMA_PEAK_TILES::shared().addr() + WG_TILE_ALIGN - 1) & !(WG_TILE_ALIGN - 1);
         let tid = thread_idx_x();
         let (warpgroup, warp, lane) = (tid / 128, tid % 128 / 32, tid % 32);

@@ -70,7 +70,7 @@ const _: () = assert!(
 #[cfg(target_arch = "nvptx64")]
 mod kernels {
     use super::*;
-    use crate::device::memory::{opaque_index, Float4};
+    use crate::device::memory::{Float4, opaque_index};
     use crate::device::thread::{block_dim_x, block_idx_x, global_index_x, thread_idx_x};
 
     const _: () = assert!(

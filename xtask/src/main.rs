@@ -548,10 +548,25 @@ fn provide_sass_tools() -> Option<PathBuf> {
     let tools = root().join("target/tools/sass");
     let bin = tools.join("nvidia/cu13/bin");
     if !has_both(&bin) {
-        eprintln!("installing cuobjdump and nvdisasm {SASS_TOOLS_VERSION} from PyPI into {}", tools.display());
+        eprintln!(
+            "installing cuobjdump and nvdisasm {SASS_TOOLS_VERSION} from PyPI into {}",
+            tools.display()
+        );
         let installed = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-            .args(["--root-user-action=ignore", "--retries", "1", "--timeout", "15"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args([
+                "--root-user-action=ignore",
+                "--retries",
+                "1",
+                "--timeout",
+                "15",
+            ])
             .args(["--no-deps", "--target"])
             .arg(&tools)
             .arg(format!("nvidia-cuda-cuobjdump=={SASS_TOOLS_VERSION}"))
@@ -559,7 +574,9 @@ fn provide_sass_tools() -> Option<PathBuf> {
             .status()
             .is_ok_and(|s| s.success());
         if !installed || !has_both(&bin) {
-            eprintln!("warning: could not install cuobjdump and nvdisasm from PyPI; the SASS will not be shown");
+            eprintln!(
+                "warning: could not install cuobjdump and nvdisasm from PyPI; the SASS will not be shown"
+            );
             return None;
         }
     }
@@ -599,8 +616,10 @@ fn built_ptx() -> PathBuf {
 fn write_lab_ptx(dest: &Path) -> Result<()> {
     let raw = std::fs::read_to_string(built_ptx())
         .with_context(|| format!("could not read the PTX at {}", built_ptx().display()))?;
-    let ptx = launch_bounds::apply(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", built_ptx().display()))?;
-    std::fs::write(dest, ptx).with_context(|| format!("could not write the PTX to {}", dest.display()))
+    let ptx = launch_bounds::apply(&raw)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", built_ptx().display()))?;
+    std::fs::write(dest, ptx)
+        .with_context(|| format!("could not write the PTX to {}", dest.display()))
 }
 
 /// `ptx [FILE]`: build the kernels and copy their PTX somewhere readable
@@ -620,7 +639,11 @@ fn ptx(file: &Path) -> Result<ExitCode> {
 /// (built here, so xtask itself stays quick to build).
 fn book(out: &Path, run: Option<&Path>) -> Result<ExitCode> {
     let root = root();
-    let out = if out.is_absolute() { out.to_path_buf() } else { root.join(out) };
+    let out = if out.is_absolute() {
+        out.to_path_buf()
+    } else {
+        root.join(out)
+    };
     let mut cmd = cargo();
     cmd.current_dir(&root)
         .args(["run", "--release", "--quiet", "-p", "lab-book", "--"])
@@ -632,12 +655,20 @@ fn book(out: &Path, run: Option<&Path>) -> Result<ExitCode> {
         // The run relative to the root, as the book's directives name paths.
         let here = std::env::current_dir()?.join(run);
         let rel = here.strip_prefix(&root).map_err(|_| {
-            anyhow::anyhow!("--run {}: the run must sit inside the repository ({})", run.display(), root.display())
+            anyhow::anyhow!(
+                "--run {}: the run must sit inside the repository ({})",
+                run.display(),
+                root.display()
+            )
         })?;
         cmd.arg("--run").arg(rel);
     }
     let st = cmd.status().context("running cargo")?;
-    Ok(if st.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if st.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `record <dir>`: every lesson recorded as the book reads a run.
@@ -647,18 +678,26 @@ fn record(dir: &Path) -> Result<ExitCode> {
     let lab = root().join("target/release/lab");
     let dir = std::env::current_dir()?.join(dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let ncu = Command::new("ncu").arg("--version").output().is_ok_and(|o| o.status.success());
+    let ncu = Command::new("ncu")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ncu {
-        eprintln!("ncu is not on the PATH: recording without Nsight Compute's counters (the roofline chart will have no DRAM arrows)");
+        eprintln!(
+            "ncu is not on the PATH: recording without Nsight Compute's counters (the roofline chart will have no DRAM arrows)"
+        );
     }
     let mut failed = Vec::new();
     let mut step = |what: String, args: Vec<String>, file: PathBuf| -> Result<()> {
         eprintln!("{what} -> {}", file.display());
-        let out = std::fs::File::create(&file).with_context(|| format!("creating {}", file.display()))?;
+        let out =
+            std::fs::File::create(&file).with_context(|| format!("creating {}", file.display()))?;
         let mut cmd = Command::new(&lab);
         cmd.args(&args).stdout(out);
         with_cuda_tools(&mut cmd);
-        let st = cmd.status().with_context(|| format!("starting {}", lab.display()))?;
+        let st = cmd
+            .status()
+            .with_context(|| format!("starting {}", lab.display()))?;
         if !st.success() {
             failed.push(format!("lab {} ({st})", args.join(" ")));
         }
@@ -670,7 +709,11 @@ fn record(dir: &Path) -> Result<ExitCode> {
         if ncu {
             args.push("--ncu".into());
         }
-        step(format!("{lesson}: the report"), args, dir.join(format!("{lesson}.txt")))?;
+        step(
+            format!("{lesson}: the report"),
+            args,
+            dir.join(format!("{lesson}.txt")),
+        )?;
         step(
             format!("{lesson}: Rust against CUDA C"),
             vec![lesson.to_string(), "--compare".into(), "--json".into()],
@@ -685,7 +728,11 @@ fn record(dir: &Path) -> Result<ExitCode> {
         )?;
     }
     if !failed.is_empty() {
-        bail!("{} step(s) failed (their output is in their files):\n  {}", failed.len(), failed.join("\n  "));
+        bail!(
+            "{} step(s) failed (their output is in their files):\n  {}",
+            failed.len(),
+            failed.join("\n  ")
+        );
     }
     println!(
         "Recorded every lesson into {}. Draw the book from it: cargo xtask book --run {}",

@@ -41,8 +41,8 @@ use crate::cublas::{Cublas, Half};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::{KernelId, KernelSet};
-use crate::ptx::Module;
 use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionReport};
+use crate::ptx::Module;
 use crate::report::Context;
 use crate::sizes::{LessonSizes, Stream};
 use crate::timing::{self, Plan, Timing};
@@ -99,8 +99,12 @@ impl TcKernel {
         match self {
             TcKernel::Bf16Mma => "BF16 in, FP32 sums: mma.sync, ldmatrix, cp.async, 2 stages",
             TcKernel::Bf16Pipelined => "BF16 in, FP32 sums: the same, 4 cp.async stages",
-            TcKernel::Bf16Swizzled => "BF16 in, FP32 sums: 64 x 64 warp tiles, swizzled stages, fragments 16 of k ahead",
-            TcKernel::Bf16SwizzledWide => "BF16 in, FP32 sums: the same warps over 128 x 256 x 64 blocks, 3 stages in 144 KiB",
+            TcKernel::Bf16Swizzled => {
+                "BF16 in, FP32 sums: 64 x 64 warp tiles, swizzled stages, fragments 16 of k ahead"
+            }
+            TcKernel::Bf16SwizzledWide => {
+                "BF16 in, FP32 sums: the same warps over 128 x 256 x 64 blocks, 3 stages in 144 KiB"
+            }
         }
     }
 
@@ -223,8 +227,12 @@ impl TensorKernel {
     pub fn label(self) -> &'static str {
         match self {
             TensorKernel::Mma(k) => k.label(),
-            TensorKernel::Wgmma(WgKernel::Bf16Wgmma) => "BF16 in, FP32 sums: wgmma m64n256k16 from swizzled shared tiles, 4 cp.async stages",
-            TensorKernel::Wgmma(WgKernel::Bf16Tma) => "BF16 in, FP32 sums: the same wgmma tiles, copied by TMA onto mbarriers",
+            TensorKernel::Wgmma(WgKernel::Bf16Wgmma) => {
+                "BF16 in, FP32 sums: wgmma m64n256k16 from swizzled shared tiles, 4 cp.async stages"
+            }
+            TensorKernel::Wgmma(WgKernel::Bf16Tma) => {
+                "BF16 in, FP32 sums: the same wgmma tiles, copied by TMA onto mbarriers"
+            }
             TensorKernel::Turing(F16Kernel::F16Mma) => {
                 "FP16 in, FP32 sums: mma.sync m16n8k8 (compute capability 7.5), ldmatrix, loads through registers, 2 stages"
             }
@@ -277,7 +285,10 @@ impl TensorKernel {
     pub fn refusal(self, shape: (usize, usize, usize)) -> Option<String> {
         let (m, n, k) = shape;
         if m == 0 || n == 0 {
-            return Some(format!("{} needs m and n of at least 1 (its epilogue reads inside C); {m} x {n} is empty", self.symbol()));
+            return Some(format!(
+                "{} needs m and n of at least 1 (its epilogue reads inside C); {m} x {n} is empty",
+                self.symbol()
+            ));
         }
         (n % TC_ALIGN != 0 || k % TC_ALIGN != 0).then(|| {
             format!(
@@ -310,8 +321,14 @@ impl Kernel {
                 (NAIVE_BLOCK.0, NAIVE_BLOCK.1, 1),
             ),
             Kernel::Tiled => ((blocks(n, TILE), blocks(m, TILE), 1), (TILE, TILE, 1)),
-            Kernel::Regblock1d => ((blocks(n, R1_BLOCK_N), blocks(m, R1_BLOCK_M), 1), (R1_THREADS, 1, 1)),
-            Kernel::Regblock | Kernel::Vectorized | Kernel::Warptiled => ((blocks(n, BLOCK_N), blocks(m, BLOCK_M), 1), (REG_THREADS, 1, 1)),
+            Kernel::Regblock1d => (
+                (blocks(n, R1_BLOCK_N), blocks(m, R1_BLOCK_M), 1),
+                (R1_THREADS, 1, 1),
+            ),
+            Kernel::Regblock | Kernel::Vectorized | Kernel::Warptiled => (
+                (blocks(n, BLOCK_N), blocks(m, BLOCK_M), 1),
+                (REG_THREADS, 1, 1),
+            ),
         };
         LaunchConfig {
             grid_dim,
@@ -367,7 +384,9 @@ pub const UNIT_ROUNDOFF: f64 = f32::EPSILON as f64 / 2.0;
 /// roundings. It holds for any order of summation, so it bounds cuBLAS's
 /// result as well.
 pub fn bound(k: usize, abs_products: f64, c: f32) -> f64 {
-    (k as f64 + 2.0) * UNIT_ROUNDOFF * (f64::from(ALPHA).abs() * abs_products + f64::from(BETA).abs() * f64::from(c).abs())
+    (k as f64 + 2.0)
+        * UNIT_ROUNDOFF
+        * (f64::from(ALPHA).abs() * abs_products + f64::from(BETA).abs() * f64::from(c).abs())
 }
 
 /// [`bound`] with `S` at its largest for the fills (every |a|, |b| and |c|
@@ -420,14 +439,25 @@ pub mod reference {
     /// Output (row, col) of `alpha * A * B + beta * C` in f64, and the sum
     /// of its products' magnitudes (for [`super::bound`]), for row-major
     /// `a` (m x k), `b` (k x n), `c` (m x n).
-    pub fn output(a: &[f32], b: &[f32], c: &[f32], n: usize, k: usize, row: usize, col: usize) -> (f64, f64) {
+    pub fn output(
+        a: &[f32],
+        b: &[f32],
+        c: &[f32],
+        n: usize,
+        k: usize,
+        row: usize,
+        col: usize,
+    ) -> (f64, f64) {
         let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
         for p in 0..k {
             let product = f64::from(a[row * k + p]) * f64::from(b[p * n + col]);
             sum += product;
             magnitude += product.abs();
         }
-        (f64::from(ALPHA) * sum + f64::from(BETA) * f64::from(c[row * n + col]), magnitude)
+        (
+            f64::from(ALPHA) * sum + f64::from(BETA) * f64::from(c[row * n + col]),
+            magnitude,
+        )
     }
     // ANCHOR_END: reference
 }
@@ -472,7 +502,14 @@ pub const TC_BOUND_FACTOR: f64 = 4.0;
 
 /// Checks `got` (an m x n output of `kernel`) at the sampled positions
 /// against the f64 reference, each within its own [`bound`].
-pub fn check_samples(kernel: &'static str, got: &[f32], a: &[f32], b: &[f32], c: &[f32], shape: (usize, usize, usize)) -> Option<Failure> {
+pub fn check_samples(
+    kernel: &'static str,
+    got: &[f32],
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    shape: (usize, usize, usize),
+) -> Option<Failure> {
     check_samples_within(kernel, got, a, b, c, shape, 1.0)
 }
 
@@ -557,7 +594,10 @@ impl<'g> Gemm<'g> {
             .iter()
             .map(|&(m, n, k)| (m * k).max(k * n).max(m * n))
             .fold(side * side, usize::max);
-        gpu.require_free_memory(4 * elems * size_of::<f32>(), "the GEMM lesson's A, B, C and D")?;
+        gpu.require_free_memory(
+            4 * elems * size_of::<f32>(),
+            "the GEMM lesson's A, B, C and D",
+        )?;
         // (The tensor-core side's buffers are asked for in
         // enable_tensor_cores.)
         let [sa, sb, sc] = reference::STREAMS;
@@ -631,9 +671,15 @@ impl<'g> Gemm<'g> {
         if self.int_f32.is_some() && !load_fp16 {
             return Ok(());
         }
-        let (int_a, int_b) = (reference::matrix_of(len, ia, reference::integer), reference::matrix_of(len, ib, reference::integer));
+        let (int_a, int_b) = (
+            reference::matrix_of(len, ia, reference::integer),
+            reference::matrix_of(len, ib, reference::integer),
+        );
         if self.int_f32.is_none() {
-            gpu.require_free_memory(2 * len * size_of::<f32>(), "the GEMM lesson's integer inputs in f32")?;
+            gpu.require_free_memory(
+                2 * len * size_of::<f32>(),
+                "the GEMM lesson's integer inputs in f32",
+            )?;
             let upload_f32 = |host: &[f32]| -> Result<CudaSlice<f32>> {
                 let mut buf = gpu.alloc_f32(host.len())?;
                 gpu.upload(host, &mut buf)?;
@@ -683,7 +729,9 @@ impl<'g> Gemm<'g> {
             (Inputs::Fills, _) => (&self.a, &self.b),
             (Inputs::Integers, Some((a, b))) => (a, b),
             (Inputs::Integers, None) => {
-                return Err(Error::Size("the integer inputs are uploaded by Gemm::enable_tensor_cores".into()));
+                return Err(Error::Size(
+                    "the integer inputs are uploaded by Gemm::enable_tensor_cores".into(),
+                ));
             }
         };
         let launch = self
@@ -728,8 +776,18 @@ impl<'g> Gemm<'g> {
         let (c_ptr, _c) = self.c.device_ptr(stream);
         // SAFETY: both allocations hold at least m*n floats (set_shape); the
         // copy is queued on the lesson's stream, before what follows.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(d_ptr, c_ptr, m * n * size_of::<f32>(), stream.cu_stream()) }
-            .map_err(|source| Error::Driver { call: "cuMemcpyDtoDAsync", source })
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_async(
+                d_ptr,
+                c_ptr,
+                m * n * size_of::<f32>(),
+                stream.cu_stream(),
+            )
+        }
+        .map_err(|source| Error::Driver {
+            call: "cuMemcpyDtoDAsync",
+            source,
+        })
     }
 
     /// cuBLAS's SGEMM alone, in place on D (`D = alpha * A * B + beta * D`),
@@ -741,14 +799,18 @@ impl<'g> Gemm<'g> {
     /// [`Error::Cublas`] where cuBLAS is missing or refuses the call.
     pub fn cublas_gemm(&mut self) -> Result<()> {
         let (m, n, k) = self.shape;
-        let cublas = self.cublas.as_ref().map_err(|why| Error::Cublas(why.clone()))?;
+        let cublas = self
+            .cublas
+            .as_ref()
+            .map_err(|why| Error::Cublas(why.clone()))?;
         let stream = &self.gpu.stream;
         let (d_ptr, _d) = self.d.device_ptr_mut(stream);
         let (a_ptr, _a) = self.a.device_ptr(stream);
         let (b_ptr, _b) = self.b.device_ptr(stream);
         // SAFETY: A, B and D hold m*k, k*n and m*n floats (set_shape), D
         // overlaps neither input, and the handle is bound to this stream.
-        unsafe { cublas.sgemm_row_major(m, n, k, ALPHA, a_ptr, b_ptr, BETA, d_ptr) }.map_err(Error::Cublas)
+        unsafe { cublas.sgemm_row_major(m, n, k, ALPHA, a_ptr, b_ptr, BETA, d_ptr) }
+            .map_err(Error::Cublas)
     }
 
     /// Runs `kernel` (or cuBLAS, for `None`) at the current shape into a
@@ -768,7 +830,11 @@ impl<'g> Gemm<'g> {
     ///
     /// # Errors
     /// The launch's; a fault, charged to `name`.
-    fn output_of(&mut self, name: &'static str, launch: impl FnOnce(&mut Self) -> Result<()>) -> Result<Vec<f32>> {
+    fn output_of(
+        &mut self,
+        name: &'static str,
+        launch: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<Vec<f32>> {
         let (m, n, _) = self.shape;
         self.gpu.poison_output(&mut self.d, m * n)?;
         launch(self)?;
@@ -795,7 +861,11 @@ impl<'g> Gemm<'g> {
         what: &str,
     ) -> Vec<Failure> {
         let (m, n, k) = shape;
-        let (a, b, c) = (&self.a_host[..m * k], &self.b_host[..k * n], &self.c_host[..m * n]);
+        let (a, b, c) = (
+            &self.a_host[..m * k],
+            &self.b_host[..k * n],
+            &self.c_host[..m * n],
+        );
         let mut failures = Vec::new();
         if shape == small {
             let (want, bounds): (Vec<f64>, Vec<f64>) = (0..m * n)
@@ -804,19 +874,31 @@ impl<'g> Gemm<'g> {
                     (w, factor * bound(k, s, c[i]))
                 })
                 .unzip();
-            failures.extend(first_mismatch(got, &want, Tolerance::Bound(&bounds)).map(|e| Failure {
-                kernel,
-                detail: format!("{m} x {n} x {k} against the f64 reference: {e}"),
-            }));
+            failures.extend(
+                first_mismatch(got, &want, Tolerance::Bound(&bounds)).map(|e| Failure {
+                    kernel,
+                    detail: format!("{m} x {n} x {k} against the f64 reference: {e}"),
+                }),
+            );
         } else {
             failures.extend(check_samples_within(kernel, got, a, b, c, shape, factor));
         }
         if let Some(want) = cublas {
             let allowed = 2.0 * factor * bound_for_k(k);
-            failures.extend(first_mismatch(got, want, Tolerance::AbsRel { abs: allowed, rel: 0.0 }).map(|e| Failure {
-                kernel,
-                detail: format!("{m} x {n} x {k} against {what}: {e}"),
-            }));
+            failures.extend(
+                first_mismatch(
+                    got,
+                    want,
+                    Tolerance::AbsRel {
+                        abs: allowed,
+                        rel: 0.0,
+                    },
+                )
+                .map(|e| Failure {
+                    kernel,
+                    detail: format!("{m} x {n} x {k} against {what}: {e}"),
+                }),
+            );
         }
         failures
     }
@@ -830,7 +912,12 @@ impl<'g> Gemm<'g> {
     /// Driver errors.
     pub fn occupancy(&self, kernel: Kernel) -> Result<(crate::compare::FunctionStats, u32, f64)> {
         let block = kernel.launch_config(1, 1).block_dim;
-        occupancy_of(self.gpu, self.kernels.active(kernel), block.0 * block.1 * block.2, 0)
+        occupancy_of(
+            self.gpu,
+            self.kernels.active(kernel),
+            block.0 * block.1 * block.2,
+            0,
+        )
     }
 
     // ANCHOR: check
@@ -853,12 +940,17 @@ impl<'g> Gemm<'g> {
         let got = self.output(Some(kernel))?;
         let (m, n, k) = shape;
         let what = format!("cuBLAS (allowed twice the bound for k = {k})");
-        let mut failures = self.reference_failures(kernel.symbol(), &got, shape, SMALL, 1.0, cublas, &what);
+        let mut failures =
+            self.reference_failures(kernel.symbol(), &got, shape, SMALL, 1.0, cublas, &what);
         if let Some(want) = naive {
-            failures.extend(first_mismatch(&got, want, Tolerance::Exact).map(|e| Failure {
-                kernel: kernel.symbol(),
-                detail: format!("{m} x {n} x {k}: not the naive kernel's sums (same order, same FMAs): {e}"),
-            }));
+            failures.extend(
+                first_mismatch(&got, want, Tolerance::Exact).map(|e| Failure {
+                    kernel: kernel.symbol(),
+                    detail: format!(
+                        "{m} x {n} x {k}: not the naive kernel's sums (same order, same FMAs): {e}"
+                    ),
+                }),
+            );
         }
         Ok((failures, got))
     }
@@ -884,10 +976,17 @@ impl<'g> Gemm<'g> {
     /// # Errors
     /// As the launches ([`Gemm::launch`], [`Gemm::launch_tc`], the cuBLAS
     /// calls); a fault is charged to the one whose batch it surfaced in.
-    pub fn time_rounds(&mut self, kernel: GemmRow, reference: Timed, plan: Plan) -> Result<(Timing, Timing)> {
+    pub fn time_rounds(
+        &mut self,
+        kernel: GemmRow,
+        reference: Timed,
+        plan: Plan,
+    ) -> Result<(Timing, Timing)> {
         let gpu = self.gpu;
         let order = [Timed::Kernel(kernel), reference];
-        let [k, c] = timing::time_alternating(gpu, order.map(Timed::symbol), plan, |i| self.launch_timed(order[i]))?;
+        let [k, c] = timing::time_alternating(gpu, order.map(Timed::symbol), plan, |i| {
+            self.launch_timed(order[i])
+        })?;
         Ok((k, c))
     }
 
@@ -958,9 +1057,18 @@ impl Share {
     /// If the two have different counts of batches (one alternation gives
     /// both the same).
     pub fn of(kernel: &Timing, cublas: &Timing) -> Share {
-        assert_eq!(kernel.samples_ms.len(), cublas.samples_ms.len(), "one alternation times both the same batches");
+        assert_eq!(
+            kernel.samples_ms.len(),
+            cublas.samples_ms.len(),
+            "one alternation times both the same batches"
+        );
         Share {
-            per_round: kernel.samples_ms.iter().zip(&cublas.samples_ms).map(|(k, c)| c / k).collect(),
+            per_round: kernel
+                .samples_ms
+                .iter()
+                .zip(&cublas.samples_ms)
+                .map(|(k, c)| c / k)
+                .collect(),
             kernel_ms: kernel.median_ms(),
             cublas_ms: cublas.median_ms(),
         }
@@ -984,9 +1092,14 @@ impl Share {
     /// first lies outside that range.
     pub fn sentence(&self, row: &str, what: &str, of_rows: Option<f64>) -> String {
         let (lo, hi) = self.range();
-        let rows = of_rows.map_or(String::new(), |r| format!(" {:.1}% row against row;", 100.0 * r));
+        let rows = of_rows.map_or(String::new(), |r| {
+            format!(" {:.1}% row against row;", 100.0 * r)
+        });
         let rounds = match self.per_round.len() {
-            1 => format!("{:.1}% in one round, a batch of it beside one of cuBLAS's", 100.0 * self.median()),
+            1 => format!(
+                "{:.1}% in one round, a batch of it beside one of cuBLAS's",
+                100.0 * self.median()
+            ),
             n => format!(
                 "{:.1}% in {n} rounds of a batch of it beside one of cuBLAS's (the median; rounds {:.1} to {:.1}%)",
                 100.0 * self.median(),
@@ -1017,7 +1130,10 @@ impl Share {
             ("cublas_share_rounds", json!(self.median())),
             ("cublas_share_rounds_range", json!([lo, hi])),
             ("cublas_share_per_round", json!(self.per_round)),
-            ("rounds_ms", json!({"kernel": self.kernel_ms, "cublas": self.cublas_ms})),
+            (
+                "rounds_ms",
+                json!({"kernel": self.kernel_ms, "cublas": self.cublas_ms}),
+            ),
         ]
     }
 }
@@ -1056,7 +1172,13 @@ impl TensorCores {
     ///
     /// # Errors
     /// Driver errors on a GPU that should run the module.
-    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32], int_a: &[f32], int_b: &[f32]) -> Result<std::result::Result<TensorCores, String>> {
+    pub fn new(
+        gpu: &Gpu,
+        a: &[f32],
+        b: &[f32],
+        int_a: &[f32],
+        int_b: &[f32],
+    ) -> Result<std::result::Result<TensorCores, String>> {
         let (major, minor) = gpu.info.compute_capability;
         if !Module::Sm80.runs_on((major, minor)) {
             return Ok(Err(format!(
@@ -1073,7 +1195,10 @@ impl TensorCores {
             match KernelSet::from_module(gpu, Module::Sm90a) {
                 Ok(set) => {
                     for &kernel in WgKernel::ALL {
-                        crate::kernels::allow_dynamic_shared(set.active(kernel), TensorKernel::from(kernel).dynamic_shared_bytes())?;
+                        crate::kernels::allow_dynamic_shared(
+                            set.active(kernel),
+                            TensorKernel::from(kernel).dynamic_shared_bytes(),
+                        )?;
                     }
                     Ok(set)
                 }
@@ -1088,9 +1213,18 @@ impl TensorCores {
             ))
         };
         let inputs = HalfInputs::upload(gpu, Half::Bf16, [a, b, int_a, int_b])?;
-        let tc = TensorCores { kernels, wide, hopper, inputs, maps: None };
+        let tc = TensorCores {
+            kernels,
+            wide,
+            hopper,
+            inputs,
+            maps: None,
+        };
         for kernel in tc.mma_kernels() {
-            crate::kernels::allow_dynamic_shared(tc.kernels.active(kernel), TensorKernel::from(kernel).dynamic_shared_bytes())?;
+            crate::kernels::allow_dynamic_shared(
+                tc.kernels.active(kernel),
+                TensorKernel::from(kernel).dynamic_shared_bytes(),
+            )?;
         }
         Ok(Ok(tc))
     }
@@ -1102,8 +1236,17 @@ impl TensorCores {
     /// # Errors
     /// The driver refusing a map ([`crate::tma::bf16_tensor_map_128b`]);
     /// the allocation or the copy.
-    fn encode_maps(&mut self, gpu: &Gpu, shape: (usize, usize, usize), inputs: Inputs) -> Result<()> {
-        if self.maps.as_ref().is_some_and(|maps| maps.key == (shape, inputs)) {
+    fn encode_maps(
+        &mut self,
+        gpu: &Gpu,
+        shape: (usize, usize, usize),
+        inputs: Inputs,
+    ) -> Result<()> {
+        if self
+            .maps
+            .as_ref()
+            .is_some_and(|maps| maps.key == (shape, inputs))
+        {
             return Ok(());
         }
         let (m, n, k) = shape;
@@ -1123,7 +1266,10 @@ impl TensorCores {
     /// The sm_80 module's kernels this GPU runs: all but the wide one where
     /// it cannot give a block its shared memory ([`TensorCores::wide`]).
     pub fn mma_kernels(&self) -> impl Iterator<Item = TcKernel> + '_ {
-        TcKernel::ALL.iter().copied().filter(|&k| k != TcKernel::Bf16SwizzledWide || self.wide.is_none())
+        TcKernel::ALL
+            .iter()
+            .copied()
+            .filter(|&k| k != TcKernel::Bf16SwizzledWide || self.wide.is_none())
     }
 
     /// Every tensor-core kernel this GPU runs: the sm_80 module's
@@ -1148,8 +1294,13 @@ impl TensorCores {
         match (kernel, &self.hopper) {
             (TensorKernel::Mma(k), _) => self.kernels.active(k),
             (TensorKernel::Wgmma(k), Ok(set)) => set.active(k),
-            (TensorKernel::Wgmma(_), Err(why)) => panic!("a Hopper kernel without the sm_90a module ({why}): a caller bug"),
-            (TensorKernel::Turing(k), _) => panic!("{} is the f16 side's (Gemm::tensor_function): a caller bug", k.symbol()),
+            (TensorKernel::Wgmma(_), Err(why)) => {
+                panic!("a Hopper kernel without the sm_90a module ({why}): a caller bug")
+            }
+            (TensorKernel::Turing(k), _) => panic!(
+                "{} is the f16 side's (Gemm::tensor_function): a caller bug",
+                k.symbol()
+            ),
         }
     }
 }
@@ -1172,7 +1323,13 @@ impl HalfInputs {
     /// [`Error::OutOfMemory`]; the driver's allocation or copy error.
     fn upload(gpu: &Gpu, half: Half, host: [&[f32]; 4]) -> Result<HalfInputs> {
         let bytes = host.iter().map(|m| m.len() * size_of::<u16>()).sum();
-        gpu.require_free_memory(bytes, &format!("the GEMM lesson's {} A and B and integer inputs", half.name()))?;
+        gpu.require_free_memory(
+            bytes,
+            &format!(
+                "the GEMM lesson's {} A and B and integer inputs",
+                half.name()
+            ),
+        )?;
         let [a, b, a_int, b_int] = host;
         let inputs = HalfInputs {
             a: gpu.upload_half(a, half)?,
@@ -1212,7 +1369,13 @@ impl Fp16Cores {
     /// # Errors
     /// The kernel missing from a module built for sm_75 or later, or any
     /// other driver error; [`Error::OutOfMemory`].
-    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32], int_a: &[f32], int_b: &[f32]) -> Result<std::result::Result<Fp16Cores, String>> {
+    pub fn new(
+        gpu: &Gpu,
+        a: &[f32],
+        b: &[f32],
+        int_a: &[f32],
+        int_b: &[f32],
+    ) -> Result<std::result::Result<Fp16Cores, String>> {
         let (major, minor) = gpu.info.compute_capability;
         if (major, minor) < (7, 5) {
             return Ok(Err(format!(
@@ -1253,12 +1416,24 @@ impl Gemm<'_> {
         if let Some(why) = kernel.refusal(self.shape) {
             return Err(Error::Size(why));
         }
-        if let (TensorKernel::Mma(TcKernel::Bf16SwizzledWide), Ok(TensorCores { wide: Some(why), .. })) = (kernel, &self.tensor) {
-            return Err(Error::Size(format!("{} cannot run on this GPU: {why}", kernel.symbol())));
+        if let (
+            TensorKernel::Mma(TcKernel::Bf16SwizzledWide),
+            Ok(TensorCores {
+                wide: Some(why), ..
+            }),
+        ) = (kernel, &self.tensor)
+        {
+            return Err(Error::Size(format!(
+                "{} cannot run on this GPU: {why}",
+                kernel.symbol()
+            )));
         }
         let (gpu, inputs) = (self.gpu, self.inputs);
         if kernel == TensorKernel::Wgmma(WgKernel::Bf16Tma) {
-            let tc = self.tensor.as_mut().map_err(|why| Error::Size(why.clone()))?;
+            let tc = self
+                .tensor
+                .as_mut()
+                .map_err(|why| Error::Size(why.clone()))?;
             tc.encode_maps(gpu, self.shape, inputs)?;
         }
         let size_err = |why: &String| Error::Size(why.clone());
@@ -1279,7 +1454,11 @@ impl Gemm<'_> {
                 (set.launch(gpu, id), &tc.inputs, maps)
             }
         };
-        let launch = launch.scalar(m as u32).scalar(n as u32).scalar(k as u32).scalar(ALPHA);
+        let launch = launch
+            .scalar(m as u32)
+            .scalar(n as u32)
+            .scalar(k as u32)
+            .scalar(ALPHA);
         let launch = match maps {
             Some(maps) => launch.input(&maps.a).input(&maps.b),
             None => {
@@ -1304,8 +1483,14 @@ impl Gemm<'_> {
     pub fn tensor_function(&self, kernel: TensorKernel) -> Option<&cudarc::driver::CudaFunction> {
         match kernel {
             TensorKernel::Turing(k) => self.fp16.as_ref().ok().map(|h| h.kernels.active(k)),
-            TensorKernel::Wgmma(_) if self.tensor.as_ref().is_ok_and(|tc| tc.hopper.is_err()) => None,
-            TensorKernel::Mma(TcKernel::Bf16SwizzledWide) if self.tensor.as_ref().is_ok_and(|tc| tc.wide.is_some()) => None,
+            TensorKernel::Wgmma(_) if self.tensor.as_ref().is_ok_and(|tc| tc.hopper.is_err()) => {
+                None
+            }
+            TensorKernel::Mma(TcKernel::Bf16SwizzledWide)
+                if self.tensor.as_ref().is_ok_and(|tc| tc.wide.is_some()) =>
+            {
+                None
+            }
             _ => self.tensor.as_ref().ok().map(|tc| tc.function(kernel)),
         }
     }
@@ -1332,7 +1517,10 @@ impl Gemm<'_> {
     /// The tensor-core kernels this GPU runs ([`TensorCores::kernels`]);
     /// none where the tensor-core side did not load.
     pub fn tensor_kernels(&self) -> Vec<TensorKernel> {
-        self.tensor.as_ref().map(TensorCores::kernels).unwrap_or_default()
+        self.tensor
+            .as_ref()
+            .map(TensorCores::kernels)
+            .unwrap_or_default()
     }
 
     /// cuBLAS's GEMM of `half` inputs (`cublasGemmEx`, f32 sums) at the
@@ -1353,7 +1541,10 @@ impl Gemm<'_> {
     /// As [`Gemm::launch_cublas_half`].
     pub fn cublas_half_gemm(&mut self, half: Half) -> Result<()> {
         let (m, n, k) = self.shape;
-        let cublas = self.cublas.as_ref().map_err(|why| Error::Cublas(why.clone()))?;
+        let cublas = self
+            .cublas
+            .as_ref()
+            .map_err(|why| Error::Cublas(why.clone()))?;
         let (a, b) = match half {
             Half::Bf16 => self.tensor.as_ref().map(|tc| tc.inputs.pick(Inputs::Fills)),
             Half::F16 => self.fp16.as_ref().map(|h| h.inputs.pick(Inputs::Fills)),
@@ -1365,7 +1556,8 @@ impl Gemm<'_> {
         let (b_ptr, _b) = b.device_ptr(stream);
         // SAFETY: A and B hold m*k and k*n 16-bit values of `half`, D m*n
         // floats, D overlaps neither, and the handle is bound to this stream.
-        unsafe { cublas.gemm_half_row_major(half, m, n, k, ALPHA, a_ptr, b_ptr, BETA, d_ptr) }.map_err(Error::Cublas)
+        unsafe { cublas.gemm_half_row_major(half, m, n, k, ALPHA, a_ptr, b_ptr, BETA, d_ptr) }
+            .map_err(Error::Cublas)
     }
 
     /// Runs a tensor-core `kernel` at the current shape into a poisoned D
@@ -1394,12 +1586,25 @@ impl Gemm<'_> {
     ///
     /// # Errors
     /// As [`Gemm::output_tc`].
-    pub fn check_tc(&mut self, kernel: impl Into<TensorKernel>, shape: (usize, usize, usize), cublas: Option<&[f32]>) -> Result<Vec<Failure>> {
+    pub fn check_tc(
+        &mut self,
+        kernel: impl Into<TensorKernel>,
+        shape: (usize, usize, usize),
+        cublas: Option<&[f32]>,
+    ) -> Result<Vec<Failure>> {
         let kernel = kernel.into();
         self.set_shape(shape)?;
         let got = self.output_tc(kernel)?;
         let what = format!("cuBLAS's {} GEMM", kernel.precision().name());
-        let failures = self.reference_failures(kernel.symbol(), &got, shape, TC_SMALL, TC_BOUND_FACTOR, cublas, &what);
+        let failures = self.reference_failures(
+            kernel.symbol(),
+            &got,
+            shape,
+            TC_SMALL,
+            TC_BOUND_FACTOR,
+            cublas,
+            &what,
+        );
         Ok(failures)
     }
 
@@ -1410,7 +1615,11 @@ impl Gemm<'_> {
     ///
     /// # Errors
     /// As the launches.
-    pub fn check_tc_exact(&mut self, kernel: impl Into<TensorKernel>, shape: (usize, usize, usize)) -> Result<Vec<Failure>> {
+    pub fn check_tc_exact(
+        &mut self,
+        kernel: impl Into<TensorKernel>,
+        shape: (usize, usize, usize),
+    ) -> Result<Vec<Failure>> {
         let kernel = kernel.into();
         self.set_shape(shape)?;
         self.set_inputs(Inputs::Integers);
@@ -1439,11 +1648,15 @@ impl Gemm<'_> {
     /// As the launches.
     pub fn check_tc_same_sums(&mut self, shape: (usize, usize, usize)) -> Result<Vec<Failure>> {
         self.set_shape(shape)?;
-        let (mma, wgmma): (Vec<TensorKernel>, Vec<TensorKernel>) =
-            self.tensor_kernels().into_iter().partition(|k| matches!(k, TensorKernel::Mma(_)));
+        let (mma, wgmma): (Vec<TensorKernel>, Vec<TensorKernel>) = self
+            .tensor_kernels()
+            .into_iter()
+            .partition(|k| matches!(k, TensorKernel::Mma(_)));
         let mut failures = Vec::new();
         for family in [mma, wgmma] {
-            let Some((&first, rest)) = family.split_first() else { continue };
+            let Some((&first, rest)) = family.split_first() else {
+                continue;
+            };
             let want = self.output_tc(first)?;
             for &kernel in rest {
                 let got = self.output_tc(kernel)?;
@@ -1476,7 +1689,9 @@ impl TwinRows for Gemm<'_> {
     fn units(&self) -> Vec<GemmRow> {
         let mut units: Vec<GemmRow> = Kernel::ALL.iter().map(|&k| GemmRow::Fp32(k)).collect();
         let runs = |k: &TensorKernel| k.refusal(self.shape).is_none();
-        let tensor = Half::ALL.into_iter().flat_map(|half| self.tensor_kernels_of(half));
+        let tensor = Half::ALL
+            .into_iter()
+            .flat_map(|half| self.tensor_kernels_of(half));
         units.extend(tensor.filter(runs).map(GemmRow::Tensor));
         units
     }
@@ -1493,13 +1708,24 @@ impl TwinRows for Gemm<'_> {
             (GemmRow::Fp32(k), _) => shown_in(&self.kernels, k),
             (GemmRow::Tensor(TensorKernel::Turing(k)), _) => match &self.fp16 {
                 Ok(h) => shown_in(&h.kernels, k),
-                Err(why) => panic!("an f16 row ({}) without its side ({why}): a caller bug", k.symbol()),
+                Err(why) => panic!(
+                    "an f16 row ({}) without its side ({why}): a caller bug",
+                    k.symbol()
+                ),
             },
-            (GemmRow::Tensor(TensorKernel::Mma(k)), Ok(tc)) => shown_from(&tc.kernels, k, Module::Sm80.ptx()),
-            (GemmRow::Tensor(TensorKernel::Wgmma(k)), Ok(TensorCores { hopper: Ok(set), .. })) => {
-                shown_from(set, k, Module::Sm90a.ptx())
+            (GemmRow::Tensor(TensorKernel::Mma(k)), Ok(tc)) => {
+                shown_from(&tc.kernels, k, Module::Sm80.ptx())
             }
-            (GemmRow::Tensor(k), _) => panic!("a tensor-core row ({}) without its module: a caller bug", k.symbol()),
+            (
+                GemmRow::Tensor(TensorKernel::Wgmma(k)),
+                Ok(TensorCores {
+                    hopper: Ok(set), ..
+                }),
+            ) => shown_from(set, k, Module::Sm90a.ptx()),
+            (GemmRow::Tensor(k), _) => panic!(
+                "a tensor-core row ({}) without its module: a caller bug",
+                k.symbol()
+            ),
         }
     }
 
@@ -1512,14 +1738,23 @@ impl TwinRows for Gemm<'_> {
         if let Ok(tc) = &mut self.tensor {
             tc.kernels.load_twins(gpu, c_ptx)?;
             for kernel in tc.mma_kernels() {
-                let twin = tc.kernels.get(kernel, Side::CudaC).expect("the twins just loaded");
-                crate::kernels::allow_dynamic_shared(twin, TensorKernel::from(kernel).dynamic_shared_bytes())?;
+                let twin = tc
+                    .kernels
+                    .get(kernel, Side::CudaC)
+                    .expect("the twins just loaded");
+                crate::kernels::allow_dynamic_shared(
+                    twin,
+                    TensorKernel::from(kernel).dynamic_shared_bytes(),
+                )?;
             }
             if let Ok(set) = &mut tc.hopper {
                 set.load_twins(gpu, c_ptx)?;
                 for &kernel in WgKernel::ALL {
                     let twin = set.get(kernel, Side::CudaC).expect("the twins just loaded");
-                    crate::kernels::allow_dynamic_shared(twin, TensorKernel::from(kernel).dynamic_shared_bytes())?;
+                    crate::kernels::allow_dynamic_shared(
+                        twin,
+                        TensorKernel::from(kernel).dynamic_shared_bytes(),
+                    )?;
                 }
             }
         }
@@ -1553,7 +1788,10 @@ impl TwinRows for Gemm<'_> {
             }
         };
         self.set_shape(shape)?;
-        Ok((failures, got.iter().map(|v| u64::from(v.to_bits())).collect()))
+        Ok((
+            failures,
+            got.iter().map(|v| u64::from(v.to_bits())).collect(),
+        ))
     }
 
     /// At the shape the twins were made for (the compared size).
@@ -1577,14 +1815,22 @@ fn row_share(row: &Row, reference: &Row) -> Option<f64> {
 ///
 /// # Errors
 /// As [`Gemm::time_rounds`].
-fn read_share(lesson: &mut Gemm<'_>, row: &mut Row, reference: &Row, kernel: GemmRow, cublas: Timed, plan: Plan) -> Result<(Option<f64>, Share)> {
+fn read_share(
+    lesson: &mut Gemm<'_>,
+    row: &mut Row,
+    reference: &Row,
+    kernel: GemmRow,
+    cublas: Timed,
+    plan: Plan,
+) -> Result<(Option<f64>, Share)> {
     let of_rows = row_share(row, reference);
     if let Some(share) = of_rows {
         row.fields.insert("cublas_share".into(), json!(share));
     }
     let (kernel_timing, cublas_timing) = lesson.time_rounds(kernel, cublas, plan)?;
     let share = Share::of(&kernel_timing, &cublas_timing);
-    row.fields.extend(share.fields().map(|(k, v)| (k.to_string(), v)));
+    row.fields
+        .extend(share.fields().map(|(k, v)| (k.to_string(), v)));
     Ok((of_rows, share))
 }
 
@@ -1595,12 +1841,21 @@ fn read_share(lesson: &mut Gemm<'_>, row: &mut Row, reference: &Row, kernel: Gem
 ///
 /// # Errors
 /// Driver errors.
-fn occupancy_of(gpu: &Gpu, f: &cudarc::driver::CudaFunction, threads: u32, dynamic: u32) -> Result<(crate::compare::FunctionStats, u32, f64)> {
+fn occupancy_of(
+    gpu: &Gpu,
+    f: &cudarc::driver::CudaFunction,
+    threads: u32,
+    dynamic: u32,
+) -> Result<(crate::compare::FunctionStats, u32, f64)> {
     let stats = crate::compare::FunctionStats::of(f)?;
     let blocks = f
         .occupancy_max_active_blocks_per_multiprocessor(threads, dynamic as usize, None)
-        .map_err(|source| Error::Driver { call: "cuOccupancyMaxActiveBlocksPerMultiprocessor", source })?;
-    let occupancy = 100.0 * f64::from(blocks * threads) / f64::from(gpu.info.max_threads_per_sm.max(1));
+        .map_err(|source| Error::Driver {
+            call: "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            source,
+        })?;
+    let occupancy =
+        100.0 * f64::from(blocks * threads) / f64::from(gpu.info.max_threads_per_sm.max(1));
     Ok((stats, blocks, occupancy))
 }
 
@@ -1625,15 +1880,28 @@ pub const TENSOR_CEILING: &str = "the measured tensor-core ceiling";
 fn measured_tensor_ceiling(
     gpu: &Gpu,
     options: &RunOptions<'_>,
-) -> Result<(std::result::Result<crate::roofline::tensor::TensorCeiling, String>, Vec<Failure>)> {
+) -> Result<(
+    std::result::Result<crate::roofline::tensor::TensorCeiling, String>,
+    Vec<Failure>,
+)> {
     use crate::roofline::tensor::{TensorCeiling, TensorPeak, TensorSizes, unavailable};
-    let sizes = if options.quick { TensorSizes::quick(&gpu.info) } else { TensorSizes::for_device(&gpu.info) };
+    let sizes = if options.quick {
+        TensorSizes::quick(&gpu.info)
+    } else {
+        TensorSizes::for_device(&gpu.info)
+    };
     let Some(sizes) = sizes else {
-        return Ok((Err(unavailable(&gpu.info).unwrap_or_else(|| "no tensor-core sizes for this GPU".into())), Vec::new()));
+        return Ok((
+            Err(unavailable(&gpu.info)
+                .unwrap_or_else(|| "no tensor-core sizes for this GPU".into())),
+            Vec::new(),
+        ));
     };
     let mut peak = match TensorPeak::new(gpu, sizes) {
         Ok(p) => p,
-        Err(e @ (Error::OutOfMemory { .. } | Error::Size(_) | Error::Driver { .. })) => return Ok((Err(e.to_string()), Vec::new())),
+        Err(e @ (Error::OutOfMemory { .. } | Error::Size(_) | Error::Driver { .. })) => {
+            return Ok((Err(e.to_string()), Vec::new()));
+        }
         Err(e) => return Err(e),
     };
     let failures = peak.check()?;
@@ -1641,7 +1909,10 @@ fn measured_tensor_ceiling(
         return Ok((Err("its checks failed".into()), failures));
     }
     let timings = peak.time(options.plan, &indicatif::ProgressBar::hidden())?;
-    Ok((Ok(TensorCeiling::new(&gpu.info, sizes, timings)), Vec::new()))
+    Ok((
+        Ok(TensorCeiling::new(&gpu.info, sizes, timings)),
+        Vec::new(),
+    ))
 }
 
 /// The lesson's sizes.
@@ -1668,12 +1939,20 @@ impl Sizes {
     /// `quick`: 128 (for the sanitizer).
     pub fn new(info: &crate::gpu::DeviceInfo, quick: bool) -> Sizes {
         if quick {
-            return Sizes { sides: vec![128], compared: 128 };
+            return Sizes {
+                sides: vec![128],
+                compared: 128,
+            };
         }
         let fits = |s: usize| MATRICES * s * s * size_of::<f32>() <= info.total_memory_bytes / 4;
         let sides: Vec<usize> = SIDES.iter().copied().filter(|&s| fits(s)).collect();
         let sides = if sides.is_empty() { vec![1024] } else { sides };
-        let compared = sides.iter().copied().filter(|&s| s <= 4096).max().unwrap_or(sides[0]);
+        let compared = sides
+            .iter()
+            .copied()
+            .filter(|&s| s <= 4096)
+            .max()
+            .unwrap_or(sides[0]);
         Sizes { sides, compared }
     }
 }
@@ -1740,7 +2019,10 @@ impl lesson::Lesson for GemmLesson {
     /// later).
     fn more_base_kernels() -> Vec<(&'static str, &'static [crate::kernels::Param])> {
         if crate::ptx::base_has_fp16_mma() {
-            F16Kernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect()
+            F16Kernel::ALL
+                .iter()
+                .map(|k| (k.symbol(), k.params()))
+                .collect()
         } else {
             Vec::new()
         }
@@ -1765,9 +2047,7 @@ impl lesson::Lesson for GemmLesson {
              #define WG_STAGES {WG_STAGES}\n#define WG_A_BYTES {WG_A_BYTES}\n#define WG_STAGE_BYTES {WG_STAGE_BYTES}\n\
              #define WG_TILE_ALIGN {WG_TILE_ALIGN}\n#define WG_A_SBO {WG_A_SBO}\n#define WG_B_LBO {WG_B_LBO}\n\
              #define WG_B_SBO {WG_B_SBO}\n#define WG_TMA_SHARED_BYTES {WG_TMA_SHARED_BYTES}\n#define MBARRIER_TIMEOUT_NS {}ull\n{CUDA_C_SOURCE}",
-            NAIVE_BLOCK.0,
-            NAIVE_BLOCK.1,
-            WG_MBARRIER_TIMEOUT_NS
+            NAIVE_BLOCK.0, NAIVE_BLOCK.1, WG_MBARRIER_TIMEOUT_NS
         )
     }
 
@@ -1795,7 +2075,9 @@ impl lesson::Lesson for GemmLesson {
                 c.version(),
                 c.path().display()
             ),
-            Err(why) => format!("No cuBLAS row: {why}. Every kernel still runs, checked against the CPU reference."),
+            Err(why) => format!(
+                "No cuBLAS row: {why}. Every kernel still runs, checked against the CPU reference."
+            ),
         };
         for &side in &sizes.sides {
             let shape = (side, side, side);
@@ -1803,16 +2085,25 @@ impl lesson::Lesson for GemmLesson {
             let cublas = match lesson.cublas {
                 Ok(_) => {
                     let got = lesson.output(None)?;
-                    let (a, b, c) = (&lesson.a_host[..side * side], &lesson.b_host[..side * side], &lesson.c_host[..side * side]);
+                    let (a, b, c) = (
+                        &lesson.a_host[..side * side],
+                        &lesson.b_host[..side * side],
+                        &lesson.c_host[..side * side],
+                    );
                     failures.extend(check_samples("cublasSgemm", &got, a, b, c, shape));
                     Some(got)
                 }
                 Err(_) => None,
             };
-            let (naive_failures, naive) = lesson.check(Kernel::Naive, shape, cublas.as_deref(), None)?;
+            let (naive_failures, naive) =
+                lesson.check(Kernel::Naive, shape, cublas.as_deref(), None)?;
             failures.extend(naive_failures);
             for &kernel in &Kernel::ALL[1..] {
-                failures.extend(lesson.check(kernel, shape, cublas.as_deref(), Some(&naive))?.0);
+                failures.extend(
+                    lesson
+                        .check(kernel, shape, cublas.as_deref(), Some(&naive))?
+                        .0,
+                );
             }
         }
         // The tensor-core kernels of each 16-bit precision: in full at
@@ -1822,7 +2113,9 @@ impl lesson::Lesson for GemmLesson {
         lesson.enable_tensor_cores()?;
         for half in Half::ALL {
             let kernels = lesson.tensor_kernels_of(half);
-            let Some(&first) = kernels.first() else { continue };
+            let Some(&first) = kernels.first() else {
+                continue;
+            };
             for &kernel in &kernels {
                 failures.extend(lesson.check_tc(kernel, TC_SMALL, None)?);
                 failures.extend(lesson.check_tc_exact(kernel, TC_SMALL)?);
@@ -1836,8 +2129,20 @@ impl lesson::Lesson for GemmLesson {
                 let cublas = match lesson.cublas {
                     Ok(_) => {
                         let got = lesson.output_cublas_half(half)?;
-                        let (a, b, c) = (&lesson.a_host[..side * side], &lesson.b_host[..side * side], &lesson.c_host[..side * side]);
-                        failures.extend(check_samples_within(cublas_half_symbol(half), &got, a, b, c, shape, TC_BOUND_FACTOR));
+                        let (a, b, c) = (
+                            &lesson.a_host[..side * side],
+                            &lesson.b_host[..side * side],
+                            &lesson.c_host[..side * side],
+                        );
+                        failures.extend(check_samples_within(
+                            cublas_half_symbol(half),
+                            &got,
+                            a,
+                            b,
+                            c,
+                            shape,
+                            TC_BOUND_FACTOR,
+                        ));
                         Some(got)
                     }
                     Err(_) => None,
@@ -1873,7 +2178,10 @@ impl lesson::Lesson for GemmLesson {
         } else {
             None
         };
-        let ceiling_value = ceiling.as_ref().and_then(|c| c.as_ref().ok()).map(|c| c.gflop_per_s());
+        let ceiling_value = ceiling
+            .as_ref()
+            .and_then(|c| c.as_ref().ok())
+            .map(|c| c.gflop_per_s());
         // The precision whose rows read against it (the measured ceiling's,
         // which `TensorSizes` takes from `ceiling_half`): none where it was
         // not measured.
@@ -1901,8 +2209,13 @@ impl lesson::Lesson for GemmLesson {
             occupancy_facts.push(json!({"symbol": kernel.symbol(), "registers": stats.registers, "shared_bytes": stats.shared_bytes,
                 "local_bytes": stats.local_bytes, "blocks_per_sm": blocks, "occupancy_pct": pct}));
         }
-        for kernel in Half::ALL.into_iter().flat_map(|half| lesson.tensor_kernels_of(half)) {
-            let Some(function) = lesson.tensor_function(kernel) else { continue };
+        for kernel in Half::ALL
+            .into_iter()
+            .flat_map(|half| lesson.tensor_kernels_of(half))
+        {
+            let Some(function) = lesson.tensor_function(kernel) else {
+                continue;
+            };
             {
                 let dynamic = kernel.dynamic_shared_bytes();
                 let threads = kernel.launch_config(1, 1).block_dim.0;
@@ -1921,10 +2234,19 @@ impl lesson::Lesson for GemmLesson {
                     "module": kernel.module_name().trim_end_matches(" module")}));
             }
         }
-        if let Ok(TensorCores { wide: Some(why), .. }) = &lesson.tensor {
-            occupancy_lines.push(format!("No {}: {why}.", TcKernel::Bf16SwizzledWide.symbol()));
+        if let Ok(TensorCores {
+            wide: Some(why), ..
+        }) = &lesson.tensor
+        {
+            occupancy_lines.push(format!(
+                "No {}: {why}.",
+                TcKernel::Bf16SwizzledWide.symbol()
+            ));
         }
-        if let Ok(TensorCores { hopper: Err(why), .. }) = &lesson.tensor {
+        if let Ok(TensorCores {
+            hopper: Err(why), ..
+        }) = &lesson.tensor
+        {
             occupancy_lines.push(format!("No wgmma kernel: {why}."));
         }
         occupancy_lines.push(format!(
@@ -1963,10 +2285,18 @@ impl lesson::Lesson for GemmLesson {
         }
         for &side in &sizes.sides {
             lesson.set_shape((side, side, side))?;
-            let (fl, by, by_half) = (flop(side, side, side), bytes(side, side, side), bytes_bf16(side, side, side));
+            let (fl, by, by_half) = (
+                flop(side, side, side),
+                bytes(side, side, side),
+                bytes_bf16(side, side, side),
+            );
             let mut section = Section::new(format!(
                 "{side} x {side} x {side}{}",
-                if options.quick { ", quick: not a measurement" } else { "" }
+                if options.quick {
+                    ", quick: not a measurement"
+                } else {
+                    ""
+                }
             ));
             let cublas_timing = match lesson.cublas {
                 Ok(_) => Some(lesson.time(Timed::CublasSgemm, options.plan)?),
@@ -1975,15 +2305,38 @@ impl lesson::Lesson for GemmLesson {
             let mut rows = Vec::new();
             for &kernel in Kernel::ALL {
                 let timing = lesson.time(Timed::Kernel(GemmRow::Fp32(kernel)), options.plan)?;
-                rows.push(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)));
+                rows.push(
+                    Row::new(
+                        format!("{}/{side}", kernel.symbol()),
+                        kernel.label(),
+                        timing,
+                    )
+                    .bytes(by)
+                    .flop(fl)
+                    .against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)),
+                );
             }
             if let Some(t) = cublas_timing {
-                let reference = Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t).bytes(by).flop(fl).against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s));
+                let reference = Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t)
+                    .bytes(by)
+                    .flop(fl)
+                    .against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s));
                 // After every row of the size, each kernel again in rounds
                 // beside cuBLAS ([`Share`]).
                 for (row, &kernel) in rows.iter_mut().zip(Kernel::ALL) {
-                    let (of_rows, reading) = read_share(&mut lesson, row, &reference, GemmRow::Fp32(kernel), Timed::CublasSgemm, options.plan)?;
-                    section.line(reading.sentence(&row.key, "cuBLAS SGEMM's FP32 throughput", of_rows));
+                    let (of_rows, reading) = read_share(
+                        &mut lesson,
+                        row,
+                        &reference,
+                        GemmRow::Fp32(kernel),
+                        Timed::CublasSgemm,
+                        options.plan,
+                    )?;
+                    section.line(reading.sentence(
+                        &row.key,
+                        "cuBLAS SGEMM's FP32 throughput",
+                        of_rows,
+                    ));
                     shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": of_rows,
                         "cublas_share_rounds": reading.median()}));
                 }
@@ -2006,7 +2359,10 @@ impl lesson::Lesson for GemmLesson {
                     continue;
                 }
                 if let Some(why) = refused {
-                    section.line(format!("No {} tensor-core rows at {side}: {why}.", half.upper()));
+                    section.line(format!(
+                        "No {} tensor-core rows at {side}: {why}.",
+                        half.upper()
+                    ));
                     continue;
                 }
                 let read = |row: Row| {
@@ -2022,15 +2378,41 @@ impl lesson::Lesson for GemmLesson {
                 };
                 let mut tc_rows = Vec::new();
                 for &kernel in &kernels {
-                    let timing = lesson.time(Timed::Kernel(GemmRow::Tensor(kernel)), options.plan)?;
-                    tc_rows.push(read(Row::new(format!("{}/{side}", kernel.symbol()), kernel.label(), timing).bytes(by_half).flop(fl)));
+                    let timing =
+                        lesson.time(Timed::Kernel(GemmRow::Tensor(kernel)), options.plan)?;
+                    tc_rows.push(read(
+                        Row::new(
+                            format!("{}/{side}", kernel.symbol()),
+                            kernel.label(),
+                            timing,
+                        )
+                        .bytes(by_half)
+                        .flop(fl),
+                    ));
                 }
                 let label = format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper());
-                let reference = cublas_tc.map(|t| read(Row::new(format!("{}/{side}", cublas_half_symbol(half)), label, t).bytes(by_half).flop(fl)));
+                let reference = cublas_tc.map(|t| {
+                    read(
+                        Row::new(format!("{}/{side}", cublas_half_symbol(half)), label, t)
+                            .bytes(by_half)
+                            .flop(fl),
+                    )
+                });
                 if let Some(reference) = &reference {
                     for (row, &kernel) in tc_rows.iter_mut().zip(&kernels) {
-                        let (of_rows, reading) = read_share(&mut lesson, row, reference, GemmRow::Tensor(kernel), Timed::CublasGemmEx(half), options.plan)?;
-                        section.line(reading.sentence(&row.key, &format!("cuBLAS's {} throughput", half.upper()), of_rows));
+                        let (of_rows, reading) = read_share(
+                            &mut lesson,
+                            row,
+                            reference,
+                            GemmRow::Tensor(kernel),
+                            Timed::CublasGemmEx(half),
+                            options.plan,
+                        )?;
+                        section.line(reading.sentence(
+                            &row.key,
+                            &format!("cuBLAS's {} throughput", half.upper()),
+                            of_rows,
+                        ));
                         shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": of_rows,
                             "cublas_share_rounds": reading.median()}));
                     }
@@ -2146,7 +2528,11 @@ impl lesson::Lesson for GemmLesson {
     /// needs the architecture-specific target (its body is empty for any
     /// other); the GPU's own `sm_XY` elsewhere.
     fn twin_arch(cc: (i32, i32)) -> String {
-        if Module::Sm90a.runs_on(cc) { "sm_90a".to_string() } else { format!("sm_{}{}", cc.0, cc.1) }
+        if Module::Sm90a.runs_on(cc) {
+            "sm_90a".to_string()
+        } else {
+            format!("sm_{}{}", cc.0, cc.1)
+        }
     }
 
     fn twins<'g>(gpu: &'g Gpu, sizes: &Sizes) -> Result<Gemm<'g>> {

@@ -26,14 +26,25 @@ pub struct FmaCeiling {
 ///
 /// # Errors
 /// A fault (charged to the kernel), an allocation or a driver error.
-pub fn measure(gpu: &Gpu, quick: bool, plan: Plan) -> Result<std::result::Result<FmaCeiling, Failure>> {
-    let sizes = if quick { Sizes::quick(&gpu.info) } else { Sizes::for_device(&gpu.info) };
+pub fn measure(
+    gpu: &Gpu,
+    quick: bool,
+    plan: Plan,
+) -> Result<std::result::Result<FmaCeiling, Failure>> {
+    let sizes = if quick {
+        Sizes::quick(&gpu.info)
+    } else {
+        Sizes::for_device(&gpu.info)
+    };
     let kernel = Kernel::FmaPeak;
     let kernels = KernelSet::<Kernel>::new(gpu)?;
     let threads = sizes.fma_threads();
     let mut out = gpu.alloc_f32(threads)?;
     let launch = |out: &mut cudarc::driver::CudaSlice<f32>| {
-        let launch = kernels.launch(gpu, kernel).output(out).scalar(sizes.fma_iters);
+        let launch = kernels
+            .launch(gpu, kernel)
+            .output(out)
+            .scalar(sizes.fma_iters);
         // SAFETY: `out` holds a float for every thread of the launch
         // (`fma_threads`), the shape the roofline launches it with; the
         // argument kinds are checked against the declared parameters.
@@ -47,10 +58,16 @@ pub fn measure(gpu: &Gpu, quick: bool, plan: Plan) -> Result<std::result::Result
     if let Some(m) = first_mismatch(&got, &want, Tolerance::Exact) {
         return Ok(Err(Failure {
             kernel: kernel.symbol(),
-            detail: format!("{m}; the loop did not run the {} iterations the FLOP count assumes", sizes.fma_iters),
+            detail: format!(
+                "{m}; the loop did not run the {} iterations the FLOP count assumes",
+                sizes.fma_iters
+            ),
         }));
     }
     let timing = timing::time_kernel(gpu, kernel.symbol(), plan, || launch(&mut out))?;
     let flop = model::cost(kernel, &sizes).flop;
-    Ok(Ok(FmaCeiling { gflop_per_s: model::per_second_e9(flop, timing.median_ms()), timing }))
+    Ok(Ok(FmaCeiling {
+        gflop_per_s: model::per_second_e9(flop, timing.median_ms()),
+        timing,
+    }))
 }

@@ -93,14 +93,28 @@ impl GemmPoint {
 /// else `gemm_bf16_pipelined` where the sm_80 module did, else
 /// `gemm_f16_mma` where the f16 side loaded (7.5); or why there is none
 /// (the sides' reasons, or the kernel refusing the shape).
-fn tensor_kernel(lesson: &Gemm<'_>, shape: (usize, usize, usize)) -> std::result::Result<(TensorKernel, Precision), String> {
+fn tensor_kernel(
+    lesson: &Gemm<'_>,
+    shape: (usize, usize, usize),
+) -> std::result::Result<(TensorKernel, Precision), String> {
     let (kernel, precision) = match (&lesson.tensor, &lesson.fp16) {
         (Ok(tc), _) => match &tc.hopper {
-            Ok(_) => (TensorKernel::Wgmma(gemm::WgKernel::Bf16Tma), Precision::Bf16),
-            Err(_) => (TensorKernel::Mma(gemm::TcKernel::Bf16Pipelined), Precision::Bf16),
+            Ok(_) => (
+                TensorKernel::Wgmma(gemm::WgKernel::Bf16Tma),
+                Precision::Bf16,
+            ),
+            Err(_) => (
+                TensorKernel::Mma(gemm::TcKernel::Bf16Pipelined),
+                Precision::Bf16,
+            ),
         },
-        (Err(_), Ok(_)) => (TensorKernel::Turing(gemm::F16Kernel::F16Mma), Precision::Fp16),
-        (Err(bf16), Err(fp16)) => return Err(format!("no bf16 side ({bf16}) and no f16 side ({fp16})")),
+        (Err(_), Ok(_)) => (
+            TensorKernel::Turing(gemm::F16Kernel::F16Mma),
+            Precision::Fp16,
+        ),
+        (Err(bf16), Err(fp16)) => {
+            return Err(format!("no bf16 side ({bf16}) and no f16 side ({fp16})"));
+        }
     };
     match kernel.refusal(shape) {
         Some(why) => Err(why),
@@ -145,7 +159,10 @@ pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<Measured> {
         failures.extend(lesson.check_tc_exact(kernel, shape)?);
     }
     if !failures.is_empty() {
-        return Ok(Measured { failures, ..Measured::default() });
+        return Ok(Measured {
+            failures,
+            ..Measured::default()
+        });
     }
     lesson.set_shape(shape)?;
     let mut points = vec![GemmPoint {
@@ -168,5 +185,9 @@ pub fn measure(gpu: &Gpu, side: usize, plan: Plan) -> Result<Measured> {
             timing: lesson.time(Timed::Kernel(GemmRow::Tensor(kernel)), plan)?,
         });
     }
-    Ok(Measured { points, no_tensor_point: tensor.err(), failures: Vec::new() })
+    Ok(Measured {
+        points,
+        no_tensor_point: tensor.err(),
+        failures: Vec::new(),
+    })
 }

@@ -5,11 +5,11 @@
 //! check, the timing and `--profile` alike, so a profiled kernel runs the
 //! shape the timed one ran.
 
+pub mod fma_ceiling;
+pub mod gemm_points;
 pub mod model;
 pub mod reference;
 pub mod report;
-pub mod fma_ceiling;
-pub mod gemm_points;
 pub mod tensor;
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
@@ -1344,8 +1344,7 @@ pub struct RooflineLesson;
 
 impl lesson::Lesson for RooflineLesson {
     const NAME: &'static str = "roofline";
-    const ABOUT: &'static str =
-        "Measured ceilings (memory, FP32, BF16 tensor cores or FP16 on a T4) and ten kernels placed on a roofline.";
+    const ABOUT: &'static str = "Measured ceilings (memory, FP32, BF16 tensor cores or FP16 on a T4) and ten kernels placed on a roofline.";
     const CAPABILITIES: Capabilities = Capabilities {
         plot: true,
         graphs_dir: false,
@@ -1363,7 +1362,10 @@ impl lesson::Lesson for RooflineLesson {
     fn rust_only_base_kernels() -> Vec<(&'static str, &'static [crate::kernels::Param])> {
         use crate::kernels::KernelId;
         if crate::ptx::base_has_fp16_mma() {
-            tensor::TuringTensorKernel::ALL.iter().map(|k| (k.symbol(), k.params())).collect()
+            tensor::TuringTensorKernel::ALL
+                .iter()
+                .map(|k| (k.symbol(), k.params()))
+                .collect()
         } else {
             Vec::new()
         }
@@ -1393,14 +1395,22 @@ impl lesson::Lesson for RooflineLesson {
         drop(tensor);
         let gemm = match &outcome {
             Outcome::Passed(_) => {
-                let side = if options.quick { gemm_points::GEMM_QUICK_SIDE } else { gemm_points::GEMM_SIDE };
-                options.progress.set_message(format!("checking and timing the GEMM lesson's kernels at {side}^3"));
+                let side = if options.quick {
+                    gemm_points::GEMM_QUICK_SIDE
+                } else {
+                    gemm_points::GEMM_SIDE
+                };
+                options.progress.set_message(format!(
+                    "checking and timing the GEMM lesson's kernels at {side}^3"
+                ));
                 // Too little memory, a size or a driver refusal costs only
                 // the GEMM points (the report says why); a fault is an error.
                 match gemm_points::measure(gpu, side, options.plan) {
                     Ok(m) if !m.failures.is_empty() => return Ok(Outcome::Failed(m.failures)),
                     Ok(m) => Ok(m),
-                    Err(e @ (Error::OutOfMemory { .. } | Error::Size(_) | Error::Driver { .. })) => Err(e.to_string()),
+                    Err(
+                        e @ (Error::OutOfMemory { .. } | Error::Size(_) | Error::Driver { .. }),
+                    ) => Err(e.to_string()),
                     Err(e) => return Err(e),
                 }
             }
@@ -1413,9 +1423,7 @@ impl lesson::Lesson for RooflineLesson {
             report.tensor = match (t.tensor, sizes.tensor) {
                 (Ok(timings), Some(ts)) => Ok(tensor::TensorCeiling::new(&gpu.info, ts, timings)),
                 (Err(why), _) => Err(why),
-                (Ok(_), None) => {
-                    Err("No tensor-core ceiling: these sizes have none".to_string())
-                }
+                (Ok(_), None) => Err("No tensor-core ceiling: these sizes have none".to_string()),
             };
             Box::new(report) as Box<dyn lesson::Report>
         }))

@@ -321,7 +321,10 @@ impl WgmmaPeak {
                 .map(|i| (1 + crate::fill::below(i, stream, u64::from(WGMMA_VALUE_MAX))) as f32)
                 .collect()
         };
-        (tile(WG_ROWS * WG_K, WGMMA_STREAMS[0]), tile(WG_K * WG_COLS, WGMMA_STREAMS[1]))
+        (
+            tile(WG_ROWS * WG_K, WGMMA_STREAMS[0]),
+            tile(WG_K * WG_COLS, WGMMA_STREAMS[1]),
+        )
     }
 
     /// The reference for `iterations` steps of every warpgroup.
@@ -335,7 +338,10 @@ impl WgmmaPeak {
                     .sum();
             }
         }
-        WgmmaPeak { product, iterations }
+        WgmmaPeak {
+            product,
+            iterations,
+        }
     }
 
     /// Element (`row`, `col`) of A B (128 x 256).

@@ -19,7 +19,7 @@ use super::model::{Ceilings, Cost, cost, cost_shaped, per_second_e9};
 use super::tensor::{HopperKernel, TensorCeiling};
 use super::{Kernel, Measured, Shape, Sizes};
 use crate::compare::ComparedKernel;
-use crate::gpu::{DeviceInfo, tensor_flop_per_clock_per_sm, fp32_lanes_per_sm};
+use crate::gpu::{DeviceInfo, fp32_lanes_per_sm, tensor_flop_per_clock_per_sm};
 use crate::kernels::KernelId;
 use crate::ncu::Counters;
 use crate::plot::{Chart, Point, Series, TensorRoof};
@@ -267,7 +267,9 @@ pub fn build(
 /// 32-byte sector boundary (the buffer itself is aligned): row r starts at
 /// byte 4 r side.
 pub fn sector_aligned_rows(side: usize) -> usize {
-    (0..side).filter(|r| (4 * r * side).is_multiple_of(32)).count()
+    (0..side)
+        .filter(|r| (4 * r * side).is_multiple_of(32))
+        .count()
 }
 
 fn mib(bytes: usize) -> f64 {
@@ -445,10 +447,17 @@ impl Report {
     pub fn gemm_roof(&self, g: &super::gemm_points::GemmPoint) -> Option<(f64, &'static str)> {
         let (flat, name) = match g.precision.half() {
             None => (self.ceilings.fma_gflop_per_s, "the FMA ceiling"),
-            Some(half) => (self.tensor_of(half)?.gflop_per_s(), "the tensor-core ceiling"),
+            Some(half) => (
+                self.tensor_of(half)?.gflop_per_s(),
+                "the tensor-core ceiling",
+            ),
         };
         let sloped = g.intensity() * self.ceilings.bandwidth_gb_per_s;
-        Some(if sloped < flat { (sloped, "the bandwidth ceiling") } else { (flat, name) })
+        Some(if sloped < flat {
+            (sloped, "the bandwidth ceiling")
+        } else {
+            (flat, name)
+        })
     }
 
     /// The GEMM lesson's placed kernels: one line each (time, rate,
@@ -479,7 +488,11 @@ impl Report {
                 format!(
                     ", {:.1}% of {name} above it{}",
                     100.0 * g.gflop_per_s() / value,
-                    if roof_flagged && name != "the bandwidth ceiling" { " (timed with a flagged clock, above)" } else { "" }
+                    if roof_flagged && name != "the bandwidth ceiling" {
+                        " (timed with a flagged clock, above)"
+                    } else {
+                        ""
+                    }
                 )
             });
             let flag = self
@@ -690,11 +703,20 @@ impl crate::lesson::Report for Report {
             ),
             Err(_) => String::new(),
         };
-        let gemm_checks = match self.gemm.as_ref().ok().and_then(|m| m.points.first().map(|g| (m, g.side))) {
+        let gemm_checks = match self
+            .gemm
+            .as_ref()
+            .ok()
+            .and_then(|m| m.points.first().map(|g| (m, g.side)))
+        {
             Some((m, side)) => format!(
                 " The placed GEMM kernels ({}) match the f64 reference at {} sampled elements of {side}^3 within the GEMM \
                  lesson's bounds{}.",
-                m.points.iter().map(|g| g.symbol).collect::<Vec<_>>().join(", "),
+                m.points
+                    .iter()
+                    .map(|g| g.symbol)
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 crate::gemm::SAMPLES,
                 if m.points.len() > 1 {
                     "; the tensor-core one also equals the naive FP32 kernel's output on integer inputs whose sums are exact"
@@ -1178,7 +1200,10 @@ impl crate::lesson::Report for Report {
             .and_then(|tc| tc.derived_gflop_per_s);
         // Read only where the run has a ceiling (every row below that uses
         // it is one of the ceiling's).
-        let tensor_derived_name = self.tensor.as_ref().map_or_else(|_| String::new(), TensorCeiling::derived_name);
+        let tensor_derived_name = self
+            .tensor
+            .as_ref()
+            .map_or_else(|_| String::new(), TensorCeiling::derived_name);
         let of_tensor = |g: f64| verdict(g, tensor_derived, &tensor_derived_name, "GFLOP/s");
         // A timed tensor-core row: its own fields, then its FLOP, rate and
         // share of the derived limit, its timing and its reading.
@@ -1190,7 +1215,10 @@ impl crate::lesson::Report for Report {
                     ("value".to_string(), json!(rate)),
                     ("unit".to_string(), json!("GFLOP/s")),
                     ("derived_limit".to_string(), json!(tensor_derived)),
-                    ("share_of_derived".to_string(), json!(tensor_derived.map(|d| rate / d))),
+                    (
+                        "share_of_derived".to_string(),
+                        json!(tensor_derived.map(|d| rate / d)),
+                    ),
                 ]);
             }
             merge(row, t, of_tensor(rate))

@@ -231,7 +231,8 @@ impl TensorSizes {
     /// Floats `wgmma_peak` writes: every warpgroup's 64 x 256 tile (0
     /// without `wgmma`).
     pub fn wgmma_out_len(&self) -> usize {
-        self.wgmma_blocks.map_or(0, |b| b as usize * 2 * WGMMA_OUT_PER_WARPGROUP)
+        self.wgmma_blocks
+            .map_or(0, |b| b as usize * 2 * WGMMA_OUT_PER_WARPGROUP)
     }
 
     /// FLOP of one `wgmma_peak` launch: blocks x steps x WGMMA_STEP_FLOP
@@ -324,7 +325,10 @@ impl TensorSizes {
                     self.wgmma_iters
                 ));
             }
-            if self.wgmma_blocks.is_some_and(|b| b == 0 || b > i32::MAX as u32) {
+            if self
+                .wgmma_blocks
+                .is_some_and(|b| b == 0 || b > i32::MAX as u32)
+            {
                 return fail(format!(
                     "{:?} wgmma_peak blocks: one launch's grid takes 1 to 2^31 - 1",
                     self.wgmma_blocks
@@ -510,11 +514,18 @@ impl<'g> TensorPeak<'g> {
         let chains = MmaChains::load(gpu, sizes.half)?;
         let out = gpu.alloc_f32(sizes.mma_out_len())?;
         let wgmma = match sizes.wgmma_blocks {
-            None => Err(no_wgmma(&gpu.info).unwrap_or_else(|| "no wgmma chains: these sizes have none".into())),
-            Some(_) => match KernelSet::<HopperKernel>::from_module(gpu, crate::ptx::Module::Sm90a) {
-                Err(e) => Err(format!("no wgmma chains: the sm_90a module did not load ({e})")),
+            None => Err(no_wgmma(&gpu.info)
+                .unwrap_or_else(|| "no wgmma chains: these sizes have none".into())),
+            Some(_) => match KernelSet::<HopperKernel>::from_module(gpu, crate::ptx::Module::Sm90a)
+            {
+                Err(e) => Err(format!(
+                    "no wgmma chains: the sm_90a module did not load ({e})"
+                )),
                 Ok(set) => {
-                    crate::kernels::allow_dynamic_shared(set.active(HopperKernel::WgmmaPeak), WGMMA_SHARED_BYTES)?;
+                    crate::kernels::allow_dynamic_shared(
+                        set.active(HopperKernel::WgmmaPeak),
+                        WGMMA_SHARED_BYTES,
+                    )?;
                     let (a, b) = WgmmaPeak::tiles();
                     Ok(WgmmaChains {
                         kernels: set,
@@ -593,7 +604,10 @@ impl<'g> TensorPeak<'g> {
     /// driver refuses.
     pub fn launch_wgmma(&mut self) -> Result<()> {
         let sizes = self.sizes;
-        let chains = self.wgmma.as_mut().map_err(|why| Error::Size(why.clone()))?;
+        let chains = self
+            .wgmma
+            .as_mut()
+            .map_err(|why| Error::Size(why.clone()))?;
         let launch = chains
             .kernels
             .launch(self.gpu, HopperKernel::WgmmaPeak)
@@ -712,12 +726,18 @@ impl<'g> TensorPeak<'g> {
         let sym = HopperKernel::WgmmaPeak.symbol();
         let len = self.sizes.wgmma_out_len();
         {
-            let chains = self.wgmma.as_mut().map_err(|why| Error::Size(why.clone()))?;
+            let chains = self
+                .wgmma
+                .as_mut()
+                .map_err(|why| Error::Size(why.clone()))?;
             self.gpu.poison_output(&mut chains.out, len)?;
         }
         self.launch_wgmma()?;
         self.gpu.sync_after(sym)?;
-        let chains = self.wgmma.as_ref().map_err(|why| Error::Size(why.clone()))?;
+        let chains = self
+            .wgmma
+            .as_ref()
+            .map_err(|why| Error::Size(why.clone()))?;
         self.gpu.check_poison_after(&chains.out, len, sym)?;
         let mut got = vec![0.0f32; CHUNK.min(len)];
         for start in (0..len).step_by(CHUNK) {
@@ -725,7 +745,10 @@ impl<'g> TensorPeak<'g> {
             let got = &mut got[..end - start];
             self.gpu.download_from(&chains.out, start, got)?;
             if let Some(detail) = reference.mismatch(got, start) {
-                return Ok(Some(Failure { kernel: sym, detail }));
+                return Ok(Some(Failure {
+                    kernel: sym,
+                    detail,
+                }));
             }
         }
         Ok(None)
@@ -819,10 +842,10 @@ impl<'g> TensorPeak<'g> {
     pub fn timing_steps(&self) -> u64 {
         1 + u64::from(self.wgmma.is_ok())
             + if self.cublas.is_ok() {
-            self.sizes.cublas_sides().len() as u64
-        } else {
-            0
-        }
+                self.sizes.cublas_sides().len() as u64
+            } else {
+                0
+            }
     }
 }
 

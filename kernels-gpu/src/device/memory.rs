@@ -68,12 +68,22 @@ pub unsafe fn load_readonly(p: *const f32) -> f32 {
 /// `wrapping_add`, since a column's walk ends `b_step` floats past its
 /// last element, outside the matrix for every column but the last.
 #[inline(always)]
-pub unsafe fn dot_strided(a: *const f32, a_step: usize, b: *const f32, b_step: usize, len: usize) -> f32 {
+pub unsafe fn dot_strided(
+    a: *const f32,
+    a_step: usize,
+    b: *const f32,
+    b_step: usize,
+    len: usize,
+) -> f32 {
     let (mut pa, mut pb) = (a, b);
     let mut acc = 0.0f32;
     for _ in 0..len {
         // SAFETY: p < len: inside both vectors (the caller's contract).
-        acc = fma(unsafe { load_readonly(pa) }, unsafe { load_readonly(pb) }, acc);
+        acc = fma(
+            unsafe { load_readonly(pa) },
+            unsafe { load_readonly(pb) },
+            acc,
+        );
         pa = pa.wrapping_add(a_step);
         pb = pb.wrapping_add(b_step);
     }

@@ -240,7 +240,9 @@ pub fn cp_async_commit() {
 pub fn cp_async_wait<const N: u32>() {
     // SAFETY: waits on the thread's own copies; LLVM must not move memory
     // accesses across it (no `nomem`).
-    unsafe { core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags))
+    };
 }
 // ANCHOR_END: cp_async
 
@@ -330,15 +332,26 @@ impl<L: FnMut(u32, u32)> Refill<L> {
 /// calls its own part copies instead), so LLVM inlines them; the PTX of the
 /// kernels built on it is that of the loops written out.
 #[inline(always)]
-pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u32, L: FnMut(u32, u32)>(
+pub fn cp_async_pipeline<
+    const STAGES: u32,
+    const IN_FLIGHT: u32,
+    const AHEAD: u32,
+    L: FnMut(u32, u32),
+>(
     steps: u32,
     mut load: L,
     mut publish: impl FnMut(),
     mut compute: impl FnMut(u32, u32, &mut Refill<&mut L>),
 ) {
     const {
-        assert!(AHEAD >= 1 && STAGES > AHEAD, "a stage is refilled AHEAD steps after it was used");
-        assert!(IN_FLIGHT + AHEAD + 1 == STAGES, "a step waits for its own copy, leaving the newer ones in flight");
+        assert!(
+            AHEAD >= 1 && STAGES > AHEAD,
+            "a stage is refilled AHEAD steps after it was used"
+        );
+        assert!(
+            IN_FLIGHT + AHEAD + 1 == STAGES,
+            "a step waits for its own copy, leaving the newer ones in flight"
+        );
     };
     let mut s = 0;
     while s + AHEAD < STAGES {
@@ -354,7 +367,11 @@ pub fn cp_async_pipeline<const STAGES: u32, const IN_FLIGHT: u32, const AHEAD: u
         publish();
         crate::device::thread::sync_threads();
         let next = step + STAGES - AHEAD;
-        let mut refill = Refill { load: &mut load, next: (next < steps).then_some((next % STAGES, next)), issued: false };
+        let mut refill = Refill {
+            load: &mut load,
+            next: (next < steps).then_some((next % STAGES, next)),
+            issued: false,
+        };
         compute(step % STAGES, step, &mut refill);
         refill.issue();
         step += 1;

@@ -37,9 +37,9 @@ pub mod memory;
 pub mod mma;
 pub mod shared;
 pub mod thread;
-pub mod unroll;
-pub mod warp;
 #[cfg(lab_hopper)]
 pub mod tma;
+pub mod unroll;
+pub mod warp;
 #[cfg(lab_hopper)]
 pub mod wgmma;

@@ -190,8 +190,13 @@ impl<T: SharedWord> SharedPtr<T> {
     pub fn row(self, r: u32, pitch: u32) -> Self {
         let mut addr = self.add(r.wrapping_mul(pitch)).addr;
         // SAFETY: an empty template that leaves the register as it is.
-        unsafe { core::arch::asm!("// shared row: {0}", inout(reg32) addr, options(pure, nomem, nostack, preserves_flags)) };
-        Self { addr, elem: self.elem }
+        unsafe {
+            core::arch::asm!("// shared row: {0}", inout(reg32) addr, options(pure, nomem, nostack, preserves_flags))
+        };
+        Self {
+            addr,
+            elem: self.elem,
+        }
     }
 
     /// `tile[i]`: one `ld.shared` (SASS `LDS`).

@@ -39,7 +39,12 @@ pub unsafe fn mbarrier_init(bar: u32, count: u32) {
 #[inline(always)]
 pub fn fence_mbarrier_init() {
     // SAFETY: a fence; it touches no memory of the program's.
-    unsafe { core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!(
+            "fence.mbarrier_init.release.cluster;",
+            options(nostack, preserves_flags)
+        )
+    };
 }
 
 /// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes`: this
@@ -108,7 +113,9 @@ pub unsafe fn mbarrier_wait_parity(bar: u32, parity: u32, timeout_ns: u64) {
 fn global_timer_ns() -> u64 {
     let t: u64;
     // SAFETY: reads a special register. Not `pure`: each read is a new time.
-    unsafe { core::arch::asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) t, options(nomem, nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) t, options(nomem, nostack, preserves_flags))
+    };
     t
 }
 

@@ -40,7 +40,12 @@
 /// to LLVM.
 #[inline(always)]
 pub fn unrolled<const N: usize>(mut body: impl FnMut(usize)) {
-    const { assert!(N < 128, "unrolled::<N> copies the body N times; N must be below 128") };
+    const {
+        assert!(
+            N < 128,
+            "unrolled::<N> copies the body N times; N must be below 128"
+        )
+    };
     let mut base = 0;
     if N & 64 != 0 {
         copies64(&mut body, base);

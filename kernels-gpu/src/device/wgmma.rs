@@ -40,7 +40,12 @@ pub use crate::wgmma_layout::{descriptor_128b, descriptor_advance, swizzle_128b}
 pub fn wgmma_fence() {
     // SAFETY: an ordering instruction; it reads and writes no memory of the
     // program's. Not `nomem`: LLVM must keep shared-memory writes before it.
-    unsafe { core::arch::asm!("wgmma.fence.sync.aligned;", options(nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!(
+            "wgmma.fence.sync.aligned;",
+            options(nostack, preserves_flags)
+        )
+    };
 }
 
 /// `wgmma.commit_group.sync.aligned`: closes the group of this warpgroup's
@@ -48,7 +53,12 @@ pub fn wgmma_fence() {
 #[inline(always)]
 pub fn wgmma_commit() {
     // SAFETY: bookkeeping of the warpgroup's own wgmmas.
-    unsafe { core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!(
+            "wgmma.commit_group.sync.aligned;",
+            options(nostack, preserves_flags)
+        )
+    };
 }
 
 /// `fence.proxy.async.shared::cta`: makes this thread's earlier writes to
@@ -60,7 +70,12 @@ pub fn wgmma_commit() {
 pub fn fence_proxy_async_shared() {
     // SAFETY: a memory fence; it must stay between the writes and the
     // barrier (not `nomem`).
-    unsafe { core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!(
+            "fence.proxy.async.shared::cta;",
+            options(nostack, preserves_flags)
+        )
+    };
 }
 
 /// A warpgroup's f32 accumulators for `wgmma` with `N = 128 H` columns, as
