@@ -10,6 +10,10 @@ use host::gpu::Gpu;
 
 /// What opening the GPU gave: a GPU, no GPU on this machine (skip), or a
 /// GPU that failed to open (every test fails with the reason).
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made once a test executable, and matched on by value"
+)]
 pub enum Opened {
     /// The GPU, with the PTX loaded.
     Gpu(Gpu),

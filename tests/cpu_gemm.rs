@@ -680,7 +680,7 @@ fn the_swizzled_layout_is_a_conflict_free_permutation() {
             for chunk in 0..width {
                 let at = sw_offset(row, chunk, width);
                 assert!(
-                    at % 16 == 0 && at < rows * width * 16,
+                    at.is_multiple_of(16) && at < rows * width * 16,
                     "{tile}: ({row}, {chunk}) at {at}"
                 );
                 assert!(
@@ -894,7 +894,7 @@ fn the_integer_inputs_make_every_order_exact() {
             .all(|&v| v.fract() == 0.0 && v.abs() <= 2.0)
     );
     assert!(
-        a.iter().any(|&v| v == -2.0) && a.iter().any(|&v| v == 2.0),
+        a.contains(&-2.0) && a.contains(&2.0),
         "the whole range is used"
     );
     for row in 0..m {

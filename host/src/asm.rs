@@ -59,7 +59,7 @@ pub fn side_by_side(kernel: &str, source: &str, name: &str, arch: &str) -> Resul
     let Some(c) = entry_body(&c_ptx, kernel) else {
         // A kernel with no CUDA C twin (the tensor-core ceilings'
         // `mma_peak`, `mma_peak_f16` and `wgmma_peak`): its Rust side alone.
-        return rust_only(kernel, module, rust, &rust_target, arch);
+        return rust_only(kernel, module, rust, rust_target, arch);
     };
     let mut out = columns(
         &format!("Rust PTX (rustc, {rust_target})"),

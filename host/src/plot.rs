@@ -473,9 +473,7 @@ pub fn bars_svg_text(bars: &Bars) -> Result<String, String> {
 /// significant digits below 1000, one decimal from 1000 on.
 pub fn format_value(v: f64) -> String {
     let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.1}")
-    } else if a >= 100.0 {
+    if a >= 100.0 {
         format!("{v:.1}")
     } else if a >= 10.0 {
         format!("{v:.2}")

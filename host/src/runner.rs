@@ -24,7 +24,7 @@ use crate::timing::Plan;
 /// 23c4bfd and before used 7: Rust first in 4).
 pub const COMPARE_TRIALS: u32 = 8;
 const _: () = assert!(
-    COMPARE_TRIALS % 2 == 0,
+    COMPARE_TRIALS.is_multiple_of(2),
     "each side goes first equally often"
 );
 

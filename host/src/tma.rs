@@ -30,7 +30,7 @@ pub fn bf16_tensor_map_128b(
     cols: usize,
     box_dims: [u32; 2],
 ) -> Result<[u8; TENSOR_MAP_BYTES]> {
-    if cols % 8 != 0 || box_dims[0] * 2 > 128 || rows == 0 || cols == 0 {
+    if !cols.is_multiple_of(8) || box_dims[0] * 2 > 128 || rows == 0 || cols == 0 {
         return Err(Error::Size(format!(
             "a tensor map of {rows} x {cols} bf16 with boxes of {} x {}: rows must be multiples of 16 bytes and boxes at \
              most 128 bytes wide",

@@ -56,7 +56,7 @@ pub const LO: f32 = -6.0;
 /// The clamp's upper bound.
 pub const HI: f32 = 3.0;
 /// GELU, tanh form: `0.5 v (1 + tanh(A (v + B v^3)))`, A = sqrt(2 / pi).
-pub const GELU_A: f32 = 0.797_884_56;
+pub const GELU_A: f32 = 0.797_884_6;
 /// GELU's cubic coefficient.
 pub const GELU_B: f32 = 0.044_715;
 
@@ -76,7 +76,7 @@ pub const REL_TOLERANCE: f64 = 1e-5;
 pub const ABS_TOLERANCE: f64 = 1e-6;
 
 const _: () = assert!(
-    THREADS_PER_BLOCK % 32 == 0,
+    THREADS_PER_BLOCK.is_multiple_of(32),
     "a block is a whole number of warps"
 );
 const _: () = assert!(

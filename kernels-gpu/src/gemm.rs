@@ -53,7 +53,7 @@ const _: () = assert!(
     "each thread of gemm_regblock_1d loads exactly one element of each tile a step"
 );
 const _: () = assert!(
-    R1_BLOCK_N % 32 == 0,
+    R1_BLOCK_N.is_multiple_of(32),
     "a warp's 32 threads share one group of rows, so their reads of the A tile are one broadcast"
 );
 
@@ -82,7 +82,8 @@ const _: () = assert!(
     "gemm_vectorized's layout: a float4 of each tile a thread, a 16 x 16 grid of 4 x 4 blocks"
 );
 const _: () = assert!(
-    (BLOCK_M * BLOCK_K) % REG_THREADS == 0 && (BLOCK_K * BLOCK_N) % REG_THREADS == 0,
+    (BLOCK_M * BLOCK_K).is_multiple_of(REG_THREADS)
+        && (BLOCK_K * BLOCK_N).is_multiple_of(REG_THREADS),
     "each thread loads a whole number of elements of each tile"
 );
 
@@ -150,8 +151,8 @@ const _: () = assert!(
     "every GPU of compute capability 8.0 and up gives a block 99 KiB of shared memory or more"
 );
 const _: () = assert!(
-    (TC_BLOCK_M * TC_BLOCK_K / 8) % TC_THREADS == 0
-        && (TC_BLOCK_K * TC_BLOCK_N / 8) % TC_THREADS == 0,
+    (TC_BLOCK_M * TC_BLOCK_K / 8).is_multiple_of(TC_THREADS)
+        && (TC_BLOCK_K * TC_BLOCK_N / 8).is_multiple_of(TC_THREADS),
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 
@@ -204,19 +205,19 @@ pub const SW_A_ROW_CHUNKS: u32 = SW_BLOCK_K / 8;
 /// 16-byte chunks in a row of the swizzled B tile ([`SW_A_ROW_CHUNKS`]).
 pub const SW_B_ROW_CHUNKS: u32 = SW_BLOCK_N / 8;
 const _: () = assert!(
-    SW_STAGES >= 2 && SW_BYTES <= 99 * 1024 && SW_BLOCK_K % 32 == 0,
+    SW_STAGES >= 2 && SW_BYTES <= 99 * 1024 && SW_BLOCK_K.is_multiple_of(32),
     "every GPU of compute capability 8.0 and up gives a block 99 KiB; a step is an even number of 16s of k"
 );
 const _: () = assert!(
-    (SW_BLOCK_M * SW_BLOCK_K / 8) % SW_THREADS == 0
-        && (SW_BLOCK_K * SW_BLOCK_N / 8) % SW_THREADS == 0,
+    (SW_BLOCK_M * SW_BLOCK_K / 8).is_multiple_of(SW_THREADS)
+        && (SW_BLOCK_K * SW_BLOCK_N / 8).is_multiple_of(SW_THREADS),
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 const _: () = assert!(
-    (SW_A_ROW_CHUNKS == 4 || SW_A_ROW_CHUNKS % 8 == 0)
-        && SW_B_ROW_CHUNKS % 8 == 0
-        && SWW_BLOCK_K / 8 % 8 == 0
-        && SWW_BLOCK_N / 8 % 8 == 0,
+    (SW_A_ROW_CHUNKS == 4 || SW_A_ROW_CHUNKS.is_multiple_of(8))
+        && SW_B_ROW_CHUNKS.is_multiple_of(8)
+        && (SWW_BLOCK_K / 8).is_multiple_of(8)
+        && (SWW_BLOCK_N / 8).is_multiple_of(8),
     "sw_offset swizzles rows of 4 chunks or of a multiple of 8"
 );
 
@@ -363,7 +364,7 @@ const _: () = assert!(
     "two warpgroups of m64n128 or m64n256, one 128-byte row of k a step"
 );
 const _: () = assert!(
-    WG_A_BYTES % WG_TILE_ALIGN == 0 && WG_B_BYTES % WG_TILE_ALIGN == 0,
+    WG_A_BYTES.is_multiple_of(WG_TILE_ALIGN) && WG_B_BYTES.is_multiple_of(WG_TILE_ALIGN),
     "every tile starts on a swizzle atom"
 );
 const _: () = assert!(
@@ -371,8 +372,8 @@ const _: () = assert!(
     "a block of compute capability 9.0 has at most 227 KiB"
 );
 const _: () = assert!(
-    (WG_BLOCK_M * WG_BLOCK_K / 8) % WG_THREADS == 0
-        && (WG_BLOCK_K * WG_BLOCK_N / 8) % WG_THREADS == 0,
+    (WG_BLOCK_M * WG_BLOCK_K / 8).is_multiple_of(WG_THREADS)
+        && (WG_BLOCK_K * WG_BLOCK_N / 8).is_multiple_of(WG_THREADS),
     "each thread copies a whole number of 16-byte chunks of each tile"
 );
 

@@ -291,7 +291,7 @@ const _: () = assert!(
     "every accumulator of the mma chains stays an integer below 2^24, exact in f32"
 );
 const _: () = assert!(
-    THREADS_PER_BLOCK % 32 == 0,
+    THREADS_PER_BLOCK.is_multiple_of(32),
     "a block is a whole number of warps"
 );
 const _: () = assert!(
@@ -299,15 +299,15 @@ const _: () = assert!(
     "the reduction halves its stride, so the block size is a power of two"
 );
 const _: () = assert!(
-    SEED_SIDE % TRANSPOSE_TILE as usize == 0,
+    SEED_SIDE.is_multiple_of(TRANSPOSE_TILE as usize),
     "both transposes tile the matrix exactly, so neither has a bounds check"
 );
 const _: () = assert!(
-    (SEED_SIDE * SEED_SIDE) % THREADS_PER_BLOCK as usize == 0,
+    (SEED_SIDE * SEED_SIDE).is_multiple_of(THREADS_PER_BLOCK as usize),
     "the reduction's add count is exact only when every block is full"
 );
 const _: () = assert!(
-    (SEED_SIDE * SEED_SIDE) % STRIDE as usize == 0,
+    (SEED_SIDE * SEED_SIDE).is_multiple_of(STRIDE as usize),
     "the strided add's 2D grid is a permutation only when the stride divides n"
 );
 const _: () = assert!(
@@ -327,7 +327,7 @@ const _: () = assert!(
     "the padded transpose tile fits the 48 KiB a block gets without opting in"
 );
 const _: () = assert!(
-    MAT_DIM % MAT_TILE as usize == 0,
+    MAT_DIM.is_multiple_of(MAT_TILE as usize),
     "the tiled matmul has no edge guard"
 );
 const _: () = assert!(

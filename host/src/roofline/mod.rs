@@ -384,25 +384,25 @@ impl Sizes {
     /// [`Error::Size`] naming the relation that fails.
     pub fn validate(&self) -> Result<()> {
         let fail = |msg: String| Err(Error::Size(msg));
-        if self.side % TRANSPOSE_TILE as usize != 0 {
+        if !self.side.is_multiple_of(TRANSPOSE_TILE as usize) {
             return fail(format!(
                 "transpose side {} is not a multiple of {TRANSPOSE_TILE}: the transposes have no edge guard",
                 self.side
             ));
         }
-        if self.mat_dim == 0 || self.mat_dim % MAT_TILE as usize != 0 {
+        if self.mat_dim == 0 || !self.mat_dim.is_multiple_of(MAT_TILE as usize) {
             return fail(format!(
                 "matmul side {} is not a positive multiple of {MAT_TILE}: the matmuls have no edge guard, and matmul_naive tells the compiler so (assume_whole_tiles)",
                 self.mat_dim
             ));
         }
-        if self.n % STRIDE as usize != 0 {
+        if !self.n.is_multiple_of(STRIDE as usize) {
             return fail(format!(
                 "n = {} is not a multiple of the stride {STRIDE}: the strided add's grid would not be a permutation",
                 self.n
             ));
         }
-        if self.n % 4 != 0 {
+        if !self.n.is_multiple_of(4) {
             return fail(format!(
                 "n = {} is not a multiple of 4: the copy ceiling moves float4s",
                 self.n
