@@ -176,6 +176,23 @@ impl WhileTimed {
     }
 }
 
+/// The readings taken inside some stretches of timed work: how many, and
+/// the SM clock's and the board power's least, median and largest. What a
+/// comparison gives each side of each trial
+/// ([`crate::compare::Comparison::json_lines`]), so a Rust/C ratio that
+/// moves from trial to trial can be read beside the clock and the power
+/// each side met.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WindowReadings {
+    /// Readings inside the windows (one every [`PERIOD`] at most).
+    pub samples: usize,
+    /// The SM clock, MHz; `None` without a reading.
+    pub sm_mhz: Option<Summary>,
+    /// The board's power draw, W; `None` without a reading or where NVML
+    /// reports no power.
+    pub power_w: Option<Summary>,
+}
+
 /// The least, the median and the largest of a set of readings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
@@ -340,6 +357,27 @@ impl Clocks {
             moved_pct,
             below_base,
             flags,
+        })
+    }
+
+    /// The readings stamped inside any of `windows`, pooled: `None` for a
+    /// run with no stamped reading (clocks not read) or no window; else
+    /// their count and summaries (a count of 0 where every window was
+    /// shorter than [`PERIOD`]).
+    pub fn readings_in(&self, windows: &[Window]) -> Option<WindowReadings> {
+        if self.stamped.is_empty() || windows.is_empty() {
+            return None;
+        }
+        let inside: Vec<Reading> = self
+            .stamped
+            .iter()
+            .filter(|s| windows.iter().any(|w| w.holds(s.at)))
+            .map(|s| s.reading)
+            .collect();
+        Some(WindowReadings {
+            samples: inside.len(),
+            sm_mhz: Summary::of(inside.iter().map(|r| r.sm_mhz as f64)),
+            power_w: Summary::of(inside.iter().filter_map(|r| r.power_w)),
         })
     }
 
@@ -820,6 +858,47 @@ mod tests {
                 clocks.samples
             )
         );
+    }
+
+    #[test]
+    fn readings_in_windows_are_pooled_from_their_stamps_alone() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        // Readings every 10 ms, the clock falling 15 MHz a reading from 1980.
+        let stamped: Vec<Stamped> = (0..10)
+            .map(|i| Stamped {
+                at: at(10 * i),
+                reading: reading(1980 - 15 * i as u32),
+            })
+            .collect();
+        let clocks = Clocks::from_stamped("test reader", &stamped, Ok(1980));
+        let window = |from: u64, to: u64| Window {
+            start: at(from),
+            end: at(to),
+        };
+        // 0 to 25 ms holds readings 0, 1 and 2; 65 to 75 ms holds reading 7.
+        let got = clocks
+            .readings_in(&[window(0, 25), window(65, 75)])
+            .unwrap();
+        assert_eq!(got.samples, 4);
+        assert_eq!(
+            got.sm_mhz,
+            Some(Summary {
+                min: 1875.0,
+                median: 1957.5,
+                max: 1980.0
+            })
+        );
+        assert_eq!(got.power_w.unwrap().max, 495.0);
+        // A window between two readings: counted as none, not as missing.
+        let empty = clocks.readings_in(&[window(41, 49)]).unwrap();
+        assert_eq!(
+            (empty.samples, empty.sm_mhz, empty.power_w),
+            (0, None, None)
+        );
+        // No window, or clocks never read: nothing to say.
+        assert_eq!(clocks.readings_in(&[]), None);
+        assert_eq!(Clocks::not_read().readings_in(&[window(0, 90)]), None);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use serde_json::json;
 use statrs::statistics::{Data, Max, Min, OrderStatistics};
 
 use crate::check::Failure;
+use crate::clocks::{Clocks, Window, WindowReadings};
 use crate::error::{DriverContext, Result};
 use crate::kernels::{KernelId, KernelSet};
 use crate::ptx::PtxMix;
@@ -62,7 +63,7 @@ impl FunctionStats {
 }
 
 /// Interleaved timings of one kernel pair: one median per side per trial,
-/// and which side each trial timed first.
+/// which side each trial timed first, and when each side's batches ran.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PairTiming {
     /// Rust's per-launch median of each trial, ms.
@@ -71,6 +72,14 @@ pub struct PairTiming {
     pub c_ms: Vec<f64>,
     /// The side each trial timed first ([`interleave`] alternates them).
     pub first: Vec<Side>,
+    /// When Rust's timed batches of each trial ran (`None` for a timing
+    /// with no window): where [`Comparison::json_lines`] finds the clock
+    /// readings of each trial. Not in the JSON itself.
+    #[serde(skip)]
+    pub rust_windows: Vec<Option<Window>>,
+    /// As `rust_windows`, for CUDA C.
+    #[serde(skip)]
+    pub c_windows: Vec<Option<Window>>,
 }
 
 /// The smallest Rust/C difference a comparison calls: 0.5%. A row is
@@ -121,6 +130,38 @@ impl PairTiming {
         Data::new(self.c_ms.clone()).median()
     }
 
+    /// The windows of `side`'s trials, in trial order.
+    fn windows(&self, side: Side) -> &[Option<Window>] {
+        match side {
+            Side::Rust => &self.rust_windows,
+            Side::CudaC => &self.c_windows,
+        }
+    }
+
+    /// The clock and power readings of each of `side`'s trials, in trial
+    /// order, from `clocks` (the run's): `None` for a trial with no window
+    /// or a run whose clocks were not read.
+    pub fn trial_readings(&self, side: Side, clocks: &Clocks) -> Vec<Option<WindowReadings>> {
+        self.windows(side)
+            .iter()
+            .map(|w| w.and_then(|w| clocks.readings_in(&[w])))
+            .collect()
+    }
+
+    /// The readings of all of `side`'s trials, pooled (see
+    /// [`Clocks::readings_in`]).
+    pub fn side_readings(&self, side: Side, clocks: &Clocks) -> Option<WindowReadings> {
+        let windows: Vec<Window> = self.windows(side).iter().flatten().copied().collect();
+        clocks.readings_in(&windows)
+    }
+
+    /// Whether the median ratio is past 1 ± [`MIN_EFFECT`] while the
+    /// verdict is parity: some trials are inside the band, the median is
+    /// not, so the row is worth a line of its own.
+    pub fn median_past_effect_at_parity(&self) -> bool {
+        self.verdict() == Verdict::Parity && (self.ratio() - 1.0).abs() > MIN_EFFECT
+    }
+
     /// Slower, faster or parity, from the range of the trials' ratios and
     /// [`MIN_EFFECT`].
     pub fn verdict(&self) -> Verdict {
@@ -142,13 +183,17 @@ pub fn interleave(trials: u32, mut time: impl FnMut(Side) -> Result<Timing>) -> 
     let mut pair = PairTiming::default();
     for trial in 0..trials {
         let order = crate::timing::round_order::<2>(trial).map(|i| [Side::Rust, Side::CudaC][i]);
-        let mut ms = [0.0; 2];
+        let (mut ms, mut windows) = ([0.0; 2], [None; 2]);
         for side in order {
-            ms[usize::from(side == Side::CudaC)] = time(side)?.median_ms();
+            let timing = time(side)?;
+            let i = usize::from(side == Side::CudaC);
+            (ms[i], windows[i]) = (timing.median_ms(), timing.window);
         }
         pair.rust_ms.push(ms[0]);
         pair.c_ms.push(ms[1]);
         pair.first.push(order[0]);
+        pair.rust_windows.push(windows[0]);
+        pair.c_windows.push(windows[1]);
     }
     Ok(pair)
 }
@@ -432,27 +477,70 @@ impl Comparison {
             count(Verdict::Slower),
             count(Verdict::Faster),
         );
-        for k in self
-            .kernels
-            .iter()
-            .filter(|k| k.timing.verdict() != Verdict::Parity)
-        {
-            let (lo, hi) = k.timing.ratio_range();
+        for k in self.kernels.iter().filter(|k| {
+            k.timing.verdict() != Verdict::Parity || k.timing.median_past_effect_at_parity()
+        }) {
+            let t = &k.timing;
+            let (lo, hi) = t.ratio_range();
             let sass = k.sass.as_ref().map_or_else(String::new, |n| {
                 format!(", SASS instructions {}/{} ({})", n.rust, n.c, n.arch)
             });
+            let verdict = if t.median_past_effect_at_parity() {
+                let past = t
+                    .ratios()
+                    .iter()
+                    .filter(|r| (*r - 1.0).abs() > MIN_EFFECT)
+                    .count();
+                format!(
+                    "parity, though the median is past 1 ± {MIN_EFFECT} ({past} of {} trials are)",
+                    t.ratios().len()
+                )
+            } else {
+                format!("{:?}", t.verdict()).to_lowercase()
+            };
             s.push_str(&format!(
-                "{}: Rust/C {:.3} ({lo:.3}-{hi:.3}), {}. Registers {}/{}, local bytes {}/{}{sass}.\n",
+                "{}: Rust/C {:.3} ({lo:.3}-{hi:.3}), {verdict}. Registers {}/{}, local bytes {}/{}{sass}.{}\n",
                 k.label,
-                k.timing.ratio(),
-                format!("{:?}", k.timing.verdict()).to_lowercase(),
+                t.ratio(),
                 k.rust.registers,
                 k.c.registers,
                 k.rust.local_bytes,
                 k.c.local_bytes,
+                self.clocks_sentence(t),
             ));
         }
         s
+    }
+
+    /// What the run's clock readings say of both sides' trials of one row,
+    /// as a sentence with a leading space: each side's median SM clock and
+    /// board power over the readings inside its timed batches; empty where
+    /// the clocks were not read.
+    fn clocks_sentence(&self, t: &PairTiming) -> String {
+        let clocks = &self.context.clocks;
+        let (Some(rust), Some(c)) = (
+            t.side_readings(Side::Rust, clocks),
+            t.side_readings(Side::CudaC, clocks),
+        ) else {
+            return String::new();
+        };
+        let (Some(rust_sm), Some(c_sm)) = (rust.sm_mhz, c.sm_mhz) else {
+            return format!(
+                " No clock reading fell inside its timed batches ({} and {} readings; one is taken every {} ms).",
+                rust.samples,
+                c.samples,
+                crate::clocks::PERIOD.as_millis()
+            );
+        };
+        let power = match (rust.power_w, c.power_w) {
+            (Some(r), Some(c)) => format!(", board power {:.0} W and {:.0} W", r.median, c.median),
+            _ => String::new(),
+        };
+        format!(
+            " While its trials were timed (medians of {} and {} readings): SM clock {:.0} MHz (Rust) and {:.0} MHz \
+             (CUDA C){power}.",
+            rust.samples, c.samples, rust_sm.median, c_sm.median,
+        )
     }
 
     /// One JSON object per kernel, with the run's context.
@@ -468,6 +556,10 @@ impl Comparison {
                     "trials": k.timing,
                     "rust": k.rust, "c": k.c, "rust_mix": k.rust_mix, "c_mix": k.c_mix,
                     "agreement": k.agreement, "verdict": k.timing.verdict(), "min_effect": MIN_EFFECT,
+                    "trial_clocks": {
+                        "rust": k.timing.trial_readings(Side::Rust, &self.context.clocks),
+                        "c": k.timing.trial_readings(Side::CudaC, &self.context.clocks),
+                    },
                     "sass": k.sass,
                     "nvrtc": self.nvrtc, "nvrtc_library": self.nvrtc_library,
                     "context": self.context,
@@ -707,6 +799,7 @@ mod tests {
             rust_ms: vec![1.0, 2.0, 3.0],
             c_ms: vec![2.0, 2.0, 2.0],
             first: vec![Side::Rust, Side::CudaC, Side::Rust],
+            ..PairTiming::default()
         };
         assert_eq!(t.ratios(), [0.5, 1.0, 1.5]);
         assert_eq!(t.ratio(), 1.0);
@@ -719,7 +812,7 @@ mod tests {
         let of = |ratios: &[f64]| PairTiming {
             rust_ms: ratios.to_vec(),
             c_ms: vec![1.0; ratios.len()],
-            first: Vec::new(),
+            ..PairTiming::default()
         };
         // 0.1% to 0.3% slower in every trial: under the 0.5% effect, parity.
         assert_eq!(of(&[1.001, 1.002, 1.003]).verdict(), Verdict::Parity);

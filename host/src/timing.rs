@@ -51,10 +51,12 @@ pub struct Timing {
     pub samples_ms: Vec<f64>,
     /// When the timed batches ran (with those of the kernels timed in
     /// rounds beside it, [`time_alternating`]), on the host's monotonic clock: the
-    /// window the clock readings of this row are taken from
-    /// ([`crate::clocks::Clocks::while_timed`]). `None` for a timing not
+    /// window the clock readings of this row, or of this side of a
+    /// comparison's trial, are taken from
+    /// ([`crate::clocks::Clocks::while_timed`],
+    /// [`crate::clocks::Clocks::readings_in`]). `None` for a timing not
     /// taken on the GPU under a [`crate::clocks::TimedWork`] guard (CPU
-    /// rows, synthetic timings, a comparison's trials).
+    /// rows, synthetic timings).
     #[serde(skip)]
     pub window: Option<crate::clocks::Window>,
 }
