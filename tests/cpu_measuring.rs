@@ -586,107 +586,154 @@ fn a_comparison_alternates_the_side_that_goes_first() {
 }
 
 /// A comparison keeps when each side's batches of each trial ran, and reads
-/// the run's clock readings inside them: per trial in the JSON, pooled per
+/// the run's SM clock readings inside them: per trial in the JSON, pooled per
 /// side in the words under the table, where a row is named. A row whose
 /// median is past the minimum effect while one trial is inside it is named
-/// too, with how many trials are past it.
+/// too, with how many trials are past it on the median's side.
 #[test]
 fn a_comparison_reads_the_clock_each_side_met_in_its_trials() {
-    use host::compare::{Agreement, ComparedKernel, Comparison, FunctionStats, Side, interleave};
+    use host::compare::{
+        Agreement, ComparedKernel, Comparison, FunctionStats, PairTiming, Side, interleave,
+    };
     let t0 = Instant::now();
     let at = |ms: u64| t0 + Duration::from_millis(ms);
     // Trial j's first side runs from 40j to 40j + 15 ms, its second from
     // 40j + 20 to 40j + 35: two readings each, 10 ms apart.
-    let mut calls = 0u64;
-    // Rust 1.003 of C in the first trial, 1.02 after it.
-    let pair = interleave(4, |side| {
-        let start = 20 * calls;
-        calls += 1;
-        let trial = start / 40;
-        let ms = match (side, trial) {
-            (Side::CudaC, _) => 1.0,
-            (Side::Rust, 0) => 1.003,
-            (Side::Rust, _) => 1.02,
-        };
-        let window = Window {
-            start: at(start),
-            end: at(start + 15),
-        };
-        Ok(Timing::timed(vec![ms], window))
-    })
-    .expect("no launch to fail");
-    // Readings every 10 ms: 1980 MHz and 500 W inside Rust's batches, 1900
-    // MHz and 450 W inside C's (the order alternates: Rust, C; C, Rust; ...).
-    let side_at = |ms: u64| {
+    let timed = |rust_ms: [f64; 4]| {
+        let mut calls = 0u64;
+        interleave(4, |side| {
+            let start = 20 * calls;
+            calls += 1;
+            let ms = match side {
+                Side::CudaC => 1.0,
+                Side::Rust => rust_ms[(start / 40) as usize],
+            };
+            let window = Window {
+                start: at(start),
+                end: at(start + 15),
+            };
+            Ok(Timing::timed(vec![ms], window))
+        })
+        .expect("no launch to fail")
+    };
+    // Readings every 10 ms: 1980 MHz inside Rust's batches, 1900 inside C's
+    // (the order alternates: Rust, C; C, Rust; ...).
+    let rust_at = |ms: u64| {
         let (trial, slot) = (ms / 40, (ms % 40) / 20);
-        let first_is_rust = trial % 2 == 0;
-        (slot == 0) == first_is_rust
+        (slot == 0) == (trial % 2 == 0)
     };
     let stamped: Vec<Stamped> = (0..16)
-        .map(|i| {
-            let rust = side_at(10 * i);
-            Stamped {
-                at: at(10 * i),
-                reading: Reading {
-                    sm_mhz: if rust { 1980 } else { 1900 },
-                    memory_mhz: 3201,
-                    temperature_c: Some(50),
-                    power_w: Some(if rust { 500.0 } else { 450.0 }),
-                },
-            }
+        .map(|i| Stamped {
+            at: at(10 * i),
+            reading: Reading {
+                sm_mhz: if rust_at(10 * i) { 1980 } else { 1900 },
+                memory_mhz: 3201,
+                temperature_c: Some(50),
+                power_w: Some(450.0),
+            },
         })
         .collect();
-    let mut context = context(&lab_tests::synthetic_device(60 << 20, 132));
-    context.clocks = Clocks::from_stamped("test reader", &stamped, Ok(1980));
-    let stats = FunctionStats {
-        registers: 126,
-        shared_bytes: 0,
-        local_bytes: 0,
+    let comparison = |timing: PairTiming, clocks: Clocks| {
+        let mut context = context(&lab_tests::synthetic_device(60 << 20, 132));
+        context.clocks = clocks;
+        let stats = FunctionStats {
+            registers: 126,
+            shared_bytes: 0,
+            local_bytes: 0,
+        };
+        Comparison {
+            notes: Vec::new(),
+            context,
+            nvrtc: "13.0".into(),
+            nvrtc_library: "libnvrtc.so".into(),
+            trials: 4,
+            kernels: vec![ComparedKernel {
+                label: "gemm_bf16_mma",
+                symbol: "gemm_bf16_mma",
+                timing,
+                rust: stats,
+                c: stats,
+                rust_mix: Default::default(),
+                c_mix: Default::default(),
+                agreement: Agreement::Identical,
+                sass: None,
+            }],
+        }
     };
-    let comparison = Comparison {
-        notes: Vec::new(),
-        context,
-        nvrtc: "13.0".into(),
-        nvrtc_library: "libnvrtc.so".into(),
-        trials: 4,
-        kernels: vec![ComparedKernel {
-            label: "gemm_bf16_mma",
-            symbol: "gemm_bf16_mma",
-            timing: pair,
-            rust: stats,
-            c: stats,
-            rust_mix: Default::default(),
-            c_mix: Default::default(),
-            agreement: Agreement::Identical,
-            sass: None,
-        }],
-    };
-    let words = comparison.verdicts();
+    let read = || Clocks::from_stamped("test reader", &stamped, Ok(1980));
+
+    // Rust 1.003 of C in the first trial, 1.02 after: parity, the median past.
+    let drifting = comparison(timed([1.003, 1.02, 1.02, 1.02]), read());
+    let words = drifting.verdicts();
     assert!(
         words.contains(
             "gemm_bf16_mma: Rust/C 1.020 (1.003-1.020), parity, though the median is past 1 ± 0.005 (3 of 4 \
-             trials are)."
+             trials are, on its side). Registers 126/126, local bytes 0/0. SM clock while its trials were timed: \
+             Rust 1980 MHz (median of 8 readings); CUDA C 1900 MHz (median of 8 readings)."
         ),
         "{words}"
+    );
+    let row = &drifting.json_lines()[0];
+    for i in 0..4 {
+        let trial = |side: &str| row["trial_clocks"][side][i].clone();
+        assert_eq!(trial("rust")["samples"], 2);
+        assert_eq!(trial("rust")["sm_mhz"]["median"], 1980.0);
+        assert_eq!(trial("c")["sm_mhz"]["median"], 1900.0);
+    }
+
+    // Past the effect on both sides: only the median's side is counted.
+    let both = comparison(timed([0.98, 1.02, 1.03, 1.02]), read());
+    assert!(
+        both.verdicts().contains(
+            "parity, though the median is past 1 ± 0.005 (3 of 4 trials are, on its side)"
+        ),
+        "{}",
+        both.verdicts()
+    );
+
+    // Slower in every trial: the verdict as before, with the clocks.
+    let slower = comparison(timed([1.02; 4]), read());
+    assert!(
+        slower.verdicts().contains(
+            "gemm_bf16_mma: Rust/C 1.020 (1.020-1.020), slower. Registers 126/126, local bytes 0/0. SM clock"
+        ),
+        "{}",
+        slower.verdicts()
+    );
+
+    // Rust's batches between two readings: that side says it has none.
+    let c_only: Vec<Stamped> = stamped
+        .iter()
+        .filter(|s| !rust_at(s.at.duration_since(t0).as_millis() as u64))
+        .copied()
+        .collect();
+    let half = comparison(
+        timed([1.02; 4]),
+        Clocks::from_stamped("test reader", &c_only, Ok(1980)),
     );
     assert!(
-        words.contains(
-            "While its trials were timed (medians of 8 and 8 readings): SM clock 1980 MHz (Rust) and 1900 MHz \
-             (CUDA C), board power 500 W and 450 W."
+        half.verdicts().contains(
+            "SM clock while its trials were timed: Rust none (its batches were each shorter than the 10 ms \
+             between readings); CUDA C 1900 MHz (median of 8 readings)."
         ),
-        "{words}"
+        "{}",
+        half.verdicts()
     );
-    let row = &comparison.json_lines()[0];
-    let trial = |side: &str, i: usize, key: &str| row["trial_clocks"][side][i][key].clone();
-    for i in 0..4 {
-        assert_eq!(trial("rust", i, "samples"), 2);
-        assert_eq!(trial("rust", i, "sm_mhz")["median"], 1980.0);
-        assert_eq!(trial("c", i, "sm_mhz")["median"], 1900.0);
-        assert_eq!(trial("c", i, "power_w")["max"], 450.0);
-    }
-    // A row at parity whose median is inside the effect gets no line.
-    let mut level = comparison.clone();
-    level.kernels[0].timing.rust_ms = vec![1.001, 1.002, 1.0, 0.999];
+
+    // Clocks not read: no sentence, and every trial's clock null.
+    let unread = comparison(timed([1.02; 4]), Clocks::not_read());
+    assert!(
+        !unread.verdicts().contains("SM clock"),
+        "{}",
+        unread.verdicts()
+    );
+    assert_eq!(
+        unread.json_lines()[0]["trial_clocks"]["rust"][0],
+        serde_json::Value::Null
+    );
+
+    // At parity with the median inside the effect: not named.
+    let level = comparison(timed([1.001, 1.002, 1.0, 0.999]), read());
     assert!(
         !level.verdicts().contains("gemm_bf16_mma:"),
         "{}",

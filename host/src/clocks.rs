@@ -176,21 +176,21 @@ impl WhileTimed {
     }
 }
 
-/// The readings taken inside some stretches of timed work: how many, and
-/// the SM clock's and the board power's least, median and largest. What a
-/// comparison gives each side of each trial
-/// ([`crate::compare::Comparison::json_lines`]), so a Rust/C ratio that
-/// moves from trial to trial can be read beside the clock and the power
-/// each side met.
+/// The SM clock read inside some stretches of timed work: how many
+/// readings, and their least, median and largest. What a comparison gives
+/// each side of each trial ([`crate::compare::Comparison::json_lines`]), so
+/// a Rust/C ratio that moves from trial to trial can be read beside the
+/// clock each side met. No power: NVML's power reading
+/// (`nvmlDeviceGetPowerUsage`) is an average over 1 s on Ampere (but
+/// GA100) and later GPUs, per NVML's reference for that call, far longer
+/// than one side's batches, so it could not tell the two sides apart.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WindowReadings {
-    /// Readings inside the windows (one every [`PERIOD`] at most).
+    /// Readings inside the windows (one every [`PERIOD`] at most; 0 where
+    /// every window was shorter).
     pub samples: usize,
     /// The SM clock, MHz; `None` without a reading.
     pub sm_mhz: Option<Summary>,
-    /// The board's power draw, W; `None` without a reading or where NVML
-    /// reports no power.
-    pub power_w: Option<Summary>,
 }
 
 /// The least, the median and the largest of a set of readings.
@@ -262,8 +262,9 @@ pub struct Clocks {
     /// ([`MOVE_SHARE_PCT`]).
     pub move_share_pct: f64,
     /// Every reading kept, with when it was taken: what
-    /// [`Clocks::while_timed`] gives each row. Not in the JSON (the rows
-    /// carry what falls in their windows).
+    /// [`Clocks::while_timed`] gives each row and [`Clocks::readings_in`]
+    /// each side of a comparison's trials. Not in the JSON (the rows carry
+    /// what falls in their windows).
     #[serde(skip)]
     pub stamped: Vec<Stamped>,
 }
@@ -329,10 +330,8 @@ impl Clocks {
             return None;
         }
         let sm: Vec<u32> = self
-            .stamped
-            .iter()
-            .filter(|s| window.holds(s.at))
-            .map(|s| s.reading.sm_mhz)
+            .stamped_in(std::slice::from_ref(window))
+            .map(|r| r.sm_mhz)
             .collect();
         let (lo, hi) = (sm.iter().min().copied(), sm.iter().max().copied());
         let moved_pct = lo.zip(hi).map(|(lo, hi)| apart_pct(lo as f64, hi as f64));
@@ -360,24 +359,28 @@ impl Clocks {
         })
     }
 
-    /// The readings stamped inside any of `windows`, pooled: `None` for a
-    /// run with no stamped reading (clocks not read) or no window; else
-    /// their count and summaries (a count of 0 where every window was
-    /// shorter than [`PERIOD`]).
+    /// The readings stamped inside any of `windows`, in the order taken.
+    fn stamped_in<'a>(&'a self, windows: &'a [Window]) -> impl Iterator<Item = &'a Reading> + 'a {
+        self.stamped
+            .iter()
+            .filter(|s| windows.iter().any(|w| w.holds(s.at)))
+            .map(|s| &s.reading)
+    }
+
+    /// The SM clock read inside any of `windows`, pooled: `None` for no
+    /// window, or for a run that kept no stamped reading at all (clocks
+    /// not read, or every timed stretch of the run shorter than
+    /// [`PERIOD`]: [`Clocks::unknown`] says which); else the count and
+    /// summary (a count of 0 where these windows were shorter than
+    /// [`PERIOD`]).
     pub fn readings_in(&self, windows: &[Window]) -> Option<WindowReadings> {
         if self.stamped.is_empty() || windows.is_empty() {
             return None;
         }
-        let inside: Vec<Reading> = self
-            .stamped
-            .iter()
-            .filter(|s| windows.iter().any(|w| w.holds(s.at)))
-            .map(|s| s.reading)
-            .collect();
+        let sm: Vec<f64> = self.stamped_in(windows).map(|r| r.sm_mhz as f64).collect();
         Some(WindowReadings {
-            samples: inside.len(),
-            sm_mhz: Summary::of(inside.iter().map(|r| r.sm_mhz as f64)),
-            power_w: Summary::of(inside.iter().filter_map(|r| r.power_w)),
+            samples: sm.len(),
+            sm_mhz: Summary::of(sm),
         })
     }
 
@@ -889,13 +892,9 @@ mod tests {
                 max: 1980.0
             })
         );
-        assert_eq!(got.power_w.unwrap().max, 495.0);
         // A window between two readings: counted as none, not as missing.
         let empty = clocks.readings_in(&[window(41, 49)]).unwrap();
-        assert_eq!(
-            (empty.samples, empty.sm_mhz, empty.power_w),
-            (0, None, None)
-        );
+        assert_eq!((empty.samples, empty.sm_mhz), (0, None));
         // No window, or clocks never read: nothing to say.
         assert_eq!(clocks.readings_in(&[]), None);
         assert_eq!(Clocks::not_read().readings_in(&[window(0, 90)]), None);

@@ -138,9 +138,9 @@ impl PairTiming {
         }
     }
 
-    /// The clock and power readings of each of `side`'s trials, in trial
-    /// order, from `clocks` (the run's): `None` for a trial with no window
-    /// or a run whose clocks were not read.
+    /// The SM clock read in each of `side`'s trials, in trial order, from
+    /// `clocks` (the run's): `None` for a trial with no window or a run
+    /// that kept no reading ([`Clocks::readings_in`]).
     pub fn trial_readings(&self, side: Side, clocks: &Clocks) -> Vec<Option<WindowReadings>> {
         self.windows(side)
             .iter()
@@ -159,20 +159,45 @@ impl PairTiming {
     /// verdict is parity: some trials are inside the band, the median is
     /// not, so the row is worth a line of its own.
     pub fn median_past_effect_at_parity(&self) -> bool {
-        self.verdict() == Verdict::Parity && (self.ratio() - 1.0).abs() > MIN_EFFECT
+        self.verdict() == Verdict::Parity && past_effect(self.ratio()) != 0
+    }
+
+    /// Of the trials, how many are past 1 ± [`MIN_EFFECT`] on the median's
+    /// side (above 1.005 where the median is, below 0.995 where it is):
+    /// what a row named by [`PairTiming::median_past_effect_at_parity`] is
+    /// said to have.
+    pub fn trials_past_effect_with_median(&self) -> usize {
+        let side = past_effect(self.ratio());
+        self.ratios()
+            .into_iter()
+            .filter(|&r| side != 0 && past_effect(r) == side)
+            .count()
     }
 
     /// Slower, faster or parity, from the range of the trials' ratios and
     /// [`MIN_EFFECT`].
     pub fn verdict(&self) -> Verdict {
         let (lo, hi) = self.ratio_range();
-        if lo > 1.0 + MIN_EFFECT {
+        if past_effect(lo) == 1 {
             Verdict::Slower
-        } else if hi < 1.0 - MIN_EFFECT {
+        } else if past_effect(hi) == -1 {
             Verdict::Faster
         } else {
             Verdict::Parity
         }
+    }
+}
+
+/// Which side of 1 ± [`MIN_EFFECT`] a Rust/C ratio lies past: 1 above
+/// (Rust slower), -1 below (Rust faster), 0 inside. The test
+/// [`PairTiming::verdict`] applies to every trial.
+fn past_effect(ratio: f64) -> i8 {
+    if ratio > 1.0 + MIN_EFFECT {
+        1
+    } else if ratio < 1.0 - MIN_EFFECT {
+        -1
+    } else {
+        0
     }
 }
 
@@ -459,10 +484,13 @@ impl Comparison {
     }
 
     /// The verdicts in words: how many rows are at parity, slower and
-    /// faster, then for each row that is not at parity its ratio and what
-    /// the run measured of both compiled kernels (registers, local bytes,
-    /// SASS instructions). Only figures from this run: no explanation is
-    /// carried over from another run or GPU.
+    /// faster, then for each row that is slower or faster, or at parity
+    /// with its median past 1 ± [`MIN_EFFECT`]
+    /// ([`PairTiming::median_past_effect_at_parity`]), its ratio, what the
+    /// run measured of both compiled kernels (registers, local bytes, SASS
+    /// instructions) and the SM clock each side's trials met. Only figures
+    /// from this run: no explanation is carried over from another run or
+    /// GPU.
     pub fn verdicts(&self) -> String {
         let count = |v: Verdict| {
             self.kernels
@@ -486,13 +514,9 @@ impl Comparison {
                 format!(", SASS instructions {}/{} ({})", n.rust, n.c, n.arch)
             });
             let verdict = if t.median_past_effect_at_parity() {
-                let past = t
-                    .ratios()
-                    .iter()
-                    .filter(|r| (*r - 1.0).abs() > MIN_EFFECT)
-                    .count();
                 format!(
-                    "parity, though the median is past 1 ± {MIN_EFFECT} ({past} of {} trials are)",
+                    "parity, though the median is past 1 ± {MIN_EFFECT} ({} of {} trials are, on its side)",
+                    t.trials_past_effect_with_median(),
                     t.ratios().len()
                 )
             } else {
@@ -513,9 +537,9 @@ impl Comparison {
     }
 
     /// What the run's clock readings say of both sides' trials of one row,
-    /// as a sentence with a leading space: each side's median SM clock and
-    /// board power over the readings inside its timed batches; empty where
-    /// the clocks were not read.
+    /// as a sentence with a leading space: each side's median SM clock over
+    /// the readings inside its timed batches, or that none fell inside
+    /// them; empty where the run kept no reading at all.
     fn clocks_sentence(&self, t: &PairTiming) -> String {
         let clocks = &self.context.clocks;
         let (Some(rust), Some(c)) = (
@@ -524,22 +548,20 @@ impl Comparison {
         ) else {
             return String::new();
         };
-        let (Some(rust_sm), Some(c_sm)) = (rust.sm_mhz, c.sm_mhz) else {
-            return format!(
-                " No clock reading fell inside its timed batches ({} and {} readings; one is taken every {} ms).",
-                rust.samples,
-                c.samples,
+        let side = |name: &str, r: &WindowReadings| match r.sm_mhz {
+            Some(sm) => format!(
+                "{name} {:.0} MHz (median of {} readings)",
+                sm.median, r.samples
+            ),
+            None => format!(
+                "{name} none (its batches were each shorter than the {} ms between readings)",
                 crate::clocks::PERIOD.as_millis()
-            );
-        };
-        let power = match (rust.power_w, c.power_w) {
-            (Some(r), Some(c)) => format!(", board power {:.0} W and {:.0} W", r.median, c.median),
-            _ => String::new(),
+            ),
         };
         format!(
-            " While its trials were timed (medians of {} and {} readings): SM clock {:.0} MHz (Rust) and {:.0} MHz \
-             (CUDA C){power}.",
-            rust.samples, c.samples, rust_sm.median, c_sm.median,
+            " SM clock while its trials were timed: {}; {}.",
+            side("Rust", &rust),
+            side("CUDA C", &c)
         )
     }
 
