@@ -27,6 +27,14 @@ fn case(m: usize, n: usize, k: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>
     (a, b, c, d)
 }
 
+/// Every kernel of the set `K` is an entry of `module` (named `name` in a
+/// failure) with the parameters its launch is checked against.
+fn assert_signatures<K: KernelId>(module: &str, name: &str) {
+    let kernels: Vec<_> = K::ALL.iter().map(|k| (k.symbol(), k.params())).collect();
+    let faults = lab_tests::signature_faults(&kernels, module, name);
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
+
 #[test]
 fn the_reference_on_values_checked_by_hand() {
     // A = [1 2; 3 4], B = [0.5 -1; 0.25 2], C = [1 0; 0 -1]:
@@ -390,12 +398,7 @@ fn the_sm75_module_holds_the_f16_kernel_as_written() {
             "the sm_75 module's header"
         );
     }
-    let kernels: Vec<_> = F16Kernel::ALL
-        .iter()
-        .map(|k| (k.symbol(), k.params()))
-        .collect();
-    let faults = lab_tests::signature_faults(&kernels, PTX, "the sm_75 module");
-    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    assert_signatures::<F16Kernel>(PTX, "the sm_75 module");
     for module in [PTX_SM80, PTX_SM90A] {
         assert!(
             !entries(module).contains(&"gemm_f16_mma"),
@@ -481,12 +484,7 @@ fn the_sm80_module_holds_the_tensor_core_instructions_as_written() {
         PTX_SM80.contains(".version 7.0") && PTX_SM80.contains(".target sm_80"),
         "the sm_80 module's header"
     );
-    let kernels: Vec<_> = TcKernel::ALL
-        .iter()
-        .map(|k| (k.symbol(), k.params()))
-        .collect();
-    let faults = lab_tests::signature_faults(&kernels, PTX_SM80, "the sm_80 module");
-    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    assert_signatures::<TcKernel>(PTX_SM80, "the sm_80 module");
     assert!(
         !entries(PTX).contains(&"gemm_bf16_mma"),
         "the sm_75 module has no tensor-core kernel"
@@ -1205,12 +1203,7 @@ fn the_sm90a_module_holds_the_wgmma_instructions_as_written() {
         PTX_SM90A.contains(".version 8.3") && PTX_SM90A.contains(".target sm_90a"),
         "the sm_90a module's header"
     );
-    let kernels: Vec<_> = WgKernel::ALL
-        .iter()
-        .map(|k| (k.symbol(), k.params()))
-        .collect();
-    let faults = lab_tests::signature_faults(&kernels, PTX_SM90A, "the sm_90a module");
-    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    assert_signatures::<WgKernel>(PTX_SM90A, "the sm_90a module");
     for module in [PTX, host::ptx::PTX_SM80] {
         assert!(
             !entries(module).contains(&"gemm_bf16_wgmma"),
