@@ -1591,3 +1591,54 @@ fn a_share_of_batches_from_two_alternations_is_refused() {
         &host::timing::Timing::new(vec![1.0]),
     );
 }
+
+#[test]
+fn a_held_share_is_cublas_median_over_the_kernel_s_and_names_the_other_readings() {
+    use host::gemm::held_sentence;
+    use host::lesson::Row;
+    use host::timing::Timing;
+    // The kernel's held batches: median 2.5 ms; cuBLAS's: median 1.5 ms.
+    let held = Row::new(
+        "k/8192/held",
+        "k",
+        Timing::new(vec![2.0, 2.5, 3.0, 2.4, 2.6]),
+    );
+    let cublas = Row::new("c/8192/held", "c", Timing::new(vec![1.5, 1.4, 1.6]));
+    assert_eq!(
+        held_sentence(
+            "k/8192",
+            "cuBLAS's BF16 throughput",
+            &held,
+            &cublas,
+            Some(0.618),
+            Some(0.553)
+        ),
+        "k/8192: 60.0% of cuBLAS's BF16 throughput held (2.5000 ms a launch, median of 5 batches, against cuBLAS's \
+         1.5000 ms, of 3); 61.8% row against row, 55.3% in rounds."
+    );
+    // A reading that is missing is left out, not printed as a number.
+    assert_eq!(
+        held_sentence("k/8192", "x", &held, &cublas, None, Some(0.5)),
+        "k/8192: 60.0% of x held (2.5000 ms a launch, median of 5 batches, against cuBLAS's 1.5000 ms, of 3); 50.0% in \
+         rounds."
+    );
+    assert!(held_sentence("k", "x", &held, &cublas, None, None).ends_with("of 3)."));
+}
+
+#[test]
+fn the_hold_is_a_second_untimed_then_a_second_timed() {
+    let hold = host::timing::Hold::DEFAULT;
+    assert_eq!(
+        (hold.untimed_s, hold.timed_s, hold.min_batches),
+        (1.0, 1.0, 3)
+    );
+    assert_eq!(host::gemm::HELD_FROM, 4096);
+    // The sizes held are the targets' sizes: the two largest of a full run.
+    assert_eq!(
+        host::gemm::SIDES
+            .iter()
+            .filter(|&&s| s >= host::gemm::HELD_FROM)
+            .count(),
+        2
+    );
+}

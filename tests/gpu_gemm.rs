@@ -7,7 +7,9 @@
 //! as ignored.
 
 use host::compare::Side;
-use host::gemm::{F16Kernel, Gemm, GemmLesson, Kernel, SMALL, TC_SMALL, TcKernel, WgKernel};
+use host::gemm::{
+    F16Kernel, Gemm, GemmLesson, GemmRow, Kernel, SMALL, TC_SMALL, TcKernel, Timed, WgKernel,
+};
 use host::gpu::Gpu;
 use host::kernels::KernelId;
 use lab_tests::{kernel_trials, run_gpu_trials, trial, use_side};
@@ -135,6 +137,43 @@ fn main() -> std::process::ExitCode {
             Ok(())
         }));
     }
+    // A held timing ([`Gemm::time_held`]): the hold's untimed second and
+    // its timed second both pass on the host's clock, at least its least
+    // count of batches is timed, each batch measured, inside a window the
+    // clock readings can be taken from.
+    trials.push(trial(
+        "gemm::a_held_timing_holds_then_times_for_a_second_each",
+        |gpu| {
+            let mut lesson = Gemm::new(gpu, 256).map_err(|e| e.to_string())?;
+            lesson
+                .set_shape((256, 256, 256))
+                .map_err(|e| e.to_string())?;
+            let hold = host::timing::Hold::DEFAULT;
+            let began = std::time::Instant::now();
+            let timing = lesson
+                .time_held(
+                    Timed::Kernel(GemmRow::Fp32(Kernel::Tiled)),
+                    host::timing::Plan::DEFAULT,
+                )
+                .map_err(|e| e.to_string())?;
+            let took = began.elapsed().as_secs_f64();
+            if took < hold.untimed_s + hold.timed_s {
+                return Err(format!(
+                    "held for {took:.3} s, less than {} + {} s",
+                    hold.untimed_s, hold.timed_s
+                ));
+            }
+            if timing.samples_ms.len() < hold.min_batches as usize
+                || timing.samples_ms.iter().any(|&ms| ms <= 0.0)
+            {
+                return Err(format!("held batches: {:?}", timing.samples_ms));
+            }
+            timing
+                .window
+                .map(|_| ())
+                .ok_or_else(|| "a held timing with no window".to_string())
+        },
+    ));
     // The quick run: its FP32 rows are read against the FMA ceiling
     // measured in the same run, and from compute capability 8.0 on its
     // tensor-core rows against the tensor-core ceiling measured there, and

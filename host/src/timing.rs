@@ -154,12 +154,7 @@ pub fn time_alternating<const N: usize>(
     // The timed launches are not checks: no guard bookkeeping between them.
     let _untracked = gpu.guards.untracked();
 
-    let event = || {
-        gpu.ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .call("cuEventCreate")
-    };
-    let (start, stop) = (event()?, event()?);
+    let (start, stop) = (new_event(gpu)?, new_event(gpu)?);
     // The clocks are read while this guard lives: the timed batches only.
     let timed = crate::clocks::timed_work();
     let mut samples_ms: [Vec<f64>; N] =
@@ -172,6 +167,87 @@ pub fn time_alternating<const N: usize>(
     }
     let window = timed.window();
     Ok(samples_ms.map(|samples| Timing::timed(samples, window)))
+}
+
+/// How long [`time_held`] runs a kernel alone before it times it, and for
+/// how long it then times it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Hold {
+    /// Untimed launches, back to back in batches, for at least this long:
+    /// the board's power and clock settle on what this kernel draws.
+    pub untimed_s: f64,
+    /// Timed batches for at least this long: an SM clock held at a power
+    /// limit moves up and down many times a second, and the median of
+    /// batches spread over a second reads their average, where a few
+    /// milliseconds would read one moment of it.
+    pub timed_s: f64,
+    /// At least this many timed batches, however long one takes.
+    pub min_batches: u32,
+}
+
+impl Hold {
+    /// 1 s untimed, then at least 1 s and 3 batches timed. On an H100 at
+    /// its 700 W limit, a scratch program that ran each GEMM alone for 3 s
+    /// and took the median of its batches over the last 2 s read the same
+    /// rate twice to within 0.8% (the wide BF16 kernel at 4096^3: 393.4
+    /// and 390.3 TFLOP/s), while one batch of 10 launches read anywhere
+    /// from 358.1 to 407.5
+    /// (docs/results/h100-2026-12-07-sustained-sizes/sustain-sizes-log.txt).
+    pub const DEFAULT: Hold = Hold {
+        untimed_s: 1.0,
+        timed_s: 1.0,
+        min_batches: 3,
+    };
+}
+
+/// Times `kernel` held at the clock its own power draw settles at: launches
+/// it untimed, `plan.warmups` launches (at least one) and then batches of
+/// `plan.launches_per_batch`, until `hold.untimed_s` has passed; then times
+/// batches as [`time_kernel`] does until `hold.timed_s` has passed and at
+/// least `hold.min_batches` were timed. What a long run of the one kernel
+/// gets, where [`time_kernel`] times a few batches right after other work
+/// and meets the clock that work left.
+///
+/// # Errors
+/// As [`time_kernel`].
+pub fn time_held(
+    gpu: &Gpu,
+    kernel: &str,
+    hold: Hold,
+    plan: Plan,
+    mut launch: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    let untimed = std::time::Instant::now();
+    // The warm-ups' writes are checked, as `time_alternating` checks them;
+    // the rest of the hold, like the timed launches, is not.
+    for _ in 0..plan.warmups.max(1) {
+        launch()?;
+    }
+    gpu.sync_after(kernel)?;
+    let _untracked = gpu.guards.untracked();
+    while untimed.elapsed().as_secs_f64() < hold.untimed_s {
+        for _ in 0..plan.launches_per_batch.max(1) {
+            launch()?;
+        }
+        gpu.sync(kernel)?;
+    }
+    let (start, stop) = (new_event(gpu)?, new_event(gpu)?);
+    let timed = crate::clocks::timed_work();
+    let began = std::time::Instant::now();
+    let mut samples_ms = Vec::new();
+    while samples_ms.len() < hold.min_batches.max(1) as usize
+        || began.elapsed().as_secs_f64() < hold.timed_s
+    {
+        samples_ms.push(batch_ms(gpu, kernel, plan, &start, &stop, &mut launch)?);
+    }
+    Ok(Timing::timed(samples_ms, timed.window()))
+}
+
+/// A CUDA event on `gpu`'s context, for timing.
+fn new_event(gpu: &Gpu) -> Result<cudarc::driver::CudaEvent> {
+    gpu.ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .call("cuEventCreate")
 }
 
 /// The order [`time_alternating`] times its `N` launches in, round `round`

@@ -45,7 +45,7 @@ use crate::lesson::{self, Findings, Outcome, Row, RunOptions, Section, SectionRe
 use crate::ptx::Module;
 use crate::report::Context;
 use crate::sizes::{LessonSizes, Stream};
-use crate::timing::{self, Plan, Timing};
+use crate::timing::{self, Hold, Plan, Timing};
 
 // ANCHOR: kernels
 crate::kernel_ids! {
@@ -967,6 +967,20 @@ impl<'g> Gemm<'g> {
         timing::time_kernel(gpu, what.symbol(), plan, || self.launch_timed(what))
     }
 
+    /// Times `what` held at the current shape ([`timing::time_held`] with
+    /// [`Hold::DEFAULT`]): launched alone as [`Gemm::time`] launches it,
+    /// untimed and then timed for about a second each, so that it meets the
+    /// clock its own power draw settles at.
+    ///
+    /// # Errors
+    /// As the launches.
+    pub fn time_held(&mut self, what: Timed, plan: Plan) -> Result<Timing> {
+        let gpu = self.gpu;
+        timing::time_held(gpu, what.symbol(), Hold::DEFAULT, plan, || {
+            self.launch_timed(what)
+        })
+    }
+
     /// Times `kernel` and then `reference` (one of cuBLAS's GEMMs) at the
     /// current shape in rounds ([`timing::time_alternating`]): each round
     /// one batch of each, the order reversed every other round, so each of
@@ -1016,12 +1030,20 @@ pub enum Timed {
 }
 
 impl Timed {
+    /// Its row's label: the kernel's, or which of cuBLAS's GEMMs.
+    pub fn label(self) -> String {
+        match self {
+            Timed::Kernel(kernel) => kernel.label().to_string(),
+            Timed::CublasSgemm => "cuBLAS SGEMM, FP32".to_string(),
+            Timed::CublasGemmEx(half) => format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper()),
+        }
+    }
+
     /// The name its timings and faults go by: the kernel's symbol,
     /// `cublasSgemm`, or [`cublas_half_symbol`]'s name.
     pub fn symbol(self) -> &'static str {
         match self {
-            Timed::Kernel(GemmRow::Fp32(kernel)) => kernel.symbol(),
-            Timed::Kernel(GemmRow::Tensor(kernel)) => kernel.symbol(),
+            Timed::Kernel(kernel) => kernel.symbol(),
             Timed::CublasSgemm => "cublasSgemm",
             Timed::CublasGemmEx(half) => cublas_half_symbol(half),
         }
@@ -1683,6 +1705,24 @@ pub enum GemmRow {
     Tensor(TensorKernel),
 }
 
+impl GemmRow {
+    /// The kernel's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            GemmRow::Fp32(k) => k.symbol(),
+            GemmRow::Tensor(k) => k.symbol(),
+        }
+    }
+
+    /// What the kernel changes, as its row's label says.
+    pub fn label(self) -> &'static str {
+        match self {
+            GemmRow::Fp32(k) => k.label(),
+            GemmRow::Tensor(k) => k.label(),
+        }
+    }
+}
+
 impl TwinRows for Gemm<'_> {
     type Unit = GemmRow;
 
@@ -1697,10 +1737,7 @@ impl TwinRows for Gemm<'_> {
     }
 
     fn label(&self, unit: GemmRow) -> &'static str {
-        match unit {
-            GemmRow::Fp32(k) => k.symbol(),
-            GemmRow::Tensor(k) => k.symbol(),
-        }
+        unit.symbol()
     }
 
     fn shown(&mut self, unit: GemmRow) -> Shown<'_> {
@@ -1832,6 +1869,118 @@ fn read_share(
     row.fields
         .extend(share.fields().map(|(k, v)| (k.to_string(), v)));
     Ok((of_rows, share))
+}
+
+/// The sizes from which the lesson also times every row held
+/// ([`Gemm::time_held`]): 4096 and 8192, the sizes its targets are set at.
+pub const HELD_FROM: usize = 4096;
+
+/// One precision's rows at `side`, timed held ([`Gemm::time_held`]) at
+/// the lesson's current shape: `cublas` first (one of cuBLAS's GEMMs of
+/// their precision, where cuBLAS loaded),
+/// then each of `kernels`, into rows keyed `{symbol}/{side}/held` that
+/// `limit` reads, with `bytes` and `flop` a launch. Each kernel's line in
+/// `section` gives its share of cuBLAS held (`what` names cuBLAS's rate)
+/// beside its two other readings, from its entry in `shares` (the JSON
+/// facts' `cublas_share`, row `{symbol}/{side}`), which gains
+/// `cublas_share_held`.
+///
+/// # Errors
+/// As [`Gemm::time_held`].
+#[allow(clippy::too_many_arguments)]
+fn held_rows(
+    lesson: &mut Gemm<'_>,
+    side: usize,
+    kernels: &[GemmRow],
+    cublas: Option<Timed>,
+    what: &str,
+    (bytes, flop): (f64, f64),
+    limit: &dyn Fn(Row) -> Row,
+    plan: Plan,
+    shares: &mut [serde_json::Value],
+    section: &mut Section,
+) -> Result<Vec<Row>> {
+    let row = |key: String, label: String, timing: Timing| {
+        let mut row = limit(Row::new(key, label, timing).bytes(bytes).flop(flop));
+        row.fields.insert("hold".into(), json!(Hold::DEFAULT));
+        row
+    };
+    let reference = match cublas {
+        Some(c) => {
+            let timing = lesson.time_held(c, plan)?;
+            Some(row(
+                format!("{}/{side}/held", c.symbol()),
+                c.label(),
+                timing,
+            ))
+        }
+        None => None,
+    };
+    let mut rows = Vec::new();
+    for &kernel in kernels {
+        let timing = lesson.time_held(Timed::Kernel(kernel), plan)?;
+        let mut held = row(
+            format!("{}/{side}/held", kernel.symbol()),
+            kernel.label().to_string(),
+            timing,
+        );
+        if let Some(reference) = &reference {
+            let share = held_share(&held, reference);
+            held.fields.insert("cublas_share_held".into(), json!(share));
+            let key = format!("{}/{side}", kernel.symbol());
+            let entry = shares.iter_mut().find(|e| e["row"] == key.as_str());
+            let (of_rows, rounds) = entry.as_ref().map_or((None, None), |e| {
+                (
+                    e["cublas_share"].as_f64(),
+                    e["cublas_share_rounds"].as_f64(),
+                )
+            });
+            if let Some(entry) = entry {
+                entry["cublas_share_held"] = json!(share);
+            }
+            section.line(held_sentence(&key, what, &held, reference, of_rows, rounds));
+        }
+        rows.push(held);
+    }
+    rows.extend(reference);
+    Ok(rows)
+}
+
+/// `held`'s share of `reference` (cuBLAS's row), both timed held: cuBLAS's
+/// median ms over the kernel's (both do the same FLOP).
+fn held_share(held: &Row, reference: &Row) -> f64 {
+    reference.timing.median_ms() / held.timing.median_ms()
+}
+
+/// The report's line for a kernel's row `key` held: its share of `what`
+/// held, each row's median ms a launch and count of timed batches, then
+/// the share row against row (`of_rows`) and in rounds (`rounds`), where
+/// there is one.
+pub fn held_sentence(
+    key: &str,
+    what: &str,
+    held: &Row,
+    reference: &Row,
+    of_rows: Option<f64>,
+    rounds: Option<f64>,
+) -> String {
+    let others: Vec<String> = [(of_rows, "row against row"), (rounds, "in rounds")]
+        .into_iter()
+        .filter_map(|(v, how)| v.map(|v| format!("{:.1}% {how}", 100.0 * v)))
+        .collect();
+    format!(
+        "{key}: {:.1}% of {what} held ({:.4} ms a launch, median of {} batches, against cuBLAS's {:.4} ms, of {}){}.",
+        100.0 * held_share(held, reference),
+        held.timing.median_ms(),
+        held.timing.samples_ms.len(),
+        reference.timing.median_ms(),
+        reference.timing.samples_ms.len(),
+        if others.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", others.join(", "))
+        }
+    )
 }
 
 /// `f`'s registers, shared and local bytes, the blocks of `threads`
@@ -2071,7 +2220,10 @@ impl lesson::Lesson for GemmLesson {
                  row against row (its row and cuBLAS's, each timed alone: at each size and precision cuBLAS's row first, then \
                  the kernels' in the table's order), and, after every row of the size, in rounds that time a batch of the \
                  kernel and one of cuBLAS's back to back, the order reversed every other round. Under a power limit the clock a batch meets depends on what ran just before it; where \
-                 the two readings disagree past the rounds' spread, the share is known only to within both.",
+                 the two readings disagree past the rounds' spread, the share is known only to within both. From {HELD_FROM} on, \
+                 a third reading, held: each row again after a second of its own launches, timed for a second more, so \
+                 that each meets the clock its own power draw settles at, as in a long run of it (the sections marked \
+                 held).",
                 c.version(),
                 c.path().display()
             ),
@@ -2283,6 +2435,15 @@ impl lesson::Lesson for GemmLesson {
                 if lesson.cublas.is_ok() { "; each gives its share of cuBLAS's FP16 GEMM" } else { "" }
             ));
         }
+        // How a tensor-core row of `half` is read: against the measured
+        // ceiling where it is of the ceiling's precision, else against none.
+        let tensor_limit = |half: Half, row: Row| {
+            if ceiling_half == Some(half) {
+                row.against_gflop_per_s(TENSOR_CEILING, ceiling_value)
+            } else {
+                row.no_limit()
+            }
+        };
         for &side in &sizes.sides {
             lesson.set_shape((side, side, side))?;
             let (fl, by, by_half) = (
@@ -2317,10 +2478,11 @@ impl lesson::Lesson for GemmLesson {
                 );
             }
             if let Some(t) = cublas_timing {
-                let reference = Row::new(format!("cublasSgemm/{side}"), "cuBLAS SGEMM, FP32", t)
-                    .bytes(by)
-                    .flop(fl)
-                    .against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s));
+                let reference =
+                    Row::new(format!("cublasSgemm/{side}"), Timed::CublasSgemm.label(), t)
+                        .bytes(by)
+                        .flop(fl)
+                        .against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s));
                 // After every row of the size, each kernel again in rounds
                 // beside cuBLAS ([`Share`]).
                 for (row, &kernel) in rows.iter_mut().zip(Kernel::ALL) {
@@ -2365,13 +2527,7 @@ impl lesson::Lesson for GemmLesson {
                     ));
                     continue;
                 }
-                let read = |row: Row| {
-                    if ceiling_half == Some(half) {
-                        row.against_gflop_per_s(TENSOR_CEILING, ceiling_value)
-                    } else {
-                        row.no_limit()
-                    }
-                };
+                let read = |row: Row| tensor_limit(half, row);
                 let cublas_tc = match lesson.cublas {
                     Ok(_) => Some(lesson.time(Timed::CublasGemmEx(half), options.plan)?),
                     Err(_) => None,
@@ -2390,12 +2546,15 @@ impl lesson::Lesson for GemmLesson {
                         .flop(fl),
                     ));
                 }
-                let label = format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper());
                 let reference = cublas_tc.map(|t| {
                     read(
-                        Row::new(format!("{}/{side}", cublas_half_symbol(half)), label, t)
-                            .bytes(by_half)
-                            .flop(fl),
+                        Row::new(
+                            format!("{}/{side}", cublas_half_symbol(half)),
+                            Timed::CublasGemmEx(half).label(),
+                            t,
+                        )
+                        .bytes(by_half)
+                        .flop(fl),
                     )
                 });
                 if let Some(reference) = &reference {
@@ -2424,6 +2583,74 @@ impl lesson::Lesson for GemmLesson {
             }
             section.rows = rows;
             sections.push(section);
+            if side >= HELD_FROM && !options.quick {
+                // Every row of the size again, held: each meets the clock
+                // its own power draw settles at ([`Gemm::time_held`]).
+                let hold = Hold::DEFAULT;
+                let mut held = Section::new(format!("{side} x {side} x {side}, held"));
+                held.line(format!(
+                    "Held: each row of {side} again, alone, cuBLAS's first at each precision: {} s of untimed launches, \
+                     then batches of {} timed for at least {} s and {} batches (the rows give the median over them, not \
+                     over the footer's {} batches). Each meets the clock its own power draw settles at, as in a long \
+                     run of it; the rows above met the clock the work just before them left, and in rounds the kernel \
+                     and cuBLAS share one.",
+                    hold.untimed_s,
+                    options.plan.launches_per_batch,
+                    hold.timed_s,
+                    hold.min_batches,
+                    options.plan.batches
+                ));
+                let fp32: Vec<GemmRow> = Kernel::ALL.iter().map(|&k| GemmRow::Fp32(k)).collect();
+                let sgemm = lesson.cublas.is_ok().then_some(Timed::CublasSgemm);
+                let mut rows = held_rows(
+                    &mut lesson,
+                    side,
+                    &fp32,
+                    sgemm,
+                    "cuBLAS SGEMM's FP32 throughput",
+                    (by, fl),
+                    &|row: Row| row.against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)),
+                    options.plan,
+                    &mut shares,
+                    &mut held,
+                )?;
+                for row in rows.iter_mut() {
+                    row.fields.insert("precision".into(), json!("fp32"));
+                }
+                // The tensor-core rows the size's section ran (it says why
+                // where there are none).
+                for half in Half::ALL {
+                    let kernels = lesson.tensor_kernels_of(half);
+                    if lesson.no_tensor_kernels(half).is_some()
+                        || kernels
+                            .first()
+                            .and_then(|k| k.refusal((side, side, side)))
+                            .is_some()
+                    {
+                        continue;
+                    }
+                    let kernels: Vec<GemmRow> = kernels.into_iter().map(GemmRow::Tensor).collect();
+                    let cublas = lesson.cublas.is_ok().then_some(Timed::CublasGemmEx(half));
+                    let tc = held_rows(
+                        &mut lesson,
+                        side,
+                        &kernels,
+                        cublas,
+                        &format!("cuBLAS's {} throughput", half.upper()),
+                        (by_half, fl),
+                        &|row: Row| tensor_limit(half, row),
+                        options.plan,
+                        &mut shares,
+                        &mut held,
+                    )?;
+                    rows.extend(tc.into_iter().map(|mut r| {
+                        r.fields.insert("precision".into(), json!(half.name()));
+                        r
+                    }));
+                }
+                held.rows = rows;
+                sections.push(held);
+            }
         }
         if let Some(first) = sections.first_mut() {
             first.text.insert(
