@@ -1597,13 +1597,16 @@ fn a_held_share_is_cublas_median_over_the_kernel_s_and_names_the_other_readings(
     use host::gemm::held_sentence;
     use host::lesson::Row;
     use host::timing::Timing;
-    // The kernel's held batches: median 2.5 ms; cuBLAS's: median 1.5 ms.
+    // The kernel's held batches: median 2.5 ms; cuBLAS's: median 1.5 ms;
+    // the same FLOP a launch.
+    let flop = 2.0 * 8192f64.powi(3);
     let held = Row::new(
         "k/8192/held",
         "k",
         Timing::new(vec![2.0, 2.5, 3.0, 2.4, 2.6]),
-    );
-    let cublas = Row::new("c/8192/held", "c", Timing::new(vec![1.5, 1.4, 1.6]));
+    )
+    .flop(flop);
+    let cublas = Row::new("c/8192/held", "c", Timing::new(vec![1.5, 1.4, 1.6])).flop(flop);
     assert_eq!(
         held_sentence(
             "k/8192",
@@ -1626,19 +1629,31 @@ fn a_held_share_is_cublas_median_over_the_kernel_s_and_names_the_other_readings(
 }
 
 #[test]
-fn the_hold_is_a_second_untimed_then_a_second_timed() {
-    let hold = host::timing::Hold::DEFAULT;
+fn a_held_share_joins_its_rows_entry_in_the_facts_and_no_other() {
+    use host::gemm::note_held_share;
+    use serde_json::json;
+    let mut shares = vec![
+        json!({"row": "gemm_tiled/4096", "side": 4096, "cublas_share": 0.17, "cublas_share_rounds": 0.18}),
+        json!({"row": "gemm_bf16_swizzled_wide/4096", "side": 4096, "cublas_share": 0.592, "cublas_share_rounds": 0.641}),
+        json!({"row": "gemm_bf16_swizzled_wide/8192", "side": 8192, "cublas_share": null, "cublas_share_rounds": 0.553}),
+    ];
     assert_eq!(
-        (hold.untimed_s, hold.timed_s, hold.min_batches),
-        (1.0, 1.0, 3)
+        note_held_share(&mut shares, "gemm_bf16_swizzled_wide/4096", 0.70),
+        (Some(0.592), Some(0.641))
     );
-    assert_eq!(host::gemm::HELD_FROM, 4096);
-    // The sizes held are the targets' sizes: the two largest of a full run.
+    assert_eq!(shares[1]["cublas_share_held"], json!(0.70));
+    assert!(shares[0].get("cublas_share_held").is_none());
+    assert!(shares[2].get("cublas_share_held").is_none());
+    // A row with no share row against row gives none back.
     assert_eq!(
-        host::gemm::SIDES
-            .iter()
-            .filter(|&&s| s >= host::gemm::HELD_FROM)
-            .count(),
-        2
+        note_held_share(&mut shares, "gemm_bf16_swizzled_wide/8192", 0.646),
+        (None, Some(0.553))
     );
+    // A key with no entry changes nothing.
+    let before = shares.clone();
+    assert_eq!(
+        note_held_share(&mut shares, "gemm_naive/8192", 0.1),
+        (None, None)
+    );
+    assert_eq!(shares, before);
 }

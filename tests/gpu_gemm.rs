@@ -168,10 +168,16 @@ fn main() -> std::process::ExitCode {
             {
                 return Err(format!("held batches: {:?}", timing.samples_ms));
             }
-            timing
+            // The clock readings' window covers the timed batches alone: at
+            // least the timed second, and not the untimed one before it.
+            let window = timing
                 .window
-                .map(|_| ())
-                .ok_or_else(|| "a held timing with no window".to_string())
+                .ok_or_else(|| "a held timing with no window".to_string())?;
+            let timed = (window.end - window.start).as_secs_f64();
+            if timed < hold.timed_s || took - timed < hold.untimed_s {
+                return Err(format!("a window of {timed:.3} s in a hold of {took:.3} s"));
+            }
+            Ok(())
         },
     ));
     // The quick run: its FP32 rows are read against the FMA ceiling

@@ -178,21 +178,23 @@ pub struct Hold {
     pub untimed_s: f64,
     /// Timed batches for at least this long: an SM clock held at a power
     /// limit moves up and down many times a second, and the median of
-    /// batches spread over a second reads their average, where a few
-    /// milliseconds would read one moment of it.
+    /// batches spread over a second reads the middle of that motion, where
+    /// a few milliseconds would read one moment of it.
     pub timed_s: f64,
     /// At least this many timed batches, however long one takes.
     pub min_batches: u32,
 }
 
 impl Hold {
-    /// 1 s untimed, then at least 1 s and 3 batches timed. On an H100 at
-    /// its 700 W limit, a scratch program that ran each GEMM alone for 3 s
-    /// and took the median of its batches over the last 2 s read the same
-    /// rate twice to within 0.8% (the wide BF16 kernel at 4096^3: 393.4
-    /// and 390.3 TFLOP/s), while one batch of 10 launches read anywhere
-    /// from 358.1 to 407.5
-    /// (docs/results/h100-2026-12-07-sustained-sizes/sustain-sizes-log.txt).
+    /// 1 s untimed, then at least 1 s and 3 batches timed. The evidence is
+    /// from a longer protocol: on an H100 at its 700 W limit, a scratch
+    /// program that ran each GEMM alone for 3 s and took the median of its
+    /// batches over the last 2 s read the wide BF16 kernel at 4096^3 at
+    /// 393.4 and 390.3 TFLOP/s in two passes (cuBLAS at 562.1 and 555.5),
+    /// while its batches of 10 launches ranged from 358.1 to 407.5 in the
+    /// first pass (docs/results/h100-2026-12-07-sustained-sizes/
+    /// sustain-sizes-log.txt). The lesson times 1 s rather than 2 to keep
+    /// its run short; the spread column shows how far its batches moved.
     pub const DEFAULT: Hold = Hold {
         untimed_s: 1.0,
         timed_s: 1.0,

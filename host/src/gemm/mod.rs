@@ -1033,7 +1033,8 @@ impl Timed {
     /// Its row's label: the kernel's, or which of cuBLAS's GEMMs.
     pub fn label(self) -> String {
         match self {
-            Timed::Kernel(kernel) => kernel.label().to_string(),
+            Timed::Kernel(GemmRow::Fp32(kernel)) => kernel.label().to_string(),
+            Timed::Kernel(GemmRow::Tensor(kernel)) => kernel.label().to_string(),
             Timed::CublasSgemm => "cuBLAS SGEMM, FP32".to_string(),
             Timed::CublasGemmEx(half) => format!("cuBLAS GemmEx, {} in, FP32 sums", half.upper()),
         }
@@ -1713,14 +1714,6 @@ impl GemmRow {
             GemmRow::Tensor(k) => k.symbol(),
         }
     }
-
-    /// What the kernel changes, as its row's label says.
-    pub fn label(self) -> &'static str {
-        match self {
-            GemmRow::Fp32(k) => k.label(),
-            GemmRow::Tensor(k) => k.label(),
-        }
-    }
 }
 
 impl TwinRows for Gemm<'_> {
@@ -1871,6 +1864,21 @@ fn read_share(
     Ok((of_rows, share))
 }
 
+/// Why `lesson` has no tensor-core rows of `half` at `side` cubed, as the
+/// report says it: no kernels of that precision on this GPU, or a size
+/// they refuse (all of them the same sizes); `None` where they run.
+fn no_tensor_rows(lesson: &Gemm<'_>, half: Half, side: usize) -> Option<String> {
+    if let Some(why) = lesson.no_tensor_kernels(half) {
+        return Some(format!("No {} tensor-core rows: {why}.", half.upper()));
+    }
+    let kernels = lesson.tensor_kernels_of(half);
+    let why = kernels.first()?.refusal((side, side, side))?;
+    Some(format!(
+        "No {} tensor-core rows at {side}: {why}.",
+        half.upper()
+    ))
+}
+
 /// The sizes from which the lesson also times every row held
 /// ([`Gemm::time_held`]): 4096 and 8192, the sizes its targets are set at.
 pub const HELD_FROM: usize = 4096;
@@ -1921,23 +1929,15 @@ fn held_rows(
         let timing = lesson.time_held(Timed::Kernel(kernel), plan)?;
         let mut held = row(
             format!("{}/{side}/held", kernel.symbol()),
-            kernel.label().to_string(),
+            Timed::Kernel(kernel).label(),
             timing,
         );
-        if let Some(reference) = &reference {
-            let share = held_share(&held, reference);
+        if let Some(reference) = &reference
+            && let Some(share) = row_share(&held, reference)
+        {
             held.fields.insert("cublas_share_held".into(), json!(share));
             let key = format!("{}/{side}", kernel.symbol());
-            let entry = shares.iter_mut().find(|e| e["row"] == key.as_str());
-            let (of_rows, rounds) = entry.as_ref().map_or((None, None), |e| {
-                (
-                    e["cublas_share"].as_f64(),
-                    e["cublas_share_rounds"].as_f64(),
-                )
-            });
-            if let Some(entry) = entry {
-                entry["cublas_share_held"] = json!(share);
-            }
+            let (of_rows, rounds) = note_held_share(shares, &key, share);
             section.line(held_sentence(&key, what, &held, reference, of_rows, rounds));
         }
         rows.push(held);
@@ -1946,16 +1946,32 @@ fn held_rows(
     Ok(rows)
 }
 
-/// `held`'s share of `reference` (cuBLAS's row), both timed held: cuBLAS's
-/// median ms over the kernel's (both do the same FLOP).
-fn held_share(held: &Row, reference: &Row) -> f64 {
-    reference.timing.median_ms() / held.timing.median_ms()
+/// Adds `share` (held) to the entry of `shares` (the JSON facts'
+/// `cublas_share`) whose `row` is `key`, as `cublas_share_held`; returns
+/// that entry's share row against row and in rounds, where it has them.
+/// An entry that is missing is left so, and both come back `None`.
+pub fn note_held_share(
+    shares: &mut [serde_json::Value],
+    key: &str,
+    share: f64,
+) -> (Option<f64>, Option<f64>) {
+    match shares.iter_mut().find(|e| e["row"] == key) {
+        Some(entry) => {
+            entry["cublas_share_held"] = json!(share);
+            (
+                entry["cublas_share"].as_f64(),
+                entry["cublas_share_rounds"].as_f64(),
+            )
+        }
+        None => (None, None),
+    }
 }
 
 /// The report's line for a kernel's row `key` held: its share of `what`
-/// held, each row's median ms a launch and count of timed batches, then
-/// the share row against row (`of_rows`) and in rounds (`rounds`), where
-/// there is one.
+/// held (`held`'s rate over `reference`'s, cuBLAS's row held; both rows
+/// need their FLOP, else the share reads 0), each row's median ms a launch
+/// and count of timed batches, then the share row against row (`of_rows`)
+/// and in rounds (`rounds`), where there is one.
 pub fn held_sentence(
     key: &str,
     what: &str,
@@ -1970,7 +1986,7 @@ pub fn held_sentence(
         .collect();
     format!(
         "{key}: {:.1}% of {what} held ({:.4} ms a launch, median of {} batches, against cuBLAS's {:.4} ms, of {}){}.",
-        100.0 * held_share(held, reference),
+        100.0 * row_share(held, reference).unwrap_or(0.0),
         held.timing.median_ms(),
         held.timing.samples_ms.len(),
         reference.timing.median_ms(),
@@ -2216,16 +2232,21 @@ impl lesson::Lesson for GemmLesson {
         }
         let cublas_line = match &lesson.cublas {
             Ok(c) => format!(
-                "cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32). Each kernel's share of cuBLAS is read two ways: \
+                "cuBLAS {} ({}), SGEMM in its default math mode (FP32, no TF32). Each kernel's share of cuBLAS is read two ways at every size: \
                  row against row (its row and cuBLAS's, each timed alone: at each size and precision cuBLAS's row first, then \
                  the kernels' in the table's order), and, after every row of the size, in rounds that time a batch of the \
                  kernel and one of cuBLAS's back to back, the order reversed every other round. Under a power limit the clock a batch meets depends on what ran just before it; where \
-                 the two readings disagree past the rounds' spread, the share is known only to within both. From {HELD_FROM} on, \
-                 a third reading, held: each row again after a second of its own launches, timed for a second more, so \
-                 that each meets the clock its own power draw settles at, as in a long run of it (the sections marked \
-                 held).",
+                 the two readings disagree past the rounds' spread, the share is known only to within both.{}",
                 c.version(),
-                c.path().display()
+                c.path().display(),
+                if sizes.sides.iter().any(|&side| side >= HELD_FROM) && !options.quick {
+                    format!(
+                        " From {HELD_FROM} on there is a third reading, held: each row again after a second of its own \
+                         launches, timed for a second more (the sections marked held)."
+                    )
+                } else {
+                    String::new()
+                }
             ),
             Err(why) => format!(
                 "No cuBLAS row: {why}. Every kernel still runs, checked against the CPU reference."
@@ -2515,16 +2536,8 @@ impl lesson::Lesson for GemmLesson {
             // limit.
             for half in Half::ALL {
                 let kernels = lesson.tensor_kernels_of(half);
-                let refused = kernels.first().and_then(|k| k.refusal((side, side, side)));
-                if let Some(why) = lesson.no_tensor_kernels(half) {
-                    section.line(format!("No {} tensor-core rows: {why}.", half.upper()));
-                    continue;
-                }
-                if let Some(why) = refused {
-                    section.line(format!(
-                        "No {} tensor-core rows at {side}: {why}.",
-                        half.upper()
-                    ));
+                if let Some(why) = no_tensor_rows(&lesson, half, side) {
+                    section.line(why);
                     continue;
                 }
                 let read = |row: Row| tensor_limit(half, row);
@@ -2589,11 +2602,12 @@ impl lesson::Lesson for GemmLesson {
                 let hold = Hold::DEFAULT;
                 let mut held = Section::new(format!("{side} x {side} x {side}, held"));
                 held.line(format!(
-                    "Held: each row of {side} again, alone, cuBLAS's first at each precision: {} s of untimed launches, \
-                     then batches of {} timed for at least {} s and {} batches (the rows give the median over them, not \
-                     over the footer's {} batches). Each meets the clock its own power draw settles at, as in a long \
-                     run of it; the rows above met the clock the work just before them left, and in rounds the kernel \
-                     and cuBLAS share one.",
+                    "Held: each row of {side} again, alone{}: untimed launches for at least {} s (the warm-ups, then \
+                     whole batches), then batches of {} timed for at least {} s and {} batches; the rows give the median \
+                     over those batches, not over the footer's {}. Under a power limit a kernel run alone for a while \
+                     meets the clock its own power draw holds the board at, where the rows above met the clock the work \
+                     just before them left; the clock column says where the SM clock moved while a row was timed.",
+                    if lesson.cublas.is_ok() { ", cuBLAS's first at each precision" } else { "" },
                     hold.untimed_s,
                     options.plan.launches_per_batch,
                     hold.timed_s,
@@ -2620,15 +2634,10 @@ impl lesson::Lesson for GemmLesson {
                 // The tensor-core rows the size's section ran (it says why
                 // where there are none).
                 for half in Half::ALL {
-                    let kernels = lesson.tensor_kernels_of(half);
-                    if lesson.no_tensor_kernels(half).is_some()
-                        || kernels
-                            .first()
-                            .and_then(|k| k.refusal((side, side, side)))
-                            .is_some()
-                    {
+                    if no_tensor_rows(&lesson, half, side).is_some() {
                         continue;
                     }
+                    let kernels = lesson.tensor_kernels_of(half);
                     let kernels: Vec<GemmRow> = kernels.into_iter().map(GemmRow::Tensor).collect();
                     let cublas = lesson.cublas.is_ok().then_some(Timed::CublasGemmEx(half));
                     let tc = held_rows(
