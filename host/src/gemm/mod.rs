@@ -1040,6 +1040,17 @@ impl Timed {
         }
     }
 
+    /// How the report names its rate, where a kernel's share is read
+    /// against it: "cuBLAS SGEMM's FP32 throughput", "cuBLAS's BF16
+    /// throughput"; a kernel's, by its symbol.
+    pub fn throughput(self) -> String {
+        match self {
+            Timed::Kernel(kernel) => format!("{}'s throughput", kernel.symbol()),
+            Timed::CublasSgemm => "cuBLAS SGEMM's FP32 throughput".to_string(),
+            Timed::CublasGemmEx(half) => format!("cuBLAS's {} throughput", half.upper()),
+        }
+    }
+
     /// The name its timings and faults go by: the kernel's symbol,
     /// `cublasSgemm`, or [`cublas_half_symbol`]'s name.
     pub fn symbol(self) -> &'static str {
@@ -1883,13 +1894,89 @@ fn no_tensor_rows(lesson: &Gemm<'_>, half: Half, side: usize) -> Option<String> 
 /// ([`Gemm::time_held`]): 4096 and 8192, the sizes its targets are set at.
 pub const HELD_FROM: usize = 4096;
 
+/// Every row of `side` again, held: the size's section marked held, with
+/// the FP32 rows (read by `fp32_limit`) after cuBLAS SGEMM, then the
+/// tensor-core rows of each precision the size's section ran (read by
+/// `tensor_limit`) after cuBLAS's GEMM of that precision ([`held_rows`]);
+/// `bytes` are the FP32 and the 16-bit rows' bytes a launch and `flop`
+/// their FLOP.
+///
+/// # Errors
+/// As [`Gemm::time_held`].
+fn held_section(
+    lesson: &mut Gemm<'_>,
+    side: usize,
+    (by, by_half, fl): (f64, f64, f64),
+    fp32_limit: &dyn Fn(Row) -> Row,
+    tensor_limit: &dyn Fn(Half, Row) -> Row,
+    plan: Plan,
+    shares: &mut [serde_json::Value],
+) -> Result<Section> {
+    let hold = Hold::DEFAULT;
+    let mut held = Section::new(format!("{side} x {side} x {side}, held"));
+    held.line(format!(
+        "Held: each row of {side} again, alone{}: untimed launches for at least {} s (the warm-ups, then \
+         whole batches), then batches of {} timed for at least {} s and {} batches; the rows give the median \
+         over those batches, not over the footer's {}. Under a power limit a kernel run alone for a while \
+         meets the clock its own power draw holds the board at, where the rows above met the clock the work \
+         just before them left; the clock column says where the SM clock moved while a row was timed.",
+        if lesson.cublas.is_ok() { ", cuBLAS's first at each precision" } else { "" },
+        hold.untimed_s,
+        plan.launches_per_batch,
+        hold.timed_s,
+        hold.min_batches,
+        plan.batches
+    ));
+    let fp32: Vec<GemmRow> = Kernel::ALL.iter().map(|&k| GemmRow::Fp32(k)).collect();
+    let sgemm = lesson.cublas.is_ok().then_some(Timed::CublasSgemm);
+    let mut rows = held_rows(
+        lesson,
+        side,
+        &fp32,
+        sgemm,
+        "fp32",
+        (by, fl),
+        fp32_limit,
+        plan,
+        shares,
+        &mut held,
+    )?;
+    // The tensor-core rows the size's section ran (it says why where there
+    // are none).
+    for half in Half::ALL {
+        if no_tensor_rows(lesson, half, side).is_some() {
+            continue;
+        }
+        let kernels: Vec<GemmRow> = lesson
+            .tensor_kernels_of(half)
+            .into_iter()
+            .map(GemmRow::Tensor)
+            .collect();
+        let cublas = lesson.cublas.is_ok().then_some(Timed::CublasGemmEx(half));
+        rows.extend(held_rows(
+            lesson,
+            side,
+            &kernels,
+            cublas,
+            half.name(),
+            (by_half, fl),
+            &|row: Row| tensor_limit(half, row),
+            plan,
+            shares,
+            &mut held,
+        )?);
+    }
+    held.rows = rows;
+    Ok(held)
+}
+
 /// One precision's rows at `side`, timed held ([`Gemm::time_held`]) at
 /// the lesson's current shape: `cublas` first (one of cuBLAS's GEMMs of
 /// their precision, where cuBLAS loaded),
-/// then each of `kernels`, into rows keyed `{symbol}/{side}/held` that
-/// `limit` reads, with `bytes` and `flop` a launch. Each kernel's line in
-/// `section` gives its share of cuBLAS held (`what` names cuBLAS's rate)
-/// beside its two other readings, from its entry in `shares` (the JSON
+/// then each of `kernels`, into rows keyed `{symbol}/{side}/held` of
+/// `precision` (the rows' JSON `precision`) that `limit` reads, with
+/// `bytes` and `flop` a launch. Each kernel's line in `section` gives its
+/// share of cuBLAS held (named by [`Timed::throughput`]) beside its two other readings, from its entry in `shares` (the JSON
 /// facts' `cublas_share`, row `{symbol}/{side}`), which gains
 /// `cublas_share_held`.
 ///
@@ -1901,7 +1988,7 @@ fn held_rows(
     side: usize,
     kernels: &[GemmRow],
     cublas: Option<Timed>,
-    what: &str,
+    precision: &str,
     (bytes, flop): (f64, f64),
     limit: &dyn Fn(Row) -> Row,
     plan: Plan,
@@ -1911,6 +1998,7 @@ fn held_rows(
     let row = |key: String, label: String, timing: Timing| {
         let mut row = limit(Row::new(key, label, timing).bytes(bytes).flop(flop));
         row.fields.insert("hold".into(), json!(Hold::DEFAULT));
+        row.fields.insert("precision".into(), json!(precision));
         row
     };
     let reference = match cublas {
@@ -1924,6 +2012,7 @@ fn held_rows(
         }
         None => None,
     };
+    let what = cublas.map_or_else(String::new, Timed::throughput);
     let mut rows = Vec::new();
     for &kernel in kernels {
         let timing = lesson.time_held(Timed::Kernel(kernel), plan)?;
@@ -1938,7 +2027,9 @@ fn held_rows(
             held.fields.insert("cublas_share_held".into(), json!(share));
             let key = format!("{}/{side}", kernel.symbol());
             let (of_rows, rounds) = note_held_share(shares, &key, share);
-            section.line(held_sentence(&key, what, &held, reference, of_rows, rounds));
+            section.line(held_sentence(
+                &key, &what, &held, reference, of_rows, rounds,
+            ));
         }
         rows.push(held);
     }
@@ -2517,7 +2608,7 @@ impl lesson::Lesson for GemmLesson {
                     )?;
                     section.line(reading.sentence(
                         &row.key,
-                        "cuBLAS SGEMM's FP32 throughput",
+                        &Timed::CublasSgemm.throughput(),
                         of_rows,
                     ));
                     shares.push(json!({"row": row.key, "side": side, "precision": "fp32", "cublas_share": of_rows,
@@ -2582,7 +2673,7 @@ impl lesson::Lesson for GemmLesson {
                         )?;
                         section.line(reading.sentence(
                             &row.key,
-                            &format!("cuBLAS's {} throughput", half.upper()),
+                            &Timed::CublasGemmEx(half).throughput(),
                             of_rows,
                         ));
                         shares.push(json!({"row": row.key, "side": side, "precision": half.name(), "cublas_share": of_rows,
@@ -2597,68 +2688,15 @@ impl lesson::Lesson for GemmLesson {
             section.rows = rows;
             sections.push(section);
             if side >= HELD_FROM && !options.quick {
-                // Every row of the size again, held: each meets the clock
-                // its own power draw settles at ([`Gemm::time_held`]).
-                let hold = Hold::DEFAULT;
-                let mut held = Section::new(format!("{side} x {side} x {side}, held"));
-                held.line(format!(
-                    "Held: each row of {side} again, alone{}: untimed launches for at least {} s (the warm-ups, then \
-                     whole batches), then batches of {} timed for at least {} s and {} batches; the rows give the median \
-                     over those batches, not over the footer's {}. Under a power limit a kernel run alone for a while \
-                     meets the clock its own power draw holds the board at, where the rows above met the clock the work \
-                     just before them left; the clock column says where the SM clock moved while a row was timed.",
-                    if lesson.cublas.is_ok() { ", cuBLAS's first at each precision" } else { "" },
-                    hold.untimed_s,
-                    options.plan.launches_per_batch,
-                    hold.timed_s,
-                    hold.min_batches,
-                    options.plan.batches
-                ));
-                let fp32: Vec<GemmRow> = Kernel::ALL.iter().map(|&k| GemmRow::Fp32(k)).collect();
-                let sgemm = lesson.cublas.is_ok().then_some(Timed::CublasSgemm);
-                let mut rows = held_rows(
+                sections.push(held_section(
                     &mut lesson,
                     side,
-                    &fp32,
-                    sgemm,
-                    "cuBLAS SGEMM's FP32 throughput",
-                    (by, fl),
+                    (by, by_half, fl),
                     &|row: Row| row.against_gflop_per_s(FMA_CEILING, Some(fma.gflop_per_s)),
+                    &tensor_limit,
                     options.plan,
                     &mut shares,
-                    &mut held,
-                )?;
-                for row in rows.iter_mut() {
-                    row.fields.insert("precision".into(), json!("fp32"));
-                }
-                // The tensor-core rows the size's section ran (it says why
-                // where there are none).
-                for half in Half::ALL {
-                    if no_tensor_rows(&lesson, half, side).is_some() {
-                        continue;
-                    }
-                    let kernels = lesson.tensor_kernels_of(half);
-                    let kernels: Vec<GemmRow> = kernels.into_iter().map(GemmRow::Tensor).collect();
-                    let cublas = lesson.cublas.is_ok().then_some(Timed::CublasGemmEx(half));
-                    let tc = held_rows(
-                        &mut lesson,
-                        side,
-                        &kernels,
-                        cublas,
-                        &format!("cuBLAS's {} throughput", half.upper()),
-                        (by_half, fl),
-                        &|row: Row| tensor_limit(half, row),
-                        options.plan,
-                        &mut shares,
-                        &mut held,
-                    )?;
-                    rows.extend(tc.into_iter().map(|mut r| {
-                        r.fields.insert("precision".into(), json!(half.name()));
-                        r
-                    }));
-                }
-                held.rows = rows;
-                sections.push(held);
+                )?);
             }
         }
         if let Some(first) = sections.first_mut() {
