@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Reads sustain-sizes-log.txt (this folder) and prints, for each size and
+"""Reads sustain-sizes-log.txt (in the folder given as the one argument, else
+this script's folder) and prints, for each size and
 each pass over the phases, the wide kernel's share of cuBLAS's held
 throughput in the same pass, its FLOP per SM cycle against the mma.sync
 chains' and cuBLAS's, and its SM clock over cuBLAS's; then the share in the
@@ -7,8 +8,9 @@ alternating phase, with each side's rate there over its held rate (the
 mean of the two passes). Output: shares.txt."""
 import pathlib
 import re
+import sys
 
-here = pathlib.Path(__file__).parent
+here = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path(__file__).parent
 sizes = {}
 side = None
 for line in (here / "sustain-sizes-log.txt").read_text().splitlines():
