@@ -968,7 +968,7 @@ impl<'g> Gemm<'g> {
     }
 
     /// Times `what` held at the current shape ([`timing::time_held`] with
-    /// [`Hold::DEFAULT`]): launched alone as [`Gemm::time`] launches it,
+    /// [`HOLD`]): launched alone as [`Gemm::time`] launches it,
     /// untimed and then timed for about a second each, so that it meets the
     /// clock its own power draw settles at.
     ///
@@ -976,9 +976,7 @@ impl<'g> Gemm<'g> {
     /// As the launches.
     pub fn time_held(&mut self, what: Timed, plan: Plan) -> Result<Timing> {
         let gpu = self.gpu;
-        timing::time_held(gpu, what.symbol(), Hold::DEFAULT, plan, || {
-            self.launch_timed(what)
-        })
+        timing::time_held(gpu, what.symbol(), HOLD, plan, || self.launch_timed(what))
     }
 
     /// Times `kernel` and then `reference` (one of cuBLAS's GEMMs) at the
@@ -1894,6 +1892,10 @@ fn no_tensor_rows(lesson: &Gemm<'_>, half: Half, side: usize) -> Option<String> 
 /// ([`Gemm::time_held`]): 4096 and 8192, the sizes its targets are set at.
 pub const HELD_FROM: usize = 4096;
 
+/// How long the held rows run untimed and then timed ([`Gemm::time_held`]);
+/// the held section's text and the rows' JSON `hold` read it from here.
+pub const HOLD: Hold = Hold::DEFAULT;
+
 /// Every row of `side` again, held: the size's section marked held, with
 /// the FP32 rows (read by `fp32_limit`) after cuBLAS SGEMM, then the
 /// tensor-core rows of each precision the size's section ran (read by
@@ -1912,7 +1914,7 @@ fn held_section(
     plan: Plan,
     shares: &mut [serde_json::Value],
 ) -> Result<Section> {
-    let hold = Hold::DEFAULT;
+    let hold = HOLD;
     let mut held = Section::new(format!("{side} x {side} x {side}, held"));
     held.line(format!(
         "Held: each row of {side} again, alone{}: untimed launches for at least {} s (the warm-ups, then \
@@ -1997,7 +1999,7 @@ fn held_rows(
 ) -> Result<Vec<Row>> {
     let row = |key: String, label: String, timing: Timing| {
         let mut row = limit(Row::new(key, label, timing).bytes(bytes).flop(flop));
-        row.fields.insert("hold".into(), json!(Hold::DEFAULT));
+        row.fields.insert("hold".into(), json!(HOLD));
         row.fields.insert("precision".into(), json!(precision));
         row
     };
