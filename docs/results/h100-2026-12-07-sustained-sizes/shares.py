@@ -5,7 +5,8 @@ each pass over the phases, the wide kernel's share of cuBLAS's held
 throughput in the same pass, its FLOP per SM cycle against the mma.sync
 chains' and cuBLAS's, and its SM clock over cuBLAS's; then the share in the
 alternating phase, with each side's rate there over its held rate (the
-mean of the two passes). Output: shares.txt."""
+mean of the two passes), to standard output: `python3 shares.py > shares.txt`
+makes the folder's shares.txt."""
 import pathlib
 import re
 import sys
