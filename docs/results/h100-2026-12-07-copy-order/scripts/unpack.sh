@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Unpacks the xz'd rig and PTX variants beside it with python's lzma (the device has no xz promise).
+here=$(cd "$(dirname "$0")" && pwd)
+for f in mmarig Vd.ptx Ve.ptx Vi.ptx Vp.ptx perm-0231.ptx perm-1320.ptx perm-0213.ptx; do
+  [ -e $here/$f ] || python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.open(sys.argv[1]).read())" $here/$f.xz $here/$f
+done
+chmod +x $here/mmarig
