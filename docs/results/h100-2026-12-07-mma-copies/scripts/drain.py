@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""For the main loop of a cuobjdump -sass listing: each LDGSTS's registers, and the first later
-instruction before the loop's first BAR that overwrites one of them (forcing the warp to wait
-for that LDGSTS to leave the MIO queue). usage: drain.py file.sass"""
+"""For the main loop of a cuobjdump -sass listing of gemm_bf16_mma: the loop's barrier (the
+second-to-last BAR.SYNC of the kernel) and the four LDGSTS before it; for each, its registers and
+the first later instruction that overwrites one of them (a write that must wait for that LDGSTS
+to leave the MIO queue), marked as before or after that barrier. usage: drain.py file.sass"""
 import re, sys
 lines = [l.split('*/', 1)[1].strip() for l in open(sys.argv[1]) if '*/' in l]
 # main loop: the LDGSTS group that precedes the second-to-last BAR.SYNC pair
