@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Reads the rig's output from rig-parts.txt (call 3), rig-parts2.txt (call 4) and
-rig-parts3.txt (call 5) and prints to standard output, per call and shape, for each pair (R/T,
-R0/T0, R1/T1, R2/T2, R3/T3): the Rust variant's median time over the twin variant's, then the same
-ratio trial by trial (each variant's "ratio to R" in a trial, Rust's over the twin's: 16 trials,
-from ratios printed to 4 decimals) as its median, minimum, maximum and the count of trials above 1.
-`python3 parts.py > parts.txt` makes the folder's parts.txt. Above 1, the Rust side took longer."""
+"""Reads the rig's output from rig-parts.txt (call 3), rig-parts2.txt (call 4), rig-parts3.txt
+(call 5) and rig-parts4.txt (call 6) and prints to standard output, per call and shape, for each
+pair (R/T, R0/T0, R1/T1, R2/T2, R3/T3): the Rust variant's median time over the twin variant's,
+then the same ratio trial by trial (each variant's "ratio to R" in a trial, Rust's over the
+twin's: 16 trials, from ratios printed to 4 decimals) as its median, minimum, maximum and the
+count of trials above 1. `python3 parts.py > parts.txt` makes the folder's parts.txt. Above 1,
+the Rust side took longer."""
 import pathlib
 import re
 import statistics
 
 here = pathlib.Path(__file__).parent
 LINE = re.compile(r"^(\d+x\d+x\d+)\s+(\w+): median ([\d.]+) ms.*; trials ([\d. ]+)$")
-for call, name in ((3, "rig-parts.txt"), (4, "rig-parts2.txt"), (5, "rig-parts3.txt")):
+CALLS = ((3, "rig-parts.txt"), (4, "rig-parts2.txt"), (5, "rig-parts3.txt"), (6, "rig-parts4.txt"))
+for call, name in CALLS:
     medians, trials = {}, {}
     for line in (here / name).read_text().splitlines():
         m = LINE.match(line)
