@@ -4,10 +4,12 @@
 # R1.ptx and T1.ptx are here (nomma.py's, which keeps every line where it was), it also writes
 # R3.ptx and T3.ptx: the same lines commented out of them (the variants of calls 5 and 6).
 here=$(cd "$(dirname "$0")" && pwd)
-xz -dc $here/../ptx/R.ptx.xz | awk 'NR==539||NR==547||NR==559||NR==571{print "//" $0; next} {print}' > R0.ptx
-xz -dc $here/../ptx/T.ptx.xz | awk 'NR==6730||NR==6744||NR==6764||NR==6784{print "//" $0; next} {print}' > T0.ptx
-for v in R T; do
-  [ -e ${v}1.ptx ] || continue
-  if [ $v = R ]; then lines='NR==539||NR==547||NR==559||NR==571'; else lines='NR==6730||NR==6744||NR==6764||NR==6784'; fi
-  awk "$lines"'{print "//" $0; next} {print}' ${v}1.ptx > ${v}3.ptx
-done
+R_LINES='NR==539||NR==547||NR==559||NR==571'
+T_LINES='NR==6730||NR==6744||NR==6764||NR==6784'
+# Comments out the lines that $1 (an awk condition) selects.
+nocopies() { awk "$1"'{print "//" $0; next} {print}'; }
+xz -dc $here/../ptx/R.ptx.xz | nocopies "$R_LINES" > R0.ptx
+xz -dc $here/../ptx/T.ptx.xz | nocopies "$T_LINES" > T0.ptx
+[ -e R1.ptx ] && nocopies "$R_LINES" < R1.ptx > R3.ptx
+[ -e T1.ptx ] && nocopies "$T_LINES" < T1.ptx > T3.ptx
+exit 0
